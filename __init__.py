@@ -1,0 +1,22 @@
+"""graphjit: MindSpore-style static graph mode (`jit`) for plain Python + NumPy.
+
+Importing graphjit costs little more than importing NumPy: LibCST and networkx load only when
+something is compiled.
+"""
+
+import numpy as _np
+
+from . import nn
+from .api import BoundJitFunction, JitFunction, Tensor, jit, set_seed
+from .context import (COMPATIBLE, GRAPH_MODE, LAX, PYNATIVE_MODE, STRICT, JitConfig, get_context,
+                      set_context)
+
+float16, float32, float64 = _np.float16, _np.float32, _np.float64
+int8, int16, int32, int64 = _np.int8, _np.int16, _np.int32, _np.int64
+uint8, bool_ = _np.uint8, _np.bool_
+
+__version__ = "0.1.0"
+
+__all__ = ["jit", "JitConfig", "JitFunction", "BoundJitFunction", "set_context", "get_context", "GRAPH_MODE",
+           "PYNATIVE_MODE", "STRICT", "COMPATIBLE", "LAX", "Tensor", "nn", "set_seed", "float16", "float32",
+           "float64", "int8", "int16", "int32", "int64", "uint8", "bool_"]

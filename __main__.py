@@ -1,0 +1,5 @@
+"""`python -m graphjit`: the command line."""
+
+from .cli import main
+
+main()

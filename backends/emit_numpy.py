@@ -1,0 +1,501 @@
+"""Emit one readable NumPy function from a graph.
+
+User variable names where they survive, infix operators, single-use pure values inlined into
+the expression that uses them (never across an effect), regions as plain `if`/`for`/`while`,
+and a `# file:line  source` comment wherever the source line changes:
+
+    def saxpy(a, x, y):
+        # saxpy.py:3  return a * x + y
+        return a * x + y
+"""
+
+from __future__ import annotations
+
+import keyword
+import linecache
+import math
+from dataclasses import dataclass, field
+from typing import Optional
+
+from ..graph.diagnostics import CodegenError
+from ..graph.ir import Graph, Node
+from ..graph.literals import OperandRef, format_literal, is_literal
+from ..graph.ops import PREC_ATOM, PREC_CMP, PREC_NOT, PREC_POWER, PREC_UNARY, REGION_OPS
+from ..graph.paths import parse_path
+
+RESERVED = {"np", "math", "operator", "_g", "_k", "_cells", "range", "len", "float", "int", "bool", "min",
+            "max", "abs", "round", "print"}
+INPLACE_SYMBOL = {"add": "+=", "sub": "-=", "mul": "*=", "truediv": "/=", "floordiv": "//=", "mod": "%=",
+                  "pow": "**=", "matmul": "@=", "lshift": "<<=", "rshift": ">>=", "bitand": "&=",
+                  "bitor": "|=", "bitxor": "^="}
+
+
+@dataclass
+class Emitted:
+    """Generated source and the objects it refers to (`_k[i]`)."""
+
+    name: str
+    source: str
+    consts: list = field(default_factory=list)
+
+
+class _Names:
+    def __init__(self, reserved):
+        self.used = set(reserved)
+
+    def fresh(self, hint: str) -> str:
+        base = "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in (hint or "t")) or "t"
+        if base[0].isdigit():
+            base = "v" + base
+        name, k = base, 1
+        while name in self.used or keyword.iskeyword(name):
+            name, k = f"{base}_{k}", k + 1
+        self.used.add(name)
+        return name
+
+
+class Emitter:
+    def __init__(self, graph: Graph, consts: Optional[list] = None, with_comments: bool = True):
+        self.graph = graph
+        self.consts = list(consts or [])
+        self.names = _Names(RESERVED)
+        self.expr: dict[int, tuple[str, int]] = {}   # node id -> (expression, precedence)
+        self.lines: list[str] = []
+        self.with_comments = with_comments
+        self.last_line: Optional[tuple] = None
+        self.owned: set[int] = set()   # loop-carried region args: their names belong to the loop
+        self.holders: dict[str, Node] = {}  # top-graph variable name -> the node it holds now
+        self.last_use: dict = {}
+
+    # --- entry -------------------------------------------------------------------------
+    def function(self, name: str) -> Emitted:
+        g = self.graph
+        fn_name = self.names.fresh(name.split(".")[-1].replace("<", "").replace(">", "") or "graph")
+        args = []
+        for a in g.args:
+            arg_name = self.names.fresh(a.name or f"arg{a.attrs.get('index', len(args))}")
+            self.expr[a.id] = (arg_name, PREC_ATOM)
+            self.holders[arg_name] = a
+            args.append(arg_name)
+        self.lines.append(f"def {fn_name}({', '.join(args)}):")
+        uses = _use_counts(g)
+        for p in g.params:
+            if not uses.get(p.id):
+                continue
+            path = self.path_expr(p.attrs["path"])
+            if uses[p.id] == 1 and self._single_use_same_graph(p, g):
+                self.expr[p.id] = (path, PREC_ATOM)
+            else:
+                var = self.names.fresh(p.name or "param")
+                self.lines.append(f"    {var} = {path}")
+                self.expr[p.id] = (var, PREC_ATOM)
+        self.body(g, "    ", uses, top=True)
+        out = g.outputs[0]
+        if out.op == "tuple" and not self._named(out):
+            text = ", ".join(self.value(o) for o in out.operands) or "()"
+            if len(out.operands) == 1:
+                text += ","
+        else:
+            text = self.value(out)
+        self.comment_for(out.span, "    ") if self.with_comments and out.span else None
+        self.lines.append(f"    return {text}")
+        return Emitted(fn_name, "\n".join(self.lines) + "\n", self.consts)
+
+    def _single_use_same_graph(self, node: Node, g: Graph) -> bool:
+        return all(u.graph is g and u.op not in REGION_OPS for u in g.users(node))
+
+    def _named(self, node: Node) -> bool:
+        text, prec = self.expr.get(node.id, ("", 0))
+        return text.isidentifier()
+
+    # --- statements ----------------------------------------------------------------------
+    def body(self, g: Graph, indent: str, uses: dict, top: bool = False) -> None:
+        inline = _inlinable(g, uses)
+        if top:
+            self.last_use = _last_uses(g, inline)
+        start = len(self.lines)
+        for node in g.nodes:
+            if node.op == "const":
+                self.expr[node.id] = self.literal(node.value)
+                continue
+            if node.op == "tuple_get" and node.operands[0].op in REGION_OPS:
+                continue  # named by the region statement
+            if node.is_pure and not uses.get(node.id) and not g.is_output(node):
+                continue
+            text, prec = self.expression(node)
+            if node.id in inline:
+                self.expr[node.id] = (text, prec)
+                continue
+            if self.with_comments and node.span is not None:
+                self.comment_for(node.span, indent)
+            self.statement(node, text, prec, indent, uses)
+        if len(self.lines) == start and not top:
+            self.lines.append(f"{indent}pass")
+
+    def statement(self, node: Node, text: str, prec: int, indent: str, uses: dict) -> None:
+        op = node.op
+        if op == "setitem":
+            base = self.atom(node.operands[0])
+            self.lines.append(f"{indent}{base}[{self.index(node, node.attrs['index'])}] = {self.value(node.operands[1])}")
+            return
+        if op == "inplace":
+            self.inplace(node, indent, uses)
+            return
+        if op in REGION_OPS:
+            getattr(self, "region_" + op)(node, indent, uses)
+            return
+        if not uses.get(node.id) and not self.graph_of(node).is_output(node):
+            self.lines.append(f"{indent}{text}")  # an effect whose value is unused
+            return
+        var = self.variable(node)
+        self.lines.append(f"{indent}{var} = {text}")
+        self.expr[node.id] = (var, PREC_ATOM)
+
+    def variable(self, node: Node) -> str:
+        """The user's name for a value; reused (`x = x @ w`) in the top graph once its holder is dead."""
+        hint = node.name or "t"
+        holder = self.holders.get(hint)
+        if node.graph is self.graph and holder is not None and holder.graph is self.graph \
+                and not self.graph.is_output(holder) and self.last_use.get(holder.id, -1) <= \
+                self.last_use.get(("pos", node.id), -1):
+            self.holders[hint] = node
+            return self.expr[holder.id][0]
+        var = self.names.fresh(hint)
+        if node.graph is self.graph and var == hint:
+            self.holders[hint] = node
+        return var
+
+    def graph_of(self, node: Node) -> Graph:
+        return node.graph
+
+    def inplace(self, node: Node, indent: str, uses: dict) -> None:
+        target, value = node.operands
+        symbol = INPLACE_SYMBOL[node.attrs["op"]]
+        current = self.value(target)
+        rebindable = target.op != "arg" or node.graph is self.graph or target.id in self.owned
+        reuse = current.isidentifier() and target.graph is node.graph and rebindable \
+            and not _used_after(node, target)
+        if reuse:
+            self.lines.append(f"{indent}{current} {symbol} {self.value(value)}")
+            self.expr[node.id] = (current, PREC_ATOM)
+        else:
+            var = self.names.fresh(node.name or target.name or "t")
+            self.lines.append(f"{indent}{var} = {current}")
+            self.lines.append(f"{indent}{var} {symbol} {self.value(value)}")
+            self.expr[node.id] = (var, PREC_ATOM)
+
+    # --- regions -------------------------------------------------------------------------
+    def _result_names(self, node: Node) -> list[str]:
+        names = []
+        g = node.graph
+        users = {u.attrs["index"]: u for u in g.users(node) if u.op == "tuple_get"}
+        for k in range(len(node.type.items)):
+            user = users.get(k)
+            var = self.names.fresh(user.name if user is not None and user.name else "r")
+            names.append(var)
+            for u in g.users(node):
+                if u.op == "tuple_get" and u.attrs["index"] == k:
+                    self.expr[u.id] = (var, PREC_ATOM)
+        return names
+
+    def _bind_captures(self, region: Graph, outer_operands: list[Node], first: int) -> None:
+        for arg, outer in zip(region.args[first:], outer_operands):
+            self.expr[arg.id] = (self.value(outer), PREC_ATOM)
+
+    def _yield(self, region: Graph, targets: list[str], indent: str) -> None:
+        values = [self.value(o) for o in region.outputs]
+        pairs = [(t, v) for t, v in zip(targets, values) if t != v]
+        if pairs:
+            self.lines.append(f"{indent}{', '.join(t for t, _ in pairs)} = {', '.join(v for _, v in pairs)}")
+
+    def region_if(self, node: Node, indent: str, uses: dict) -> None:
+        cond = self.value(node.operands[0])
+        targets = self._result_names(node)
+        for k, region in enumerate(node.regions):
+            self._bind_captures(region, list(node.operands[1:]), 0)
+            self.lines.append(f"{indent}if {cond}:" if k == 0 else f"{indent}else:")
+            start = len(self.lines)
+            self.body(region, indent + "    ", _use_counts(region))
+            if len(self.lines) == start + 1 and self.lines[-1].strip() == "pass" and region.outputs:
+                self.lines.pop()
+            self._yield(region, targets, indent + "    ")
+            if len(self.lines) == start:
+                self.lines.append(f"{indent}    pass")
+
+    def region_for_range(self, node: Node, indent: str, uses: dict) -> None:
+        n = node.attrs.get("carried", 0)
+        start, stop, step = (self.value(o) for o in node.operands[:3])
+        inits = node.operands[3:3 + n]
+        captures = list(node.operands[3 + n:])
+        targets = self._result_names(node)
+        for t, init in zip(targets, inits):
+            self.lines.append(f"{indent}{t} = {self.value(init)}")
+        body = node.regions[0]
+        index = self.names.fresh(body.args[0].name or "i")
+        self.expr[body.args[0].id] = (index, PREC_ATOM)
+        for arg, t in zip(body.args[1:1 + n], targets):
+            self.expr[arg.id] = (t, PREC_ATOM)
+            self.owned.add(arg.id)
+        self._bind_captures(body, captures, 1 + n)
+        bounds = stop if start == "0" and step == "1" else f"{start}, {stop}" if step == "1" else f"{start}, {stop}, {step}"
+        self.lines.append(f"{indent}for {index} in range({bounds}):")
+        self.body(body, indent + "    ", _use_counts(body))
+        if self.lines[-1].strip() == "pass" and body.outputs:
+            self.lines.pop()
+        self._yield(body, targets, indent + "    ")
+        if not self.lines[-1].startswith(indent + "    "):
+            self.lines.append(f"{indent}    pass")
+
+    def region_while(self, node: Node, indent: str, uses: dict) -> None:
+        n = node.attrs.get("carried", 0)
+        inits, captures = node.operands[:n], list(node.operands[n:])
+        targets = self._result_names(node)
+        for t, init in zip(targets, inits):
+            self.lines.append(f"{indent}{t} = {self.value(init)}")
+        cond, body = node.regions
+        for region in (cond, body):
+            for arg, t in zip(region.args[:n], targets):
+                self.expr[arg.id] = (t, PREC_ATOM)
+                self.owned.add(arg.id) if region is body else None
+            self._bind_captures(region, captures, n)
+        mark = len(self.lines)
+        self.body(cond, indent + "        ", _use_counts(cond))
+        cond_lines = self.lines[mark:]
+        del self.lines[mark:]
+        cond_lines = [ln for ln in cond_lines if ln.strip() != "pass" and not ln.strip().startswith("#")]
+        test = self.value(cond.outputs[0])
+        if not cond_lines:
+            self.lines.append(f"{indent}while {test}:")
+        else:
+            self.lines.append(f"{indent}while True:")
+            self.lines.extend(ln[4:] for ln in cond_lines)
+            self.lines.append(f"{indent}    if not ({test}):")
+            self.lines.append(f"{indent}        break")
+        self.body(body, indent + "    ", _use_counts(body))
+        if self.lines[-1].strip() == "pass" and body.outputs:
+            self.lines.pop()
+        self._yield(body, targets, indent + "    ")
+        if not self.lines[-1].startswith(indent + "    "):
+            self.lines.append(f"{indent}    pass")
+
+    # --- expressions ---------------------------------------------------------------------
+    def value(self, node: Node) -> str:
+        return self.expr_of(node)[0]
+
+    def expr_of(self, node: Node) -> tuple[str, int]:
+        if node.id not in self.expr:
+            if node.op == "const":
+                self.expr[node.id] = self.literal(node.value)
+            else:
+                raise CodegenError(f"internal: {node!r} used before it was emitted", node.span)
+        return self.expr[node.id]
+
+    def wrap(self, node: Node, min_prec: int) -> str:
+        text, prec = self.expr_of(node)
+        return f"({text})" if prec < min_prec else text
+
+    def atom(self, node: Node) -> str:
+        return self.wrap(node, PREC_ATOM)
+
+    def literal(self, value) -> tuple[str, int]:
+        if isinstance(value, float) and (math.isinf(value) or math.isnan(value)):
+            return (f"float({str(value)!r})", PREC_ATOM)
+        if is_literal(value) and not isinstance(value, OperandRef):
+            text = format_literal(value)
+            negative = text.startswith("-")
+            return (text, PREC_UNARY if negative else PREC_ATOM)
+        self.consts.append(value)
+        return (f"_k[{len(self.consts) - 1}]", PREC_ATOM)
+
+    def expression(self, node: Node) -> tuple[str, int]:
+        op = node.opdef
+        ops = node.operands
+        if op.emit == "infix":
+            prec = op.prec
+            if node.op == "pow":
+                return (f"{self.wrap(ops[0], prec + 1)} ** {self.wrap(ops[1], PREC_UNARY)}", prec)
+            if prec == PREC_CMP:
+                return (f"{self.wrap(ops[0], prec + 1)} {op.symbol} {self.wrap(ops[1], prec + 1)}", prec)
+            return (f"{self.wrap(ops[0], prec)} {op.symbol} {self.wrap(ops[1], prec + 1)}", prec)
+        if op.emit == "prefix":
+            return (f"{op.symbol}{self.wrap(ops[0], PREC_UNARY if node.op != 'not' else PREC_NOT)}", op.prec)
+        if op.emit == "call":
+            return (f"{op.symbol}({self.call_args(node, ops)})", PREC_ATOM)
+        if op.emit == "method":
+            return (f"{self.atom(ops[0])}.{op.symbol}({self.call_args(node, ops[1:])})", PREC_ATOM)
+        if op.emit == "attr":
+            return (f"{self.atom(ops[0])}.{op.symbol}", PREC_ATOM)
+        return self.special(node)
+
+    def call_args(self, node: Node, operands) -> str:
+        kw = node.attrs.get("kw", ())
+        n_pos = len(operands) - len(kw)
+        parts = [self.value(o) for o in operands[:n_pos]]
+        parts += [f"{k}={self.value(o)}" for k, o in zip(kw, operands[n_pos:])]
+        for key, value in node.attrs.items():
+            if key in ("kw", "fn"):
+                continue
+            if node.op == "astype":
+                parts.append(self.literal(value)[0])
+                continue
+            parts.append(f"{key}={self.literal(value)[0]}")
+        return ", ".join(parts)
+
+    def special(self, node: Node) -> tuple[str, int]:
+        op, ops = node.op, node.operands
+        if op == "tuple":
+            items = [self.value(o) for o in ops]
+            return ("(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")", PREC_ATOM)
+        if op == "tuple_get":
+            return (f"{self.atom(ops[0])}[{node.attrs['index']}]", PREC_ATOM)
+        if op == "getitem":
+            return (f"{self.atom(ops[0])}[{self.index(node, node.attrs['index'])}]", PREC_ATOM)
+        if op == "dim":
+            return (f"{self.atom(ops[0])}.shape[{node.attrs['axis']}]", PREC_ATOM)
+        if op in ("shape", "ndim", "size"):
+            return (f"{self.atom(ops[0])}.{op}", PREC_ATOM)
+        if op == "call":
+            return (f"{_callee(node.attrs['fn'])}({self.call_args(node, ops)})", PREC_ATOM)
+        if op in ("setitem", "inplace") or op in REGION_OPS:
+            return ("", PREC_ATOM)
+        raise CodegenError(f"cannot emit op {op}", node.span)
+
+    def index(self, node: Node, index) -> str:
+        parts = []
+        for item in index:
+            if isinstance(item, OperandRef):
+                parts.append(self.value(node.operands[item.index]))
+            elif isinstance(item, slice):
+                def part(p):
+                    return "" if p is None else self.value(node.operands[p.index]) if isinstance(p, OperandRef) \
+                        else format_literal(p)
+                text = f"{part(item.start)}:{part(item.stop)}"
+                if item.step is not None:
+                    text += f":{part(item.step)}"
+                parts.append(text)
+            elif item is Ellipsis:
+                parts.append("...")
+            else:
+                parts.append(format_literal(item))
+        if not parts:
+            return "()"
+        return ", ".join(parts)
+
+    def path_expr(self, text: str) -> str:
+        path = parse_path(text)
+
+        def root(kind, name):
+            if kind == "arg":
+                arg = next((a for a in self.graph.args if a.name == name), None)
+                return self.value(arg) if arg is not None else name
+            if kind == "globals":
+                return f"_g[{name!r}]"
+            if kind == "closure":
+                return f"_cells[{name!r}].cell_contents"
+            return f"_k[{name}]"
+        return path.to_python(root)
+
+    def comment_for(self, span, indent: str) -> None:
+        key = (span.file, span.line)
+        if key == self.last_line:
+            return
+        self.last_line = key
+        text = linecache.getline(span.file, span.line).strip()
+        self.lines.append(f"{indent}# {span.short_file}:{span.line}  {text}".rstrip())
+
+
+def _callee(qualified: str) -> str:
+    module, _, name = qualified.rpartition(".")
+    if module == "builtins":
+        return name
+    if module.startswith("numpy"):
+        return "np" + qualified[len("numpy"):]
+    return qualified
+
+
+def _use_counts(g: Graph) -> dict:
+    counts: dict[int, int] = {}
+    for node in list(g.nodes):
+        for o in node.operands:
+            counts[o.id] = counts.get(o.id, 0) + 1
+    for o in g.outputs:
+        counts[o.id] = counts.get(o.id, 0) + 1
+    return counts
+
+
+def _inlinable(g: Graph, uses: dict) -> set:
+    """Pure single-use values whose only user comes later with no effect in between."""
+    position = {n.id: k for k, n in enumerate(g.nodes)}
+    effects = [k for k, n in enumerate(g.nodes) if not n.is_pure]
+    out = set()
+    for k, node in enumerate(g.nodes):
+        if not node.is_pure or node.op in ("const", "tuple_get") or uses.get(node.id) != 1:
+            continue
+        users = g.users(node)
+        if g.is_output(node):
+            if users:
+                continue
+            end = len(g.nodes)
+        else:
+            if len(users) != 1:
+                continue
+            user = users[0]
+            if user.op in REGION_OPS and not (user.op == "if" and user.operands[0] is node):
+                continue  # region operands are named; an `if` condition may stay inline
+            if not _same_statement(node, user):
+                continue  # one statement per source statement
+            end = position[user.id]
+        if any(k < e < end for e in effects):
+            continue
+        out.add(node.id)
+    return out
+
+
+def _last_uses(g: Graph, inline: set) -> dict:
+    """Position of each node's last use, counting an inlined value as used where it is spelled.
+
+    Also maps ("pos", id) to each node's own position, for comparing against.
+    """
+    position = {n.id: k for k, n in enumerate(g.nodes)}
+
+    def effective(node: Node) -> int:
+        while node.id in inline:
+            users = g.users(node)
+            if not users:
+                return len(g.nodes)
+            node = users[0]
+        return position.get(node.id, len(g.nodes))
+
+    out: dict = {}
+    for node in g.nodes:
+        out[("pos", node.id)] = position[node.id]
+        where = effective(node)
+        for o in node.operands:
+            out[o.id] = max(out.get(o.id, -1), where)
+    for o in g.outputs:
+        out[o.id] = len(g.nodes) + 1
+    return out
+
+
+def _same_statement(a: Node, b: Node) -> bool:
+    if a.span is None or b.span is None:
+        return True
+    return (a.span.file, a.span.line) == (b.span.file, b.span.line)
+
+
+def _used_after(node: Node, value: Node) -> bool:
+    """Is `value` read after `node` in `node`'s graph (or returned from it)?"""
+    g = node.graph
+    seen = False
+    for n in g.nodes:
+        if n is node:
+            seen = True
+            continue
+        if seen and any(o is value for o in n.operands):
+            return True
+    return g.is_output(value)
+
+
+def emit_function(graph: Graph, name: Optional[str] = None, consts: Optional[list] = None,
+                  with_comments: bool = True) -> Emitted:
+    return Emitter(graph, consts, with_comments).function(name or graph.name)

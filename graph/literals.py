@@ -1,0 +1,136 @@
+"""Literal values in graph text: constants, static attributes, slice indices, access paths.
+
+Printing and parsing are exact inverses over a closed set of values (numbers, strings, None,
+booleans, tuples, slices, `...`, NumPy dtypes and scalars, operand references `$k`), and the
+parser evaluates nothing: it walks Python's `ast` and builds only those values, so graph text
+from a file can never run code.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .types import _SHORT
+
+
+@dataclass(frozen=True)
+class OperandRef:
+    """`$k` in an index or attribute: the node's operand number k."""
+
+    index: int
+
+    def __repr__(self) -> str:
+        return f"${self.index}"
+
+
+class Index(tuple):
+    """A subscript `[a, 1:, None, ...]` whose items may be `OperandRef`s."""
+
+
+def is_literal(value: Any) -> bool:
+    """True when `format_literal` can print `value` and `parse_literal` can read it back."""
+    if value is None or value is Ellipsis or isinstance(value, (bool, int, float, complex, str, OperandRef)):
+        return True
+    if isinstance(value, np.generic):
+        return value.dtype.name in _SHORT and value.dtype.kind != "c"
+    if isinstance(value, np.dtype) or (isinstance(value, type) and issubclass(value, np.generic)):
+        return np.dtype(value).name in _SHORT
+    if isinstance(value, slice):
+        return all(is_literal(p) for p in (value.start, value.stop, value.step))
+    if isinstance(value, tuple):
+        return all(is_literal(v) for v in value)
+    return False
+
+
+def format_literal(value: Any) -> str:
+    if isinstance(value, Index):
+        return "[" + ", ".join(_format_index_item(v) for v in value) + "]"
+    if value is Ellipsis:
+        return "..."
+    if isinstance(value, bool) or value is None or isinstance(value, (int, str, OperandRef)):
+        return repr(value)
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "nan"
+        if math.isinf(value):
+            return "inf" if value > 0 else "-inf"
+        return repr(value)
+    if isinstance(value, complex):
+        return repr(value)
+    if isinstance(value, np.generic):
+        return f"np.{value.dtype.name}({format_literal(value.item())})"
+    if isinstance(value, np.dtype) or (isinstance(value, type) and issubclass(value, np.generic)):
+        return f"np.{np.dtype(value).name}"
+    if isinstance(value, slice):
+        return f"slice({format_literal(value.start)}, {format_literal(value.stop)}, {format_literal(value.step)})"
+    if isinstance(value, tuple):
+        if len(value) == 1:
+            return f"({format_literal(value[0])},)"
+        return "(" + ", ".join(format_literal(v) for v in value) + ")"
+    raise ValueError(f"not a literal: {value!r}")
+
+
+def _format_index_item(item: Any) -> str:
+    if isinstance(item, slice):
+        parts = ["" if p is None else format_literal(p) for p in (item.start, item.stop, item.step)]
+        return f"{parts[0]}:{parts[1]}" + (f":{parts[2]}" if item.step is not None else "")
+    return format_literal(item)
+
+
+def parse_literal(text: str) -> Any:
+    """Inverse of `format_literal`; raises ValueError on anything else."""
+    text = text.strip()
+    if text.startswith("["):
+        try:
+            tree = ast.parse("_" + text.replace("$", "_op_"), mode="eval").body
+        except SyntaxError as e:
+            raise ValueError(f"bad index {text!r}") from e
+        if not isinstance(tree, ast.Subscript):
+            raise ValueError(f"bad index {text!r}")
+        items = tree.slice.elts if isinstance(tree.slice, ast.Tuple) else [tree.slice]
+        return Index(_eval(item, allow_slice=True) for item in items)
+    try:
+        tree = ast.parse(text.replace("$", "_op_"), mode="eval").body
+    except SyntaxError as e:
+        raise ValueError(f"bad literal {text!r}") from e
+    return _eval(tree)
+
+
+def _eval(node: ast.AST, allow_slice: bool = False) -> Any:
+    if isinstance(node, ast.Constant) and (node.value is None or node.value is Ellipsis
+                                           or isinstance(node.value, (bool, int, float, complex, str))):
+        return node.value
+    if isinstance(node, ast.Tuple):
+        return tuple(_eval(e) for e in node.elts)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        value = _eval(node.operand)
+        if isinstance(value, (int, float, complex)) and not isinstance(value, bool):
+            return -value if isinstance(node.op, ast.USub) else value
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
+        left, right = _eval(node.left), _eval(node.right)  # complex literals: 1+2j
+        if isinstance(right, complex):
+            return left + right if isinstance(node.op, ast.Add) else left - right
+    if isinstance(node, ast.Name):
+        if node.id.startswith("_op_") and node.id[4:].isdigit():
+            return OperandRef(int(node.id[4:]))
+        if node.id in ("inf", "nan"):
+            return float(node.id)
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "np":
+        if node.attr in _SHORT:
+            return np.dtype(node.attr).type
+    if isinstance(node, ast.Call) and not node.keywords:
+        func = node.func
+        if isinstance(func, ast.Name) and func.id == "slice" and len(node.args) == 3:
+            return slice(*(_eval(a) for a in node.args))
+        if (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "np"
+                and func.attr in _SHORT and len(node.args) == 1):
+            return np.dtype(func.attr).type(_eval(node.args[0]))
+    if allow_slice and isinstance(node, ast.Slice):
+        return slice(*(None if p is None else _eval(p) for p in (node.lower, node.upper, node.step)))
+    raise ValueError(f"not a literal: {ast.unparse(node)!r}")
+

@@ -1,0 +1,202 @@
+"""The op table: the one place that knows each graph op.
+
+For every op: its name in graph text, the callable the interpreter (and constant folding) runs,
+how the NumPy backend spells it (`infix`, `prefix`, `call`, `method`, `attr`, or `special` for
+ops the emitter lays out itself), Python precedence of that spelling, arity, purity, whether it
+is elementwise, and its shape/dtype rule. `docs/ops.md` is generated from this table.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
+
+import numpy as np
+
+from . import shape_rules as R
+from .types import BOOL, FLOAT, INT, OBJECT, Type
+
+# Python precedence, higher binds tighter (used to parenthesize emitted expressions).
+PREC_ATOM, PREC_POWER, PREC_UNARY, PREC_MUL, PREC_ADD = 16, 14, 13, 12, 11
+PREC_SHIFT, PREC_BITAND, PREC_BITXOR, PREC_BITOR, PREC_CMP, PREC_NOT = 10, 9, 8, 7, 6, 5
+
+
+@dataclass(frozen=True)
+class OpDef:
+    name: str
+    fn: Optional[Callable]              # what the interpreter calls with operand values and attrs
+    emit: str                           # infix | prefix | call | method | attr | special
+    symbol: str = ""                    # '+', 'np.exp', 'reshape', 'T'
+    prec: int = PREC_ATOM               # precedence of the emitted expression
+    arity: Optional[int] = None         # None: variadic
+    pure: bool = True                   # no effects: may be removed, merged, moved
+    elementwise: bool = False
+    infer: Callable = field(default=lambda nodes, attrs: OBJECT, repr=False)
+    doc: str = ""
+
+    def __call__(self, *values, **attrs) -> Any:
+        """Run the op on concrete values, as the interpreter and constant folding do."""
+        if self.emit == "method":
+            return getattr(values[0], self.symbol)(*values[1:], **attrs)
+        if self.emit == "attr":
+            return getattr(values[0], self.symbol)
+        return self.fn(*values, **attrs)
+
+
+OPS: dict[str, OpDef] = {}
+
+
+def _add(op: OpDef) -> OpDef:
+    assert op.name not in OPS, op.name
+    OPS[op.name] = op
+    return op
+
+
+# --- Python operators on arrays and scalars -------------------------------------------------
+for _name, _sym, _prec, _fn in [
+    ("add", "+", PREC_ADD, operator.add), ("sub", "-", PREC_ADD, operator.sub),
+    ("mul", "*", PREC_MUL, operator.mul), ("truediv", "/", PREC_MUL, operator.truediv),
+    ("floordiv", "//", PREC_MUL, operator.floordiv), ("mod", "%", PREC_MUL, operator.mod),
+    ("pow", "**", PREC_POWER, operator.pow),
+    ("lshift", "<<", PREC_SHIFT, operator.lshift), ("rshift", ">>", PREC_SHIFT, operator.rshift),
+    ("bitand", "&", PREC_BITAND, operator.and_), ("bitxor", "^", PREC_BITXOR, operator.xor),
+    ("bitor", "|", PREC_BITOR, operator.or_),
+    ("eq", "==", PREC_CMP, operator.eq), ("ne", "!=", PREC_CMP, operator.ne),
+    ("lt", "<", PREC_CMP, operator.lt), ("le", "<=", PREC_CMP, operator.le),
+    ("gt", ">", PREC_CMP, operator.gt), ("ge", ">=", PREC_CMP, operator.ge),
+]:
+    _add(OpDef(_name, _fn, "infix", _sym, _prec, 2, elementwise=True, infer=R.elementwise(_fn),
+               doc=f"`a {_sym} b`"))
+
+_add(OpDef("matmul", operator.matmul, "infix", "@", PREC_MUL, 2, infer=R.matmul, doc="`a @ b`"))
+
+for _name, _sym, _fn in [("neg", "-", operator.neg), ("pos", "+", operator.pos), ("invert", "~", operator.invert)]:
+    _add(OpDef(_name, _fn, "prefix", _sym, PREC_UNARY, 1, elementwise=True, infer=R.elementwise(_fn),
+               doc=f"`{_sym}a`"))
+_add(OpDef("not", operator.not_, "prefix", "not ", PREC_NOT, 1, infer=R.fixed(BOOL), doc="`not a`"))
+
+# --- NumPy ufuncs (elementwise) -------------------------------------------------------------
+UFUNCS = [
+    "abs", "absolute", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "cbrt", "square",
+    "sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "arcsinh", "arccosh",
+    "arctanh", "sign", "floor", "ceil", "trunc", "rint", "negative", "reciprocal", "isnan", "isinf",
+    "isfinite", "logical_not", "fabs", "deg2rad", "rad2deg",
+    "maximum", "minimum", "fmax", "fmin", "arctan2", "hypot", "power", "float_power", "mod", "fmod",
+    "logical_and", "logical_or", "logical_xor", "add", "subtract", "multiply", "divide", "true_divide",
+    "floor_divide", "equal", "not_equal", "less", "less_equal", "greater", "greater_equal", "copysign",
+    "heaviside",
+]
+for _u in UFUNCS:
+    _name = _u if _u not in OPS else f"np_{_u}"
+    _fn = getattr(np, _u)
+    _add(OpDef(_name, _fn, "call", f"np.{_u}", arity=None, elementwise=True, infer=R.elementwise(_fn),
+               doc=f"`np.{_u}(...)`"))
+
+_add(OpDef("where", np.where, "call", "np.where", arity=3, elementwise=True, infer=R.elementwise(np.where),
+           doc="`np.where(c, a, b)`"))
+_add(OpDef("clip", np.clip, "call", "np.clip", arity=3, elementwise=True, infer=R.elementwise(np.clip),
+           doc="`np.clip(a, lo, hi)`"))
+
+# --- Reductions: axis/keepdims are static attributes ----------------------------------------
+for _r in ["sum", "mean", "max", "min", "prod", "any", "all", "std", "var", "argmax", "argmin",
+           "nansum", "nanmean", "nanmax", "nanmin", "median", "amax", "amin"]:
+    _fn = getattr(np, _r)
+    _add(OpDef(_r if _r not in OPS else f"np_{_r}", _fn, "call", f"np.{_r}", infer=R.reduction(_fn),
+               doc=f"`np.{_r}(a, axis=..., keepdims=...)`"))
+
+# --- Linear algebra --------------------------------------------------------------------------
+_add(OpDef("dot", np.dot, "call", "np.dot", arity=2, infer=R.by_evaluation(np.dot), doc="`np.dot(a, b)`"))
+_add(OpDef("einsum", np.einsum, "call", "np.einsum", infer=R.by_evaluation(np.einsum), doc="`np.einsum(spec, ...)`"))
+_add(OpDef("outer", np.outer, "call", "np.outer", arity=2, infer=R.by_evaluation(np.outer), doc="`np.outer(a, b)`"))
+_add(OpDef("tensordot", np.tensordot, "call", "np.tensordot", infer=R.by_evaluation(np.tensordot),
+           doc="`np.tensordot(a, b, axes)`"))
+
+# --- Shapes and layout -----------------------------------------------------------------------
+_add(OpDef("reshape", None, "method", "reshape", arity=2, infer=R.reshape, doc="`a.reshape(shape)`"))
+_add(OpDef("T", None, "attr", "T", arity=1, infer=R.transpose, doc="`a.T`"))
+_add(OpDef("transpose", np.transpose, "call", "np.transpose", infer=R.transpose, doc="`np.transpose(a, axes)`"))
+_add(OpDef("astype", None, "method", "astype", arity=1, infer=R.astype, doc="`a.astype(dtype)`"))
+_add(OpDef("copy", None, "method", "copy", arity=1, infer=R.same_as_first, doc="`a.copy()`"))
+for _s in ["expand_dims", "squeeze", "ravel", "concatenate", "stack", "hstack", "vstack", "broadcast_to",
+           "swapaxes", "moveaxis", "flip", "roll", "tile", "repeat", "cumsum", "cumprod", "diff", "sort",
+           "argsort", "pad", "diag", "triu", "tril", "take", "atleast_1d", "atleast_2d", "ascontiguousarray"]:
+    _fn = getattr(np, _s)
+    _add(OpDef(_s, _fn, "call", f"np.{_s}", infer=R.by_evaluation(_fn), doc=f"`np.{_s}(...)`"))
+
+# --- Creation --------------------------------------------------------------------------------
+for _c in ["zeros", "ones", "empty"]:
+    _add(OpDef(_c, getattr(np, _c), "call", f"np.{_c}", infer=R.creation, doc=f"`np.{_c}(shape, dtype=...)`"))
+for _c in ["zeros_like", "ones_like", "empty_like"]:
+    _add(OpDef(_c, getattr(np, _c), "call", f"np.{_c}", arity=1, infer=R.like, doc=f"`np.{_c}(a)`"))
+for _c in ["full", "full_like", "arange", "linspace", "eye", "asarray", "array"]:
+    _fn = getattr(np, _c)
+    _add(OpDef(_c, _fn, "call", f"np.{_c}", infer=R.by_evaluation(_fn), doc=f"`np.{_c}(...)`"))
+
+# --- Python builtins on run-time values ------------------------------------------------------
+for _name, _fn, _t in [("float", float, FLOAT), ("int", int, INT), ("bool", bool, BOOL), ("len", len, INT)]:
+    _add(OpDef(_name, _fn, "call", _name, arity=1, infer=R.scalar_of(_t), doc=f"`{_name}(a)`"))
+for _name, _fn in [("py_min", min), ("py_max", max), ("py_abs", abs), ("py_round", round)]:
+    _add(OpDef(_name, _fn, "call", _name[3:], infer=R.elementwise(_fn), doc=f"`{_name[3:]}(...)`"))
+_add(OpDef("item", None, "method", "item", arity=1, infer=lambda n, a: OBJECT, doc="`a.item()`"))
+
+# --- Structure: emitted by the backend itself ------------------------------------------------
+_SPECIAL = [
+    ("const", 0, True, R.fixed(OBJECT), "a compile-time value, printed inline where it is used"),
+    ("arg", 0, True, R.fixed(OBJECT), "a function argument (graph header)"),
+    ("param", 0, True, R.fixed(OBJECT), "an array read through an access path at each call (a weight)"),
+    ("tuple", None, True, R.tuple_rule, "`(a, b, ...)`"),
+    ("tuple_get", 1, True, R.tuple_get, "`t[index]` on a tuple"),
+    ("getitem", None, True, R.getitem, "`a[index]`; `$k` in the index is operand k"),
+    ("setitem", None, False, R.same_as_first, "`a[index] = v` in place; yields `a` (operands: a, v, ...)"),
+    ("shape", 1, True, R.fixed(OBJECT), "`a.shape`"),
+    ("dim", 1, True, R.fixed(INT), "`a.shape[axis]`"),
+    ("ndim", 1, True, R.fixed(INT), "`a.ndim`"),
+    ("size", 1, True, R.fixed(INT), "`a.size`"),
+    ("inplace", 2, False, R.inplace, "`a op= b` (attr `op`): in place on arrays, as Python does"),
+    ("call", None, False, R.fixed(OBJECT), "an opaque call of a NumPy/math function the table does not know"),
+    ("if", None, False, R.fixed(OBJECT), "run-time branch: regions `then`, `else`; yields a tuple"),
+    ("for_range", None, False, R.fixed(OBJECT), "`for i in range(start, stop, step)` with carried values"),
+    ("while", None, False, R.fixed(OBJECT), "`while cond:` with carried values; regions `cond`, `body`"),
+]
+for _name, _arity, _pure, _infer, _doc in _SPECIAL:
+    _add(OpDef(_name, None, "special", _name, arity=_arity, pure=_pure, infer=_infer, doc=_doc))
+
+REGION_OPS = frozenset({"if", "for_range", "while"})
+
+# Functions the front end maps onto table ops by identity (`np.exp` -> exp, builtin `abs` -> py_abs).
+OP_BY_CALLABLE: dict[int, str] = {}
+for _op in OPS.values():
+    if _op.emit == "call" and _op.symbol.startswith("np.") and _op.fn is not None:
+        OP_BY_CALLABLE.setdefault(id(_op.fn), _op.name)
+for _name, _fn in [("float", float), ("int", int), ("bool", bool), ("len", len), ("py_min", min),
+                   ("py_max", max), ("py_abs", abs), ("py_round", round)]:
+    OP_BY_CALLABLE[id(_fn)] = _name
+OP_BY_CALLABLE[id(np.matmul)] = "matmul"
+
+# Array methods the front end maps onto ops: `x.sum(axis=1)` -> sum(x) {axis=1}.
+METHOD_OPS = {
+    "sum": "sum", "mean": "mean", "max": "max", "min": "min", "prod": "prod", "any": "any", "all": "all",
+    "std": "std", "var": "var", "argmax": "argmax", "argmin": "argmin", "cumsum": "cumsum",
+    "cumprod": "cumprod", "reshape": "reshape", "transpose": "transpose", "astype": "astype",
+    "copy": "copy", "ravel": "ravel", "flatten": "copy_flat", "squeeze": "squeeze", "clip": "clip",
+    "dot": "dot", "item": "item", "swapaxes": "swapaxes", "repeat": "repeat", "take": "take",
+}
+_add(OpDef("copy_flat", None, "method", "flatten", arity=1,
+           infer=lambda n, a: R.ArrayType(getattr(n[0].type, "dtype", None),
+                                          (math.prod(n[0].type.shape),) if getattr(n[0].type, "is_static", False)
+                                          else (None,)),
+           doc="`a.flatten()`"))
+
+
+def op(name: str) -> OpDef:
+    return OPS[name]
+
+
+def infer_type(name: str, operands, attrs) -> Type:
+    """Type of a new node; a rule that fails leaves the type unknown rather than failing compile."""
+    try:
+        return OPS[name].infer(operands, attrs)
+    except Exception:
+        return R.ANY_ARRAY if name not in ("call",) else OBJECT

@@ -1,0 +1,1 @@
+"""Optimization passes, one per module, and the pipeline each `jit_level` runs."""

@@ -1,0 +1,364 @@
+"""Shape and dtype rules used by the op table to type new nodes.
+
+Where all shapes are known the rules are exact NumPy semantics: dtypes are found by applying
+the op to one-element stand-ins (so NEP 50 promotion of Python scalars is NumPy's own), and
+shapes either by a formula (broadcast, reduce, matmul, reshape, transpose) or by applying the op
+to zero-strided stand-ins that cost no memory. Unknown dimensions stay `?`.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Any, Callable, Optional, Sequence
+
+import numpy as np
+
+from .types import (ANY_ARRAY, BOOL, FLOAT, INT, NONE, OBJECT, ArrayType, ScalarType, TupleType, Type,
+                    type_of_value)
+
+DUMMY_EVAL_LIMIT = 1 << 16  # elements; larger inputs are not evaluated at compile time
+
+
+def const_value(node) -> Any:
+    """The compile-time value of a `const` operand, or a sentinel when it is run-time."""
+    return node.attrs["value"] if node.op == "const" else _RUNTIME
+
+
+class _Runtime:
+    def __repr__(self) -> str:
+        return "<run-time>"
+
+
+_RUNTIME = _Runtime()
+
+
+def dtype_probe(t: Type) -> Any:
+    """A one-element stand-in with the dtype of `t` (Python scalars stay weak, as in NumPy 2)."""
+    if isinstance(t, ArrayType):
+        if t.dtype is None:
+            raise _Unknown
+        return np.ones((), dtype=t.dtype)
+    if isinstance(t, ScalarType):
+        probes = {"int": 1, "float": 1.0, "bool": True, "complex": 1j}
+        if t.kind not in probes:
+            raise _Unknown
+        return probes[t.kind]
+    raise _Unknown
+
+
+def shape_probe(t: Type, value: Any = None) -> Any:
+    """A zero-strided stand-in with the dtype and shape of `t`."""
+    if value is not None and value is not _RUNTIME:
+        return value
+    if isinstance(t, ArrayType):
+        if not t.is_static or math.prod(t.shape) > DUMMY_EVAL_LIMIT:
+            raise _Unknown
+        base = np.ones(1, dtype=t.dtype)
+        view = np.lib.stride_tricks.as_strided(base, t.shape, (0,) * len(t.shape))
+        view.flags.writeable = False
+        return view
+    return dtype_probe(t)
+
+
+class _Unknown(Exception):
+    pass
+
+
+def broadcast_dims(shapes: Sequence[Optional[tuple]]) -> Optional[tuple]:
+    if any(s is None for s in shapes):
+        return None
+    rank = max((len(s) for s in shapes), default=0)
+    out = []
+    for k in range(rank):
+        dims = [s[len(s) - rank + k] for s in shapes if len(s) - rank + k >= 0]
+        known = {d for d in dims if d is not None and d != 1}
+        if len(known) > 1:
+            return None  # NumPy will raise at run time; let it, with its own message
+        if known:
+            out.append(known.pop())
+        elif any(d is None for d in dims):
+            out.append(None)
+        else:
+            out.append(1)
+    return tuple(out)
+
+
+def result_dtype(fn: Callable, types: Sequence[Type], kwargs: dict) -> Optional[str]:
+    try:
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            out = fn(*[dtype_probe(t) for t in types], **kwargs)
+    except Exception:
+        return None
+    return np.asarray(out).dtype.name
+
+
+def _shape(t: Type) -> Optional[tuple]:
+    if isinstance(t, ArrayType):
+        return t.shape
+    if isinstance(t, ScalarType):
+        return ()
+    return None
+
+
+def elementwise(fn: Callable) -> Callable:
+    def rule(nodes, attrs) -> Type:
+        types = [n.type for n in nodes]
+        if all(isinstance(t, ScalarType) for t in types):
+            return _scalar_result(fn, nodes)
+        return ArrayType(result_dtype(fn, types, _kwargs(attrs)), broadcast_dims([_shape(t) for t in types]))
+    return rule
+
+
+def _scalar_result(fn: Callable, nodes) -> Type:
+    """Python scalars in, Python scalar out (`n * 2`), evaluated on stand-ins of the same kind."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return type_of_value(fn(*[dtype_probe(n.type) for n in nodes]))
+    except Exception:
+        return OBJECT
+
+
+def _kwargs(attrs: dict) -> dict:
+    return {k: v for k, v in attrs.items() if k != "kw"}
+
+
+def reduction(fn: Callable) -> Callable:
+    def rule(nodes, attrs) -> Type:
+        t = nodes[0].type
+        dtype = None
+        if isinstance(t, (ArrayType, ScalarType)):
+            try:
+                with warnings.catch_warnings(), np.errstate(all="ignore"):
+                    warnings.simplefilter("ignore")
+                    probe = np.ones((1,), dtype=t.dtype) if isinstance(t, ArrayType) and t.dtype else None
+                    if probe is not None:
+                        dtype = np.asarray(fn(probe, **{k: v for k, v in _kwargs(attrs).items()
+                                                        if k not in ("axis", "keepdims")})).dtype.name
+            except Exception:
+                dtype = None
+        shape = _shape(t)
+        axis, keepdims = attrs.get("axis"), attrs.get("keepdims", False)
+        if len(nodes) > 1:  # axis given at run time
+            return ArrayType(dtype, None)
+        if shape is None:
+            return ArrayType(dtype, None if keepdims or axis is not None else ())
+        if axis is None:
+            return ArrayType(dtype, (1,) * len(shape) if keepdims else ())
+        axes = {a % len(shape) for a in (axis if isinstance(axis, tuple) else (axis,))} if shape else set()
+        out = tuple((1 if keepdims else None) if k in axes else d for k, d in enumerate(shape))
+        return ArrayType(dtype, tuple(d for k, d in enumerate(out) if keepdims or k not in axes))
+    return rule
+
+
+def matmul(nodes, attrs) -> Type:
+    a, b = (_shape(n.type) for n in nodes)
+    dtypes = [n.type.dtype for n in nodes if isinstance(n.type, ArrayType)]
+    dtype = np.result_type(*dtypes).name if len(dtypes) == 2 and None not in dtypes else None
+    if a is None or b is None or len(a) == 0 or len(b) == 0:
+        return ArrayType(dtype, None)
+    if len(b) == 1:
+        return ArrayType(dtype, a[:-1])
+    if len(a) == 1:
+        return ArrayType(dtype, b[:-2] + b[-1:])
+    batch = broadcast_dims([a[:-2], b[:-2]])
+    return ArrayType(dtype, None if batch is None else batch + (a[-2], b[-1]))
+
+
+def reshape(nodes, attrs) -> Type:
+    t = nodes[0].type
+    dtype = t.dtype if isinstance(t, ArrayType) else None
+    target = const_value(nodes[1]) if len(nodes) > 1 else _RUNTIME
+    if target is _RUNTIME:
+        if nodes[1].op == "tuple":  # (n, -1) with n known only at run time
+            dims = [const_value(n) for n in nodes[1].operands]
+            dims = [d if isinstance(d, int) else None for d in dims]
+            return ArrayType(dtype, _fill_minus_one(dims, t))
+        return ArrayType(dtype, None)
+    dims = [target] if isinstance(target, int) else list(target)
+    return ArrayType(dtype, _fill_minus_one(dims, t))
+
+
+def _fill_minus_one(dims: list, t: Type) -> tuple:
+    if -1 in dims and isinstance(t, ArrayType) and t.is_static and None not in dims:
+        known = math.prod(d for d in dims if d != -1)
+        dims[dims.index(-1)] = math.prod(t.shape) // known if known else 0
+    return tuple(None if d == -1 else d for d in dims)
+
+
+def transpose(nodes, attrs) -> Type:
+    t = nodes[0].type
+    if not isinstance(t, ArrayType):
+        return ANY_ARRAY
+    axes = attrs.get("axes")
+    if t.shape is None:
+        return t
+    if axes is None:
+        return ArrayType(t.dtype, t.shape[::-1])
+    return ArrayType(t.dtype, tuple(t.shape[a] for a in axes))
+
+
+def astype(nodes, attrs) -> Type:
+    t = nodes[0].type
+    return ArrayType(np.dtype(attrs["dtype"]).name, t.shape if isinstance(t, ArrayType) else ())
+
+
+def same_as_first(nodes, attrs) -> Type:
+    return nodes[0].type
+
+
+def by_evaluation(fn: Callable) -> Callable:
+    """Apply `fn` to stand-ins (shapes known and small enough); otherwise an unknown array."""
+    def rule(nodes, attrs) -> Type:
+        try:
+            probes = [shape_probe(n.type, const_value(n)) for n in nodes]
+        except _Unknown:
+            return ANY_ARRAY
+        try:
+            with warnings.catch_warnings(), np.errstate(all="ignore"):
+                warnings.simplefilter("ignore")
+                out = fn(*probes, **_kwargs(attrs))
+        except Exception:
+            return ANY_ARRAY
+        return type_of_value(out) if not isinstance(out, (list, tuple)) else type_of_value(tuple(out))
+    return rule
+
+
+def fixed(t: Type) -> Callable:
+    return lambda nodes, attrs: t
+
+
+def creation(nodes, attrs) -> Type:
+    """np.zeros(shape, dtype=...) and friends: shape from the first operand."""
+    shape = const_value(nodes[0]) if nodes else _RUNTIME
+    dtype = np.dtype(attrs.get("dtype", np.float64)).name
+    if shape is _RUNTIME:
+        if nodes and nodes[0].op == "tuple":
+            dims = tuple(v if isinstance(v, int) else None for v in map(const_value, nodes[0].operands))
+            return ArrayType(dtype, dims)
+        return ArrayType(dtype, (None,) if nodes and nodes[0].type == INT else None)
+    return ArrayType(dtype, (shape,) if isinstance(shape, int) else tuple(shape))
+
+
+def like(nodes, attrs) -> Type:
+    t = nodes[0].type
+    if not isinstance(t, ArrayType):
+        return ANY_ARRAY
+    dtype = np.dtype(attrs["dtype"]).name if "dtype" in attrs else t.dtype
+    return ArrayType(dtype, t.shape)
+
+
+def getitem(nodes, attrs) -> Type:
+    """Apply the index to a zero-strided stand-in: exact NumPy indexing rules, no memory."""
+    base = nodes[0].type
+    index = attrs["index"]
+    if isinstance(base, TupleType):
+        item = index[0] if len(index) == 1 else None
+        if isinstance(item, int):
+            return base.items[item]
+        return OBJECT
+    if not isinstance(base, ArrayType) or base.shape is None:
+        return ArrayType(getattr(base, "dtype", None), None)
+    dims = [d if d is not None else 2 for d in base.shape]
+    unknown_axes = [k for k, d in enumerate(base.shape) if d is None]
+    try:
+        probe = np.lib.stride_tricks.as_strided(np.ones(1, dtype=base.dtype or "f8"), dims, (0,) * len(dims))
+        key = tuple(_index_probe(item, nodes) for item in index)
+        out = probe[key]
+    except _Unknown:
+        return ArrayType(base.dtype, None)
+    except Exception:
+        return ArrayType(base.dtype, None)
+    shape = np.shape(out)
+    if unknown_axes or any(not _is_const_int_index(item, nodes) for item in index):
+        # a slice of an unknown axis, or bounds known only at run time, leaves that size unknown
+        return ArrayType(base.dtype, _mark_unknown(shape, base.shape, index, nodes))
+    return ArrayType(base.dtype, shape)
+
+
+def _is_const_int_index(item, nodes) -> bool:
+    from .literals import OperandRef
+    if isinstance(item, slice):
+        return all(not isinstance(p, OperandRef) for p in (item.start, item.stop, item.step))
+    if isinstance(item, OperandRef):
+        return False
+    return True
+
+
+def _index_probe(item, nodes):
+    from .literals import OperandRef
+    if isinstance(item, OperandRef):
+        t = nodes[item.index].type
+        if t in (INT,) or (isinstance(t, ArrayType) and t.shape == () and t.dtype and "int" in t.dtype):
+            return 0
+        if t == BOOL:
+            return True
+        if isinstance(t, ArrayType) and t.dtype == "bool":
+            raise _Unknown  # a mask: the result size depends on the values
+        if isinstance(t, ArrayType) and t.is_static:
+            return np.zeros(t.shape, dtype=t.dtype)
+        raise _Unknown
+    if isinstance(item, slice):
+        parts = [(0 if isinstance(p, OperandRef) else p) for p in (item.start, item.stop, item.step)]
+        if isinstance(item.step, OperandRef):
+            parts[2] = 1
+        if isinstance(item.stop, OperandRef):
+            parts[1] = None
+        return slice(*parts)
+    return item
+
+
+def _mark_unknown(shape, base_shape, index, nodes) -> tuple:
+    """Conservatively: axes sliced with run-time bounds or taken from unknown input axes are `?`."""
+    from .literals import OperandRef
+    out, axis, k = [], 0, 0
+    items = list(index)
+    n_explicit = sum(1 for it in items if it is not None and it is not Ellipsis)
+    expanded = []
+    for it in items:
+        if it is Ellipsis:
+            expanded.extend([slice(None)] * (len(base_shape) - n_explicit))
+        else:
+            expanded.append(it)
+    expanded.extend([slice(None)] * (len(base_shape) - sum(1 for it in expanded if it is not None)))
+    for it in expanded:
+        if it is None:
+            out.append(1)
+        elif isinstance(it, slice):
+            dynamic = any(isinstance(p, OperandRef) for p in (it.start, it.stop, it.step))
+            out.append(None if dynamic or base_shape[axis] is None else shape[len(out)])
+            axis += 1
+        elif isinstance(it, OperandRef) and isinstance(nodes[it.index].type, ArrayType) and \
+                nodes[it.index].type.shape != ():
+            return tuple(None for _ in shape)  # advanced indexing: keep the rank only
+        else:
+            axis += 1
+    return tuple(out) if len(out) == len(shape) else tuple(None for _ in shape)
+
+
+def scalar_of(kind: ScalarType) -> Callable:
+    return lambda nodes, attrs: kind
+
+
+def inplace(nodes, attrs) -> Type:
+    """`a op= b` keeps an array's dtype and shape; on scalars it is the plain operator."""
+    from .ops import OPS
+    if isinstance(nodes[0].type, ArrayType):
+        return nodes[0].type
+    return OPS[attrs["op"]].infer(nodes, {})
+
+
+def tuple_rule(nodes, attrs) -> Type:
+    return TupleType(tuple(n.type for n in nodes))
+
+
+def tuple_get(nodes, attrs) -> Type:
+    t = nodes[0].type
+    return t.items[attrs["index"]] if isinstance(t, TupleType) else OBJECT
+
+
+__all__ = ["elementwise", "reduction", "matmul", "reshape", "transpose", "astype", "same_as_first",
+           "by_evaluation", "fixed", "creation", "like", "getitem", "scalar_of", "tuple_rule", "tuple_get",
+           "broadcast_dims", "const_value", "INT", "FLOAT", "BOOL", "NONE", "OBJECT"]

@@ -1,0 +1,37 @@
+"""Source positions: where in the user's file a graph node or a diagnostic comes from."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class SourceSpan:
+    """A 1-based line, 1-based column range in a source file.
+
+    LibCST reports 1-based lines and 0-based columns; `from_code_range` converts once, here.
+    """
+
+    file: str
+    line: int
+    col: int
+    end_line: int = 0
+    end_col: int = 0
+
+    @classmethod
+    def from_code_range(cls, file: str, code_range, line_offset: int = 0) -> "SourceSpan":
+        start, end = code_range.start, code_range.end
+        return cls(file, start.line + line_offset, start.column + 1,
+                   end.line + line_offset, end.column + 1)
+
+    @property
+    def short_file(self) -> str:
+        return os.path.basename(self.file)
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.col}"
+
+    def short(self) -> str:
+        """`model.py:17:9`: the form printed in graph text and generated code."""
+        return f"{self.short_file}:{self.line}:{self.col}"

@@ -1,0 +1,166 @@
+"""Value types of graph nodes and their text form (`f32[64,784]`, `float`, `tuple(...)`).
+
+Arrays carry a dtype and a shape whose entries may be unknown (`?`); the rank itself may be
+unknown (`f32[*]`), and so may the dtype (`?[*]` is any array). Python scalars produced by the
+graph (`x.shape[0]`, `float(x.sum())`) are `int`, `float`, `bool`; `object` is anything else.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Optional, Tuple, Union
+
+import numpy as np
+
+_SHORT = {
+    "float16": "f16", "float32": "f32", "float64": "f64",
+    "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
+    "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64",
+    "bool": "bool", "complex64": "c64", "complex128": "c128",
+}
+_LONG = {v: k for k, v in _SHORT.items()}
+
+Dim = Optional[int]
+
+
+class Type:
+    """Base of all value types."""
+
+
+@dataclass(frozen=True)
+class ArrayType(Type):
+    dtype: Optional[str] = None            # numpy dtype name, None = unknown
+    shape: Optional[Tuple[Dim, ...]] = None  # None = unknown rank
+
+    @property
+    def rank(self) -> Optional[int]:
+        return None if self.shape is None else len(self.shape)
+
+    @property
+    def is_static(self) -> bool:
+        return self.dtype is not None and self.shape is not None and None not in self.shape
+
+    def __str__(self) -> str:
+        d = _SHORT.get(self.dtype, self.dtype) if self.dtype else "?"
+        if self.shape is None:
+            return f"{d}[*]"
+        return f"{d}[{','.join('?' if s is None else str(s) for s in self.shape)}]"
+
+
+@dataclass(frozen=True)
+class ScalarType(Type):
+    kind: str  # "int" | "float" | "bool" | "complex" | "str" | "none"
+
+    def __str__(self) -> str:
+        return self.kind
+
+
+@dataclass(frozen=True)
+class TupleType(Type):
+    items: Tuple[Type, ...]
+
+    def __str__(self) -> str:
+        return f"tuple({', '.join(map(str, self.items))})"
+
+
+@dataclass(frozen=True)
+class ObjectType(Type):
+    def __str__(self) -> str:
+        return "object"
+
+
+ANY_ARRAY = ArrayType()
+OBJECT = ObjectType()
+INT, FLOAT, BOOL, NONE = ScalarType("int"), ScalarType("float"), ScalarType("bool"), ScalarType("none")
+_SCALARS = {t.kind: t for t in (INT, FLOAT, BOOL, NONE, ScalarType("complex"), ScalarType("str"))}
+
+
+def array_type(dtype, shape) -> ArrayType:
+    return ArrayType(np.dtype(dtype).name, tuple(None if s is None else int(s) for s in shape))
+
+
+def type_of_value(value) -> Type:
+    """The graph type of a concrete run-time value."""
+    if isinstance(value, np.ndarray):
+        return array_type(value.dtype, value.shape)
+    if isinstance(value, np.generic):
+        return ArrayType(value.dtype.name, ())
+    if isinstance(value, bool):
+        return BOOL
+    if isinstance(value, int):
+        return INT
+    if isinstance(value, float):
+        return FLOAT
+    if isinstance(value, complex):
+        return _SCALARS["complex"]
+    if isinstance(value, str):
+        return _SCALARS["str"]
+    if value is None:
+        return NONE
+    if isinstance(value, tuple):
+        return TupleType(tuple(type_of_value(v) for v in value))
+    return OBJECT
+
+
+def join(a: Type, b: Type) -> Type:
+    """The least general type covering both (used where control flow merges)."""
+    if a == b:
+        return a
+    if isinstance(a, ArrayType) and isinstance(b, ArrayType):
+        dtype = a.dtype if a.dtype == b.dtype else None
+        if a.shape is None or b.shape is None or len(a.shape) != len(b.shape):
+            return ArrayType(dtype, None)
+        return ArrayType(dtype, tuple(x if x == y else None for x, y in zip(a.shape, b.shape)))
+    if isinstance(a, TupleType) and isinstance(b, TupleType) and len(a.items) == len(b.items):
+        return TupleType(tuple(join(x, y) for x, y in zip(a.items, b.items)))
+    return OBJECT
+
+
+_ARRAY_RE = re.compile(r"^([a-z0-9?]+)\[([^\]]*)\]$")
+
+
+def parse_type(text: str) -> Type:
+    """Inverse of `str(type)`; raises ValueError on text that is not a type."""
+    text = text.strip()
+    if text == "object":
+        return OBJECT
+    if text in _SCALARS:
+        return _SCALARS[text]
+    if text.startswith("tuple(") and text.endswith(")"):
+        inner = text[len("tuple("):-1]
+        return TupleType(tuple(parse_type(p) for p in _split_top(inner)) if inner.strip() else ())
+    m = _ARRAY_RE.match(text)
+    if not m:
+        raise ValueError(f"not a type: {text!r}")
+    d, dims = m.groups()
+    if d != "?" and d not in _LONG:
+        raise ValueError(f"unknown dtype {d!r} in type {text!r}")
+    dtype = None if d == "?" else _LONG[d]
+    if dims == "*":
+        return ArrayType(dtype, None)
+    shape = tuple(None if s.strip() == "?" else int(s) for s in dims.split(",")) if dims.strip() else ()
+    return ArrayType(dtype, shape)
+
+
+def _split_top(text: str) -> list[str]:
+    """Split on commas that are not inside brackets, parentheses or string literals."""
+    parts, depth, cur, quote, escaped = [], 0, "", None, False
+    for ch in text:
+        if quote:
+            escaped = ch == "\\" and not escaped
+            if ch == quote and not escaped:
+                quote = None
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        if ch == "," and depth == 0 and not quote:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    parts.append(cur)
+    return [p.strip() for p in parts]

@@ -1,0 +1,109 @@
+"""`Cell`: the base of every layer and model; `__call__` honours GRAPH/PYNATIVE mode.
+
+Sub-cells and parameters (NumPy arrays) are registered in attribute order as ordinary instance
+attributes, so compiled code reads a weight as `self.dense.weight` with no lookup overhead.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Iterator
+
+import numpy as np
+
+from .. import context as _ctx
+
+
+class Cell:
+    """Base class of layers and models: define `construct`, call the instance."""
+
+    __graphjit_cell__ = True
+
+    def __init__(self, auto_prefix: bool = True, flags=None):
+        object.__setattr__(self, "_cells", OrderedDict())
+        object.__setattr__(self, "_params", OrderedDict())
+        object.__setattr__(self, "training", False)
+        object.__setattr__(self, "_jit_config", None)
+        object.__setattr__(self, "_graph_call", None)
+
+    def __setattr__(self, name: str, value) -> None:
+        if "_cells" not in self.__dict__:
+            raise AttributeError(f"{type(self).__name__}.__init__ must call super().__init__() "
+                                 "before assigning attributes")
+        cells, params = self.__dict__["_cells"], self.__dict__["_params"]
+        cells.pop(name, None)
+        params.pop(name, None)
+        if isinstance(value, Cell):
+            cells[name] = value
+        elif isinstance(value, np.ndarray) and not name.startswith("_"):
+            params[name] = value
+        object.__setattr__(self, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        self.__dict__["_cells"].pop(name, None)
+        self.__dict__["_params"].pop(name, None)
+        object.__delattr__(self, name)
+
+    def construct(self, *args, **kwargs):
+        raise NotImplementedError(f"{type(self).__name__} must define construct()")
+
+    def __call__(self, *args, **kwargs):
+        if _ctx.get_context("mode") == _ctx.GRAPH_MODE and not _ctx.disabled() \
+                and not hasattr(type(self).construct, "__graphjit_fn__"):
+            call = self.__dict__.get("_graph_call")
+            if call is None:
+                from ..api import JitFunction
+                call = JitFunction(type(self).construct).__get__(self)
+                object.__setattr__(self, "_graph_call", call)
+            return call(*args, **kwargs)
+        return self.construct(*args, **kwargs)
+
+    # --- structure -------------------------------------------------------------------------
+    def cells_and_names(self, prefix: str = "") -> Iterator[tuple]:
+        yield prefix, self
+        for name, cell in self._cells.items():
+            yield from cell.cells_and_names(f"{prefix}.{name}" if prefix else name)
+
+    def name_cells(self) -> "OrderedDict[str, Cell]":
+        return OrderedDict(self._cells)
+
+    def cells(self) -> list:
+        return list(self._cells.values())
+
+    def parameters_and_names(self, prefix: str = "") -> Iterator[tuple]:
+        for name, value in self._params.items():
+            yield (f"{prefix}.{name}" if prefix else name), value
+        for name, cell in self._cells.items():
+            yield from cell.parameters_and_names(f"{prefix}.{name}" if prefix else name)
+
+    def parameters(self) -> list:
+        return [p for _, p in self.parameters_and_names()]
+
+    def trainable_params(self) -> list:
+        return self.parameters()
+
+    def parameters_dict(self) -> "OrderedDict[str, np.ndarray]":
+        return OrderedDict(self.parameters_and_names())
+
+    def set_train(self, mode: bool = True) -> "Cell":
+        for _, cell in self.cells_and_names():
+            object.__setattr__(cell, "training", mode)
+        return self
+
+    def set_jit_config(self, jit_config) -> None:
+        """Compile this cell's `construct` with `jit_config` (GRAPH mode and `@jit` alike)."""
+        object.__setattr__(self, "_jit_config", jit_config)
+        object.__setattr__(self, "_graph_call", None)
+
+    def extra_repr(self) -> str:
+        return ""
+
+    def __repr__(self) -> str:
+        lines = [f"{type(self).__name__}<{self.extra_repr()}>" if self.extra_repr() or not self._cells
+                 else f"{type(self).__name__}<"]
+        if self._cells:
+            for name, cell in self._cells.items():
+                sub = repr(cell).replace("\n", "\n  ")
+                lines.append(f"  ({name}): {sub}")
+            lines.append("  >")
+        return "\n".join(lines)

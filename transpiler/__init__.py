@@ -1,0 +1,1 @@
+"""The front end: LibCST source → checked, lowered SSA graph."""

@@ -1,0 +1,339 @@
+"""Lowering calls: NumPy functions to table ops, helpers and sub-cells inlined, the rest decided.
+
+What a call becomes, in order:
+- a function in the op table (`np.exp`, builtin `abs`) with run-time arguments: that op;
+  with compile-time arguments, computed now (unless it makes an array or draws random numbers);
+- another NumPy/math function: an opaque `call` node (still compiled, not optimized through);
+- a method of a run-time array (`x.sum(axis=1)`): the matching op;
+- a Python function, a `def`/`lambda` in the compiled code, a jitted function, a Cell: inlined;
+- a class (a Cell's constructor) or a pure builtin with compile-time arguments: run at compile time.
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+import types
+from typing import Any, Optional
+
+import libcst as cst
+import numpy as np
+
+from ..graph import ops as _ops
+from ..graph.diagnostics import LoweringError, UnsupportedSyntaxError
+from ..graph.ir import Node
+from ..graph.types import ArrayType, TupleType
+from .values import MethodVal, RangeVal, Seq, SourceFunc, Static, is_static, static_value
+
+# Ops that build or draw arrays: never computed at compile time (that would bake data in).
+ARRAY_MAKERS = {"zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like",
+                "arange", "linspace", "eye", "asarray", "array"}
+REDUCTIONS = {"sum", "mean", "max", "min", "prod", "any", "all", "std", "var", "argmax", "argmin",
+              "nansum", "nanmean", "nanmax", "nanmin", "median", "amax", "amin", "cumsum", "cumprod"}
+# Builtins that are pure and may run at compile time on compile-time arguments.
+PURE_BUILTINS = {id(f) for f in (len, range, int, float, bool, str, tuple, list, dict, min, max, abs, sum,
+                                 round, isinstance, issubclass, hasattr, getattr, zip, enumerate, reversed,
+                                 sorted, any, all, map, filter, divmod, pow, type, repr, slice, complex,
+                                 callable, chr, ord, hash)}
+SAFE_MODULES = ("numpy", "math", "builtins", "operator")
+
+
+class NeedsStatic(LoweringError):
+    """A run-time value was used where the compiler needs a compile-time one (e.g. a list index)."""
+
+
+def qualified_name(fn) -> Optional[str]:
+    """`numpy.linalg.norm` for a callable in a module we may call from generated code."""
+    return _qualified_names().get(id(fn))
+
+
+_QUALNAMES: dict = {}
+
+
+def _qualified_names() -> dict:
+    if not _QUALNAMES:
+        for mod_name, mod in [("numpy", np), ("numpy.linalg", np.linalg), ("numpy.fft", np.fft),
+                              ("numpy.random", np.random), ("math", math)]:
+            for attr in dir(mod):
+                if attr.startswith("_"):
+                    continue
+                obj = getattr(mod, attr, None)
+                if callable(obj) and not isinstance(obj, type):
+                    _QUALNAMES.setdefault(id(obj), f"{mod_name}.{attr}")
+    return _QUALNAMES
+
+
+class CallLowering:
+    def expr_Call(self, node: cst.Call, frame) -> Any:
+        span = self.span(node, frame)
+        callee = self.expr(node.func, frame)
+        args, kwargs = [], {}
+        for arg in node.args:
+            value = self.expr(arg.value, frame)
+            if arg.star == "*":
+                args.extend(self.iterate(value, span))
+            elif arg.star == "**":
+                if not is_static(value) or not isinstance(static_value(value), dict):
+                    raise UnsupportedSyntaxError("`**` needs a compile-time dict", span)
+                kwargs.update({k: Static(v) for k, v in static_value(value).items()})
+            elif arg.keyword is not None:
+                kwargs[arg.keyword.value] = value
+            else:
+                args.append(value)
+        return self.call(callee, args, kwargs, span)
+
+    def call(self, callee, args: list, kwargs: dict, span) -> Any:
+        if isinstance(callee, MethodVal):
+            return self.array_method(callee, args, kwargs, span)
+        if isinstance(callee, SourceFunc):
+            return self.inline_source(callee, args, kwargs, span)
+        if not isinstance(callee, Static):
+            raise LoweringError(f"cannot call a run-time value ({type(callee).__name__})", span)
+        fn = callee.value
+        all_static = all(is_static(a) for a in args) and all(is_static(v) for v in kwargs.values())
+
+        if getattr(fn, "__graphjit_op__", None):  # graphjit.Tensor and friends
+            return self.op_call(fn.__graphjit_op__, args, kwargs, span)
+        if getattr(fn, "__graphjit_fn__", None) is not None:  # a jitted function: inline its source
+            return self.inline(fn.__graphjit_fn__, args, kwargs, span)
+        if fn is range:
+            return self.range_call(args, span)
+        if fn in (isinstance, len) or fn is builtins.getattr or fn is hasattr:
+            special = self.introspection(fn, args, span)
+            if special is not None:
+                return special
+        if fn in (tuple, list) and len(args) == 1 and not all_static:
+            return Seq(self.iterate(args[0], span), "tuple" if fn is tuple else "list")
+        if fn in (zip, enumerate, reversed) and not all_static:
+            return self.static_iterator(fn, args, span)
+        if fn is print:
+            raise UnsupportedSyntaxError("`print` in a graph is not supported yet", span,
+                                         hint="print outside the jitted function, or run in PYNATIVE mode")
+
+        op_name = _ops.OP_BY_CALLABLE.get(id(fn))
+        if op_name is not None:
+            if all_static and op_name not in ARRAY_MAKERS:
+                result = self.try_static_call(fn, args, kwargs)
+                if result is not None:
+                    return result
+            return self.op_call(op_name, args, kwargs, span)
+
+        if _is_cell(fn):
+            return self.inline_cell(callee, args, kwargs, span)
+        if isinstance(fn, (types.FunctionType, types.MethodType)) and hasattr(fn, "__code__") or \
+                isinstance(fn, types.MethodType):
+            if isinstance(fn, types.MethodType):
+                owner = Static(fn.__self__, callee.path[:-1] if False else _owner_path(callee))
+                return self.inline(fn.__func__, args, kwargs, span, self_value=owner)
+            module = getattr(fn, "__module__", "") or ""
+            if not module.startswith("numpy"):
+                return self.inline(fn, args, kwargs, span)
+
+        name = qualified_name(fn)
+        if name is not None:
+            if all_static and not name.startswith("numpy.random"):
+                result = self.try_static_call(fn, args, kwargs)
+                if result is not None:
+                    return result
+            return self.op_call("call", args, kwargs, span, extra={"fn": name})
+        if isinstance(fn, type) or id(fn) in PURE_BUILTINS:
+            if not all_static:
+                raise LoweringError(f"{_name(fn)}() with run-time arguments cannot run at compile time", span)
+            try:
+                result = fn(*[static_value(a) for a in args], **{k: static_value(v) for k, v in kwargs.items()})
+            except Exception as e:
+                raise LoweringError(f"{_name(fn)}() failed at compile time: {type(e).__name__}: {e}", span) \
+                    from None
+            if isinstance(fn, type) and not isinstance(result, (int, float, str, bool, tuple, list, dict,
+                                                                  complex, type(None), slice)):
+                return self.const_object(result)
+            return Static(result)
+        raise UnsupportedSyntaxError(f"calling {_name(fn)} in a graph is not supported", span,
+                                     hint="call NumPy functions, jitted functions, Cells or plain Python helpers")
+
+    # --- the kinds of call -------------------------------------------------------------------
+    def try_static_call(self, fn, args, kwargs):
+        """Compute a call on compile-time values now; None when the result is an array."""
+        try:
+            result = fn(*[static_value(a) for a in args], **{k: static_value(v) for k, v in kwargs.items()})
+        except Exception:
+            return None  # raise it at run time, where eager Python raises it
+        if isinstance(result, np.ndarray):
+            return None
+        return Static(result)
+
+    def op_call(self, op_name: str, args: list, kwargs: dict, span, extra: Optional[dict] = None) -> Node:
+        """Positional arguments become operands; compile-time keywords become attributes."""
+        attrs = dict(extra or {})
+        operands = [self.numpy_operand(a) for a in args]
+        if op_name in REDUCTIONS and len(operands) >= 2 and is_static(args[1]):
+            attrs["axis"] = _freeze(static_value(args[1]))
+            operands = operands[:1] + operands[2:]
+        if op_name == "astype" and operands and is_static(operands[-1]):
+            attrs["dtype"] = np.dtype(static_value(operands.pop())).type
+        runtime_kw = []
+        for key, value in kwargs.items():
+            if is_static(value):
+                v = static_value(value)
+                attrs[key] = np.dtype(v).type if key == "dtype" and v is not None else _freeze(v)
+            else:
+                runtime_kw.append(key)
+                operands.append(value)
+        if runtime_kw:
+            attrs["kw"] = tuple(runtime_kw)
+        return self.emit(op_name, operands, attrs, span)
+
+    def numpy_operand(self, value):
+        """NumPy accepts tuples wherever it accepts lists; tuples print as literals."""
+        if isinstance(value, Seq) and value.kind == "list":
+            return Seq(value.items, "tuple")
+        if isinstance(value, Static) and isinstance(value.value, list):
+            return Static(_freeze(value.value), value.path)
+        return value
+
+    def array_method(self, method: MethodVal, args: list, kwargs: dict, span) -> Node:
+        name = method.name
+        op_name = _ops.METHOD_OPS.get(name)
+        if op_name is None:
+            raise UnsupportedSyntaxError(f"array method `.{name}()` is not supported in a graph yet", span)
+        if name == "reshape":
+            shape = args[0] if len(args) == 1 else Seq(list(args), "tuple")
+            return self.emit("reshape", [method.obj, self.numpy_operand(shape)], span=span)
+        if name == "transpose":
+            axes = args[0] if len(args) == 1 else Seq(list(args), "tuple") if args else None
+            attrs = {"axes": _freeze(static_value(axes))} if axes is not None else {}
+            return self.emit("transpose", [method.obj], attrs, span)
+        if name == "astype":
+            return self.emit("astype", [method.obj], {"dtype": np.dtype(static_value(args[0])).type}, span)
+        return self.op_call(op_name, [method.obj] + list(args), kwargs, span)
+
+    def range_call(self, args: list, span):
+        if all(is_static(a) for a in args):
+            return Static(range(*[static_value(a) for a in args]))
+        if len(args) == 1:
+            return RangeVal(Static(0), args[0], Static(1))
+        if len(args) == 2:
+            return RangeVal(args[0], args[1], Static(1))
+        return RangeVal(*args)
+
+    def introspection(self, fn, args, span):
+        target = args[0] if args else None
+        if fn is len and isinstance(target, Seq):
+            return Static(len(target.items))
+        if fn is len and isinstance(target, Node):
+            t = target.type
+            if isinstance(t, ArrayType) and t.shape and t.shape[0] is not None:
+                return Static(t.shape[0])
+            if isinstance(t, TupleType):
+                return Static(len(t.items))
+            return self.emit("len", [target], span=span)
+        if fn is isinstance and isinstance(target, (Node, Seq)) and is_static(args[1]):
+            classes = static_value(args[1])
+            if isinstance(target, Seq):
+                return Static(isinstance((), classes) if target.kind == "tuple" else isinstance([], classes))
+            probe = _probe_for(target.type)
+            return Static(probe is not None and isinstance(probe, classes))
+        if fn in (builtins.getattr, hasattr) and len(args) >= 2 and is_static(args[1]):
+            if fn is hasattr:
+                if isinstance(target, Static):
+                    return Static(hasattr(target.value, static_value(args[1])))
+                return None
+            try:
+                return self.attribute(target, static_value(args[1]), span)
+            except LoweringError:
+                if len(args) == 3:
+                    return args[2]
+                raise
+        return None
+
+    def static_iterator(self, fn, args, span):
+        if fn is zip:
+            seqs = [self.iterate(a, span) for a in args]
+            return Seq([Seq(list(items), "tuple") for items in zip(*seqs)], "list")
+        if fn is enumerate:
+            start = static_value(args[1]) if len(args) > 1 else 0
+            return Seq([Seq([Static(start + k), v], "tuple") for k, v in enumerate(self.iterate(args[0], span))],
+                       "list")
+        return Seq(list(reversed(self.iterate(args[0], span))), "list")
+
+    def inline_cell(self, callee: Static, args, kwargs, span):
+        cell = callee.value
+        construct = type(cell).construct
+        return self.inline(construct, args, kwargs, span, self_value=callee)
+
+    def inline_source(self, fn: SourceFunc, args, kwargs, span):
+        frame = type(fn.frame)(fn.frame.parsed, fn.name, dict(fn.frame.env), fn.frame.globals, fn.frame.closure)
+        self.bind_source_params(fn, frame, args, kwargs, span)
+        return self.run_body(fn.node, frame)
+
+    def bind_source_params(self, fn: SourceFunc, frame, args, kwargs, span) -> None:
+        params = fn.node.params
+        positional = list(params.posonly_params) + list(params.params)
+        args = list(args)
+        for p in positional:
+            name = p.name.value
+            if args:
+                frame.env[name] = args.pop(0)
+            elif name in kwargs:
+                frame.env[name] = kwargs.pop(name)
+            elif name in fn.defaults:
+                frame.env[name] = fn.defaults[name]
+            else:
+                raise LoweringError(f"{fn.name}() missing argument `{name}`", span)
+        if isinstance(params.star_arg, cst.Param):
+            frame.env[params.star_arg.name.value] = Seq(args, "tuple")
+            args = []
+        for p in params.kwonly_params:
+            name = p.name.value
+            if name in kwargs:
+                frame.env[name] = kwargs.pop(name)
+            elif name in fn.defaults:
+                frame.env[name] = fn.defaults[name]
+            else:
+                raise LoweringError(f"{fn.name}() missing keyword argument `{name}`", span)
+        if isinstance(params.star_kwarg, cst.Param):
+            frame.env[params.star_kwarg.name.value] = Static(dict(kwargs)) if all(
+                is_static(v) for v in kwargs.values()) else Static(kwargs)
+            kwargs = {}
+        if args or kwargs:
+            raise LoweringError(f"{fn.name}() got unexpected arguments", span)
+
+    def param_defaults(self, params: cst.Parameters, frame) -> dict:
+        out = {}
+        for p in list(params.posonly_params) + list(params.params) + list(params.kwonly_params):
+            if p.default is not None:
+                out[p.name.value] = self.expr(p.default, frame)
+        return out
+
+
+def _is_cell(obj) -> bool:
+    return hasattr(type(obj), "construct") and not isinstance(obj, type) and getattr(obj, "__graphjit_cell__", False)
+
+
+def _owner_path(callee: Static):
+    path = callee.path
+    if path is not None and path.steps and path.steps[-1][0] == "attr":
+        from ..graph.paths import Path
+        return Path(path.root_kind, path.root, path.steps[:-1])
+    return None
+
+
+def _probe_for(t):
+    if isinstance(t, ArrayType):
+        return np.empty(0)
+    if isinstance(t, TupleType):
+        return ()
+    from ..graph.types import ScalarType
+    if isinstance(t, ScalarType):
+        return {"int": 0, "float": 0.0, "bool": False, "complex": 0j, "str": "", "none": None}.get(t.kind)
+    return None
+
+
+def _freeze(value):
+    if isinstance(value, list):
+        return tuple(_freeze(v) for v in value)
+    return value
+
+
+def _name(fn) -> str:
+    return getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or type(fn).__name__

@@ -1,0 +1,91 @@
+"""What an expression lowers to: a run-time `Node`, or a compile-time value of some kind.
+
+Compile-time values (`Static`) remember the access path they were reached by, so that an
+array found inside them (a weight) becomes a graph parameter read through that path at every
+call instead of a baked-in constant.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional, Union
+
+import libcst as cst
+
+from ..graph.ir import Node
+from ..graph.paths import Path
+
+
+@dataclass
+class Static:
+    """A compile-time Python value, and how to reach it again at run time (if known)."""
+
+    value: Any
+    path: Optional[Path] = None
+
+    def __repr__(self) -> str:
+        return f"Static({self.value!r})"
+
+
+@dataclass
+class Seq:
+    """A tuple or list known at compile time whose items may be run-time values."""
+
+    items: list
+    kind: str = "tuple"  # tuple | list
+
+
+@dataclass
+class RangeVal:
+    """`range(start, stop, step)` with at least one bound known only at run time."""
+
+    start: Any
+    stop: Any
+    step: Any
+
+
+@dataclass
+class MethodVal:
+    """A method of a run-time array, waiting for its call: `x.sum` in `x.sum(axis=1)`."""
+
+    obj: Node
+    name: str
+
+
+@dataclass
+class SourceFunc:
+    """A `def` or `lambda` inside the compiled code: inlined at each call, closing over `frame`."""
+
+    node: Union[cst.FunctionDef, cst.Lambda]
+    frame: Any
+    name: str
+    defaults: dict = field(default_factory=dict)
+
+
+@dataclass
+class Undefined:
+    """A name that is unbound on some path (assigned in one branch only, or a run-time loop)."""
+
+    name: str
+    reason: str
+
+
+Value = Union[Node, Static, Seq, RangeVal, MethodVal, SourceFunc]
+
+
+def is_static(value: Any) -> bool:
+    if isinstance(value, Static):
+        return True
+    if isinstance(value, Seq):
+        return all(is_static(v) for v in value.items)
+    return False
+
+
+def static_value(value: Any) -> Any:
+    """The Python value of a fully compile-time value (`is_static` must hold)."""
+    if isinstance(value, Static):
+        return value.value
+    if isinstance(value, Seq):
+        items = [static_value(v) for v in value.items]
+        return tuple(items) if value.kind == "tuple" else items
+    raise TypeError(value)
