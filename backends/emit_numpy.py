@@ -55,8 +55,11 @@ class _Names:
 
 
 class Emitter:
-    def __init__(self, graph: Graph, consts: Optional[list] = None, with_comments: bool = True):
+    def __init__(self, graph: Graph, consts: Optional[list] = None, with_comments: bool = True,
+                 consts_name: str = "_k", globals_name: str = "_g"):
         self.graph = graph
+        self.consts_name = consts_name
+        self.globals_name = globals_name
         self.consts = list(consts or [])
         self.names = _Names(RESERVED)
         self.expr: dict[int, tuple[str, int]] = {}   # node id -> (expression, precedence)
@@ -305,7 +308,7 @@ class Emitter:
             negative = text.startswith("-")
             return (text, PREC_UNARY if negative else PREC_ATOM)
         self.consts.append(value)
-        return (f"_k[{len(self.consts) - 1}]", PREC_ATOM)
+        return (f"{self.consts_name}[{len(self.consts) - 1}]", PREC_ATOM)
 
     def expression(self, node: Node) -> tuple[str, int]:
         op = node.opdef
@@ -389,10 +392,10 @@ class Emitter:
                 arg = next((a for a in self.graph.args if a.name == name), None)
                 return self.value(arg) if arg is not None else name
             if kind == "globals":
-                return f"_g[{name!r}]"
+                return f"{self.globals_name}[{name!r}]"
             if kind == "closure":
                 return f"_cells[{name!r}].cell_contents"
-            return f"_k[{name}]"
+            return f"{self.consts_name}[{name}]"
         return path.to_python(root)
 
     def comment_for(self, span, indent: str) -> None:
@@ -497,5 +500,6 @@ def _used_after(node: Node, value: Node) -> bool:
 
 
 def emit_function(graph: Graph, name: Optional[str] = None, consts: Optional[list] = None,
-                  with_comments: bool = True) -> Emitted:
-    return Emitter(graph, consts, with_comments).function(name or graph.name)
+                  with_comments: bool = True, consts_name: str = "_k", globals_name: str = "_g") -> Emitted:
+    """The NumPy source of one function computing `graph`."""
+    return Emitter(graph, consts, with_comments, consts_name, globals_name).function(name or graph.name)

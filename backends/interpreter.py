@@ -5,32 +5,20 @@ Each op runs through the op table; a failing node is reported with its op and th
 
 from __future__ import annotations
 
-import importlib
 import operator
 from typing import Any, Callable
 
+from ..graph.callables import resolve_callable
 from ..graph.diagnostics import GraphjitError
 from ..graph.ir import Graph, Node
 from ..graph.literals import OperandRef
 from ..graph.ops import OPS
 from ..graph.paths import parse_path
 
-SAFE_CALL_MODULES = ("numpy", "math", "builtins")
 INPLACE = {"add": operator.iadd, "sub": operator.isub, "mul": operator.imul, "truediv": operator.itruediv,
            "floordiv": operator.ifloordiv, "mod": operator.imod, "pow": operator.ipow,
            "matmul": operator.imatmul, "lshift": operator.ilshift, "rshift": operator.irshift,
            "bitand": operator.iand, "bitor": operator.ior, "bitxor": operator.ixor}
-
-
-def resolve_callable(qualified: str) -> Callable:
-    """A function named in a `call` node: only from NumPy, math and builtins."""
-    module, _, name = qualified.rpartition(".")
-    if not any(module == m or module.startswith(m + ".") for m in SAFE_CALL_MODULES):
-        raise GraphjitError(f"`call` of {qualified!r} is not allowed: only NumPy, math and builtins")
-    fn = getattr(importlib.import_module(module), name, None)
-    if fn is None or not callable(fn):
-        raise GraphjitError(f"{qualified!r} is not a callable")
-    return fn
 
 
 def build_index(node: Node, index, env: dict) -> Any:

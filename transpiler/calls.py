@@ -123,7 +123,7 @@ class CallLowering:
         if isinstance(fn, (types.FunctionType, types.MethodType)) and hasattr(fn, "__code__") or \
                 isinstance(fn, types.MethodType):
             if isinstance(fn, types.MethodType):
-                owner = Static(fn.__self__, callee.path[:-1] if False else _owner_path(callee))
+                owner = Static(fn.__self__, _owner_path(callee))
                 return self.inline(fn.__func__, args, kwargs, span, self_value=owner)
             module = getattr(fn, "__module__", "") or ""
             if not module.startswith("numpy"):
@@ -146,7 +146,8 @@ class CallLowering:
                     from None
             if isinstance(fn, type) and not isinstance(result, (int, float, str, bool, tuple, list, dict,
                                                                   complex, type(None), slice)):
-                return self.const_object(result)
+                return self.const_object(result, (fn, [static_value(a) for a in args],
+                                                  {k: static_value(v) for k, v in kwargs.items()}))
             return Static(result)
         raise UnsupportedSyntaxError(f"calling {_name(fn)} in a graph is not supported", span,
                                      hint="call NumPy functions, jitted functions, Cells or plain Python helpers")

@@ -85,6 +85,11 @@ class ExpressionLowering:
         """A global of another module (an inlined helper's): reached through that module object."""
         import sys
         from ..graph.paths import Path
+        import types
+        value = frame.globals[name]
+        if isinstance(value, (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, type, int, float,
+                              str, bool, type(None))) or callable(value) and not hasattr(value, "__dict__"):
+            return None  # nothing run-time can be reached through it
         module_name = frame.globals.get("__name__")
         module = sys.modules.get(module_name)
         if module is None or getattr(module, "__dict__", None) is not frame.globals:

@@ -53,11 +53,19 @@ class Lowered:
     sources: list = field(default_factory=list)   # (qualname, filename) of everything inlined
     arg_names: list = field(default_factory=list)
     signature: Optional[inspect.Signature] = None
+    recipes: dict = field(default_factory=dict)    # const index -> (class, args, kwargs)
+
+
+@dataclass(frozen=True)
+class AbstractArray:
+    """An argument known only by its type (`graphjit transpile` without example inputs)."""
+
+    type: Any
 
 
 def is_runtime_arg(value: Any) -> bool:
     """Arrays (and NumPy scalars) are run-time values; Python scalars and objects compile-time."""
-    if isinstance(value, (np.ndarray, np.generic)):
+    if isinstance(value, (np.ndarray, np.generic, AbstractArray)):
         return True
     if isinstance(value, (tuple, list)):
         return any(is_runtime_arg(v) for v in value)
@@ -70,6 +78,7 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering):
         self.scope = Scope(graph)
         self.params: dict[str, Node] = {}
         self.consts: list = []
+        self.recipes: dict = {}
         self.sources: list = []
         self.depth = 0
         self.return_span = None
@@ -112,9 +121,14 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering):
     def static_item(self, value: Static, key) -> Static:
         return Static(value.value[key], value.path.item(key) if value.path else None)
 
-    def const_object(self, obj: Any) -> Static:
-        """An object built at compile time (a Cell made inside the function): reachable as `const[k]`."""
+    def const_object(self, obj: Any, recipe: Optional[tuple] = None) -> Static:
+        """An object built at compile time (a Cell made inside the function): reachable as `const[k]`.
+
+        `recipe` (class, args, kwargs) says how it was built, for code that must rebuild it.
+        """
         self.consts.append(obj)
+        if recipe is not None:
+            self.recipes[len(self.consts) - 1] = recipe
         return Static(obj, Path("const", len(self.consts) - 1))
 
     # --- functions -------------------------------------------------------------------------
@@ -215,8 +229,9 @@ def lower_function(fn, args: tuple, kwargs: dict, name: Optional[str] = None) ->
     for pname, value in bound.arguments.items():
         arg_names.append(pname)
         if is_runtime_arg(value):
-            arg = graph.add_arg(pname, type_of_value(tuple(value) if isinstance(value, list) else value),
-                                spans.get(pname))
+            arg_type = value.type if isinstance(value, AbstractArray) else \
+                type_of_value(tuple(value) if isinstance(value, list) else value)
+            arg = graph.add_arg(pname, arg_type, spans.get(pname))
             if isinstance(value, (tuple, list)):
                 frame.env[pname] = Seq([lowerer.emit("tuple_get", [arg], {"index": k}, spans.get(pname),
                                                      name=f"{pname}{k}") for k in range(len(value))],
@@ -231,7 +246,8 @@ def lower_function(fn, args: tuple, kwargs: dict, name: Optional[str] = None) ->
     result = lowerer.run_body(node, frame)
     out = lowerer.operand(result, lowerer.return_span or graph.span)
     graph.set_outputs([out])
-    return Lowered(graph, fn.__globals__, _closure_of(fn), lowerer.consts, lowerer.sources, arg_names, sig)
+    return Lowered(graph, fn.__globals__, _closure_of(fn), lowerer.consts, lowerer.sources, arg_names, sig,
+                   lowerer.recipes)
 
 
 def _all_params(params: cst.Parameters) -> list:

@@ -1,0 +1,249 @@
+"""The command line: `graphjit transpile FILE` and `graphjit check FILE`.
+
+Neither runs the user's file: it is parsed with LibCST and resolved statically
+(`transpiler.static_module`). Errors are one clear line each on stderr with a non-zero exit
+status; never a traceback from graphjit itself.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+import click
+
+EXIT_OK, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2
+
+
+class UsageError(Exception):
+    """Bad command line or unreadable input: exit status 2."""
+
+
+@dataclass
+class TranspileResult:
+    module_text: str
+    graphs: list = field(default_factory=list)      # (name, Graph)
+    diagnostics: list = field(default_factory=list)  # GraphjitError
+    targets: int = 0
+
+
+def parse_inputs(specs: tuple) -> dict:
+    """`x=f32[64,1,28,28]` (an array of that type) or `n=3` (a compile-time value)."""
+    from .graph.literals import parse_literal
+    from .graph.types import ArrayType, parse_type
+    from .transpiler.lower import AbstractArray
+    out = {}
+    for spec in specs:
+        name, eq, text = spec.partition("=")
+        if not eq or not name.strip().isidentifier():
+            raise UsageError(f"--input {spec!r}: expected NAME=TYPE, e.g. x=f32[64,1,28,28] or n=3")
+        try:
+            t = parse_type(text)
+            if isinstance(t, ArrayType):
+                out[name.strip()] = AbstractArray(t)
+                continue
+        except ValueError:
+            pass
+        try:
+            out[name.strip()] = parse_literal(text)
+        except ValueError:
+            raise UsageError(f"--input {spec!r}: {text!r} is neither a type like f32[3,4] nor a literal") from None
+    return out
+
+
+def read_source(path: str) -> str:
+    if not os.path.exists(path):
+        raise UsageError(f"{path}: no such file")
+    if os.path.isdir(path):
+        raise UsageError(f"{path}: is a directory")
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    except (OSError, UnicodeDecodeError) as e:
+        raise UsageError(f"{path}: cannot read: {e}") from None
+
+
+def transpile_file(path: str, inputs: dict, jit_level: str = "O1", emit: str = "numpy") -> TranspileResult:
+    """Build the generated module (or graph text) for every jitted function and Cell in `path`."""
+    import linecache
+
+    from . import __version__
+    from .backends.emit_numpy import emit_function
+    from .graph.diagnostics import GraphjitError
+    from .graph.passes.manager import run_pipeline
+    from .graph.types import ANY_ARRAY
+    from .transpiler.lower import AbstractArray, lower_function
+    from .transpiler.static_module import StaticModule
+
+    text = read_source(path)
+    if not text.strip():
+        raise UsageError(f"{path}: the file is empty")
+    linecache.cache[path] = (len(text), None, text.splitlines(True), path)
+    module = StaticModule(path, text)
+    result = TranspileResult("", diagnostics=list(module.diagnostics))
+    if not module.targets:
+        if result.diagnostics:
+            return result
+        raise UsageError(f"{path}: nothing to transpile: no function decorated with jit and no nn.Cell subclass")
+
+    import inspect
+    pieces, const_lines, needs_user, aliases = [], [], False, []
+    emitted_names: dict[int, str] = {}
+    for target in module.targets:
+        result.targets += 1
+        fn = target.obj if target.kind == "function" else target.obj.construct
+        fn = getattr(fn, "__graphjit_fn__", fn)
+        if id(fn) in emitted_names:  # `run_with_jit = ms.jit(run)` where run is emitted already
+            aliases.append(f"{target.name} = {emitted_names[id(fn)]}")
+            continue
+        try:
+            args = []
+            params = list(inspect.signature(fn).parameters.values())
+            if target.kind == "cell":
+                try:
+                    instance = target.obj()
+                except GraphjitError as e:
+                    raise e.add_context(f"while building {target.name}() from its __init__")
+                except TypeError as e:
+                    raise GraphjitError(f"cannot build {target.name}() without arguments ({e}); it is "
+                                        "compiled where a Cell that builds it is", target.span) from None
+                args.append(instance)
+                params = params[1:]
+            for p in params:
+                if p.name in inputs:
+                    args.append(inputs[p.name])
+                elif p.default is not p.empty:
+                    args.append(p.default)
+                else:
+                    args.append(AbstractArray(ANY_ARRAY))
+            name = target.name if target.kind == "function" else f"{target.name}_construct"
+            lowered = lower_function(fn, tuple(args), {}, name=name)
+            run_pipeline(lowered.graph, jit_level)
+        except GraphjitError as e:
+            result.diagnostics.append(e)
+            continue
+        result.graphs.append((name, lowered.graph))
+        if emit != "numpy":
+            continue
+        consts_name = f"_k_{name}"
+        emitted = emit_function(lowered.graph, name, consts=lowered.consts, consts_name=consts_name)
+        if lowered.consts:
+            needs_user = True
+            const_lines.append(f"{consts_name} = [")
+            built: dict[int, str] = {}
+            for k, obj in enumerate(emitted.consts):
+                recipe = lowered.recipes.get(k)
+                if recipe is None:
+                    result.diagnostics.append(GraphjitError(
+                        f"{name}: a compile-time {type(obj).__name__} cannot be rebuilt by the generated module",
+                        target.span))
+                    break
+                const_lines.append(f"    {_recipe_code(recipe, built, module.namespace)},")
+                built[id(obj)] = f"{consts_name}[{k}]"
+            const_lines.append("]")
+        if "_g[" in emitted.source:
+            needs_user = True
+        pieces.append(emitted.source)
+        emitted_names[id(fn)] = emitted.name
+        if target.kind == "function" and emitted.name != target.name:
+            aliases.append(f"{target.name} = {emitted.name}")
+
+    if emit == "graph":
+        result.module_text = "\n".join(str(g) for _, g in result.graphs)
+        return result
+    shape_note = ", ".join(f"{k}={getattr(v, 'type', v)}" for k, v in inputs.items()) or "none (shape-generic)"
+    header = [f'"""NumPy code generated by graphjit {__version__} from {os.path.basename(path)} '
+              f"(jit_level {jit_level}); do not edit.", "", f"Example inputs: {shape_note}.", '"""', "",
+              "import math", "import operator", "", "import numpy as np", ""]
+    if needs_user:
+        header += ["import graphjit", "", "",
+                   "def _load_user_module():",
+                   "    # the transpiled file, for its classes and globals (runs its module code)",
+                   "    import importlib.util",
+                   f"    spec = importlib.util.spec_from_file_location('graphjit_user_module', {os.path.abspath(path)!r})",
+                   "    module = importlib.util.module_from_spec(spec)",
+                   "    spec.loader.exec_module(module)",
+                   "    return module", "", "",
+                   "_user = _load_user_module()", "_g = _user.__dict__"]
+        header += const_lines
+    result.module_text = "\n".join(header) + "\n\n\n" + "\n\n".join(pieces) + (
+        "\n\n" + "\n".join(aliases) + "\n" if aliases else "")
+    return result
+
+
+def _recipe_code(recipe: tuple, built: dict, namespace: dict) -> str:
+    from .graph.literals import format_literal, is_literal
+    cls, args, kwargs = recipe
+
+    def value(v):
+        if id(v) in built:
+            return built[id(v)]
+        if isinstance(v, list):
+            return "[" + ", ".join(value(x) for x in v) + "]"
+        if isinstance(v, tuple):
+            return "(" + ", ".join(value(x) for x in v) + ("," if len(v) == 1 else "") + ")"
+        if is_literal(v):
+            return format_literal(v)
+        raise ValueError(f"cannot write {type(v).__name__} as code")
+
+    if namespace.get(cls.__name__) is cls and cls.__module__ == "__graphjit_static__":
+        callee = f"_user.{cls.__name__}"
+    elif cls.__module__.startswith("graphjit"):
+        callee = f"graphjit.{cls.__module__.split('.', 1)[1]}.{cls.__qualname__}" if "." in cls.__module__ \
+            else f"graphjit.{cls.__qualname__}"
+    else:
+        callee = f"_user.{cls.__name__}"
+    parts = [value(a) for a in args] + [f"{k}={value(v)}" for k, v in kwargs.items()]
+    return f"{callee}({', '.join(parts)})"
+
+
+def _print_diagnostics(diagnostics: list) -> None:
+    for d in diagnostics:
+        click.echo(str(d), err=True)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="graphjit")
+def main() -> None:
+    """graphjit: static graph mode (jit) for Python + NumPy."""
+
+
+@main.command()
+@click.argument("file")
+@click.option("--input", "inputs", multiple=True, metavar="NAME=TYPE",
+              help="Specialize an argument: x=f32[64,1,28,28] (array type) or n=3 (value). Repeatable.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the result to this file.")
+@click.option("--emit", type=click.Choice(["numpy", "graph"]), default="numpy", show_default=True,
+              help="Generated NumPy module, or the graph text.")
+@click.option("--jit-level", type=click.Choice(["O0", "O1", "O2"]), default="O1", show_default=True)
+def transpile(file: str, inputs: tuple, output: Optional[str], emit: str, jit_level: str) -> None:
+    """Print the NumPy code graphjit generates for FILE's jitted functions and Cells.
+
+    FILE is read, never run.
+    """
+    try:
+        result = transpile_file(file, parse_inputs(inputs), jit_level, emit)
+    except UsageError as e:
+        click.echo(f"graphjit: error: {e}", err=True)
+        sys.exit(EXIT_USAGE if "no such file" in str(e) or "is a directory" in str(e) else EXIT_ERRORS)
+    except Exception as e:  # graphjit's own bug: still one line, never a traceback
+        from .graph.diagnostics import GraphjitError
+        if isinstance(e, GraphjitError):
+            click.echo(str(e), err=True)
+        else:
+            click.echo(f"graphjit: internal error: {type(e).__name__}: {e} (please report it)", err=True)
+        sys.exit(EXIT_ERRORS)
+    _print_diagnostics(result.diagnostics)
+    if result.module_text.strip():
+        if output:
+            with open(output, "w", encoding="utf-8") as f:
+                f.write(result.module_text)
+        else:
+            click.echo(result.module_text, nl=False)
+    sys.exit(EXIT_ERRORS if result.diagnostics else EXIT_OK)
+
+
+if __name__ == "__main__":
+    main()

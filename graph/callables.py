@@ -1,0 +1,32 @@
+"""Which Python callables an opaque `call` node may name: NumPy, math and a few builtins.
+
+Shared by the interpreter, the static evaluator and the graph loader, so a graph from a file
+can never name an arbitrary function.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Callable
+
+from .diagnostics import GraphjitError
+
+SAFE_CALL_MODULES = ("numpy", "math", "builtins")
+SAFE_BUILTINS = {"float", "int", "bool", "len", "min", "max", "abs", "round", "sum", "range", "tuple",
+                 "list", "complex", "divmod", "pow"}
+
+
+def resolve_callable(qualified: str) -> Callable:
+    """The function named `numpy.linalg.norm`, `math.exp`, `builtins.min`; anything else refused."""
+    module, _, name = qualified.rpartition(".")
+    if not any(module == m or module.startswith(m + ".") for m in SAFE_CALL_MODULES):
+        raise GraphjitError(f"`call` of {qualified!r} is not allowed: only NumPy, math and builtins")
+    if module == "builtins" and name not in SAFE_BUILTINS:
+        raise GraphjitError(f"`call` of builtin {name!r} is not allowed")
+    try:
+        fn = getattr(importlib.import_module(module), name, None)
+    except ImportError:
+        fn = None
+    if fn is None or not callable(fn) or name.startswith("_"):
+        raise GraphjitError(f"{qualified!r} is not a callable")
+    return fn

@@ -1,0 +1,32 @@
+"""The network of MindSpore's "Accelerating with Static Graphs" tutorial, unchanged but for imports."""
+
+import numpy as np
+
+import graphjit as ms
+from graphjit import nn, Tensor
+
+
+class Network(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.flatten = nn.Flatten()
+        self.dense_relu_sequential = nn.SequentialCell(
+            nn.Dense(28*28, 512),
+            nn.ReLU(),
+            nn.Dense(512, 512),
+            nn.ReLU(),
+            nn.Dense(512, 10)
+        )
+
+    def construct(self, x):
+        x = self.flatten(x)
+        logits = self.dense_relu_sequential(x)
+        return logits
+
+
+if __name__ == "__main__":
+    ms.set_context(mode=ms.PYNATIVE_MODE)  # eager, the default
+    model = Network()
+    input = Tensor(np.ones([64, 1, 28, 28]).astype(np.float32))
+    output = model(input)
+    print(output)

@@ -1,0 +1,368 @@
+"""A user's file read without running it: what `graphjit transpile` and `graphjit check` compile.
+
+The module's imports of NumPy, math and graphjit are real; its functions and classes are real
+function and class objects built from their `def`s alone (no decorator, default expression or
+module code runs); a Cell's `__init__` is interpreted statically, so sub-cells come from the
+constant constructor calls in it. Anything else at module level is `Unresolved`: using it in
+compiled code gives a diagnostic naming the line that would have to run.
+"""
+
+from __future__ import annotations
+
+import importlib
+import types
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+import libcst as cst
+
+from ..graph.diagnostics import GraphjitError, LoweringError, UnsupportedSyntaxError
+from ..graph.ir import Graph
+from ..graph.spans import SourceSpan
+from .calls import NeedsStatic
+from .lower import Frame, Lowerer
+from .source import ParsedFile, parse_file
+from .values import Seq, Static, is_static, static_value
+
+SAFE_IMPORTS = ("numpy", "math", "graphjit")
+
+
+@dataclass
+class Unresolved:
+    """A module-level name whose value exists only when the file runs."""
+
+    name: str
+    span: Optional[SourceSpan]
+    why: str
+
+    def error(self, use_span=None) -> LoweringError:
+        return LoweringError(f"`{self.name}` is {self.why} at {self.span}; graphjit transpile does not run the "
+                             "file", use_span or self.span, hint="pass example inputs with --input, or build the "
+                             "value inside the function from constants")
+
+
+@dataclass
+class Target:
+    """Something to compile: a jitted function or a Cell subclass."""
+
+    kind: str               # function | cell
+    name: str               # the name the generated code gets
+    obj: Any                # the function, or the class
+    span: Optional[SourceSpan]
+    aliases: list = field(default_factory=list)
+
+
+class NotStatic(NeedsStatic):
+    """Static interpretation of `__init__` met something only running the file could compute."""
+
+
+class StaticModule:
+    def __init__(self, filename: str, text: str):
+        self.filename = filename
+        self.parsed: ParsedFile = parse_file(filename, text)
+        self.namespace: dict[str, Any] = {"__name__": "__graphjit_static__", "__file__": filename}
+        self.targets: list[Target] = []
+        self.diagnostics: list[GraphjitError] = []
+        self.jit = importlib.import_module("graphjit").jit
+        for stmt in self.parsed.module.body:
+            try:
+                self.top_level(stmt)
+            except GraphjitError as e:
+                self.diagnostics.append(e)
+
+    def span(self, node) -> Optional[SourceSpan]:
+        return self.parsed.span(node)
+
+    # --- module level ----------------------------------------------------------------------
+    def top_level(self, stmt) -> None:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                if isinstance(small, cst.Import):
+                    for alias in small.names:
+                        self.do_import(_dotted(alias.name), alias, small)
+                elif isinstance(small, cst.ImportFrom):
+                    self.do_import_from(small)
+                elif isinstance(small, (cst.Assign, cst.AnnAssign)):
+                    self.assign(small)
+        elif isinstance(stmt, cst.FunctionDef):
+            fn = self.make_function(stmt, self.namespace)
+            self.namespace[stmt.name.value] = fn
+            if any(self.is_jit_decorator(d.decorator) for d in stmt.decorators):
+                self.targets.append(Target("function", stmt.name.value, fn, self.span(stmt)))
+        elif isinstance(stmt, cst.ClassDef):
+            cls = self.make_class(stmt)
+            if cls is not None:
+                self.namespace[stmt.name.value] = cls
+                if getattr(cls, "__graphjit_cell__", False):
+                    self.targets.append(Target("cell", stmt.name.value, cls, self.span(stmt)))
+
+    def do_import(self, module_name: str, alias, stmt) -> None:
+        bind = alias.asname.name.value if alias.asname else module_name.split(".")[0]
+        root = module_name.split(".")[0]
+        if root in SAFE_IMPORTS:
+            module = importlib.import_module(module_name if alias.asname else root)
+            self.namespace[bind] = module
+        else:
+            self.namespace[bind] = Unresolved(bind, self.span(stmt), f"imported from `{module_name}`")
+
+    def do_import_from(self, stmt: cst.ImportFrom) -> None:
+        module_name = ("." * len(stmt.relative)) + (_dotted(stmt.module) if stmt.module else "")
+        safe = module_name.split(".")[0] in SAFE_IMPORTS
+        if isinstance(stmt.names, cst.ImportStar):
+            return
+        for alias in stmt.names:
+            name = _dotted(alias.name)
+            bind = alias.asname.name.value if alias.asname else name
+            if safe:
+                module = importlib.import_module(module_name)
+                if hasattr(module, name):
+                    self.namespace[bind] = getattr(module, name)
+                    continue
+                try:
+                    self.namespace[bind] = importlib.import_module(f"{module_name}.{name}")
+                    continue
+                except ImportError:
+                    pass
+            self.namespace[bind] = Unresolved(bind, self.span(stmt), f"imported from `{module_name}`")
+
+    def assign(self, stmt) -> None:
+        targets = [t.target for t in stmt.targets] if isinstance(stmt, cst.Assign) else [stmt.target]
+        value = stmt.value
+        if value is None:
+            return
+        names = [t.value for t in targets if isinstance(t, cst.Name)]
+        if isinstance(value, cst.Call) and self.is_jit_call(value.func) and value.args:
+            inner = value.args[0].value
+            if isinstance(inner, cst.Name) and inner.value in self.namespace:
+                fn = self.namespace[inner.value]
+                for name in names:
+                    self.namespace[name] = fn
+                    self.targets.append(Target("function", name, fn, self.span(stmt)))
+                return
+        try:
+            result = self.evaluate(value)
+        except GraphjitError:
+            result = None
+        for name in names:
+            self.namespace[name] = result if result is not None else Unresolved(
+                name, self.span(stmt), "computed by module code")
+
+    def evaluate(self, expr) -> Optional[Any]:
+        """A module-level expression built from constants only (`N = 28 * 28`), else None."""
+        evaluator = StaticEvaluator(self)
+        frame = Frame(self.parsed, "<module>", {}, self.namespace, {})
+        value = evaluator.expr(expr, frame)
+        return static_value(value) if is_static(value) else None
+
+    # --- decorators ------------------------------------------------------------------------
+    def resolve(self, expr) -> Any:
+        if isinstance(expr, cst.Name):
+            return self.namespace.get(expr.value)
+        if isinstance(expr, cst.Attribute):
+            base = self.resolve(expr.value)
+            return getattr(base, expr.attr.value, None) if base is not None and not isinstance(
+                base, Unresolved) else None
+        return None
+
+    def is_jit_call(self, expr) -> bool:
+        return self.resolve(expr) is self.jit
+
+    def is_jit_decorator(self, expr) -> bool:
+        if isinstance(expr, cst.Call):
+            return self.is_jit_call(expr.func)
+        return self.is_jit_call(expr)
+
+    # --- functions and classes built from their definitions ----------------------------------
+    def make_function(self, node: cst.FunctionDef, namespace: dict, owner: Optional[str] = None):
+        """A real function object from the `def` alone: decorators, annotations, defaults stripped."""
+        defaults = {}
+        params = node.params
+
+        def strip(p: cst.Param) -> cst.Param:
+            if p.default is not None:
+                key = f"__graphjit_default_{len(defaults)}"
+                try:
+                    defaults[key] = self.evaluate(p.default)
+                except GraphjitError:
+                    defaults[key] = None
+                p = p.with_changes(default=cst.Name(key))
+            return p.with_changes(annotation=None)
+
+        params = params.with_changes(
+            params=[strip(p) for p in params.params], posonly_params=[strip(p) for p in params.posonly_params],
+            kwonly_params=[strip(p) for p in params.kwonly_params],
+            star_arg=strip(params.star_arg) if isinstance(params.star_arg, cst.Param) else params.star_arg,
+            star_kwarg=strip(params.star_kwarg) if params.star_kwarg is not None else None)
+        bare = node.with_changes(decorators=[], returns=None, params=params,
+                                 leading_lines=[], lines_after_decorators=[])
+        code = cst.Module(body=[]).code_for_node(bare)
+        line = self.parsed.positions[node].start.line
+        env = dict(namespace)
+        env.update(defaults)
+        source = "\n" * (line - 1) + code
+        exec(compile(source, self.filename, "exec"), env)  # defines the function; runs none of its code
+        fn = env[node.name.value]
+        if owner:
+            fn.__qualname__ = f"{owner}.{node.name.value}"
+        return _rebind_globals(fn, namespace)
+
+    def make_class(self, node: cst.ClassDef):
+        bases = []
+        for arg in node.bases:
+            base = self.resolve(arg.value)
+            if base is None or isinstance(base, Unresolved) or not isinstance(base, type):
+                self.diagnostics.append(LoweringError(
+                    f"class {node.name.value}: base `{cst.Module(body=[]).code_for_node(arg.value)}` cannot be "
+                    "resolved without running the file", self.span(node)))
+                return None
+            bases.append(base)
+        body: dict[str, Any] = {"__module__": "__graphjit_static__", "__qualname__": node.name.value}
+        init_node = None
+        for stmt in node.body.body:
+            if isinstance(stmt, cst.FunctionDef):
+                if stmt.name.value == "__init__":
+                    init_node = stmt
+                    continue
+                fn = self.make_function(stmt, self.namespace, owner=node.name.value)
+                if any(self.is_jit_decorator(d.decorator) for d in stmt.decorators):
+                    fn = self.jit(fn)
+                body[stmt.name.value] = fn
+            elif isinstance(stmt, cst.SimpleStatementLine):
+                for small in stmt.body:
+                    if isinstance(small, cst.Assign) and len(small.targets) == 1 and \
+                            isinstance(small.targets[0].target, cst.Name):
+                        try:
+                            value = self.evaluate(small.value)
+                        except GraphjitError:
+                            value = None
+                        if value is not None:
+                            body[small.targets[0].target.value] = value
+        cls = type(node.name.value, tuple(bases), body)
+        if init_node is not None:
+            cls.__init__ = self.static_init(cls, init_node)
+        return cls
+
+    def static_init(self, cls, init_node: cst.FunctionDef):
+        """`__init__` interpreted statically: constructor calls and constants only."""
+        module = self
+        signature_fn = self.make_function(init_node, self.namespace, owner=cls.__name__)
+
+        def __init__(obj, *args, **kwargs):
+            evaluator = StaticEvaluator(module, cls=cls)
+            frame = Frame(module.parsed, f"{cls.__name__}.__init__", {}, module.namespace, {})
+            evaluator.bind_params(init_node.params, frame, [Static(obj)] + [Static(a) for a in args],
+                                  {k: Static(v) for k, v in kwargs.items()}, signature_fn, module.span(init_node))
+            evaluator.statements(list(init_node.body.body), frame)
+
+        __init__.__qualname__ = f"{cls.__name__}.__init__"
+        return __init__
+
+
+class StaticEvaluator(Lowerer):
+    """The lowering machinery restricted to compile-time values: anything run-time is an error."""
+
+    def __init__(self, module: StaticModule, cls=None):
+        super().__init__(None, Graph("<static>"))
+        self.module = module
+        self.cls = cls
+        self.root_globals = module.namespace
+
+    def emit(self, op, operands=(), attrs=None, span=None, name="", regions=(), type=None):
+        raise NotStatic("this needs values that exist only when the file runs", span)
+
+    def lookup(self, name, frame, span):
+        value = super().lookup(name, frame, span)
+        if isinstance(value, Static) and isinstance(value.value, Unresolved):
+            raise value.value.error(span)
+        return value
+
+    def attribute(self, value, name, span):
+        if isinstance(value, Static):
+            try:
+                return Static(getattr(value.value, name))
+            except AttributeError as e:
+                raise LoweringError(str(e), span) from None
+        return super().attribute(value, name, span)
+
+    def op_call(self, op_name, args, kwargs, span, extra=None):
+        """NumPy on constants runs for real here (an `__init__` making its weights)."""
+        from ..graph.ops import OPS
+        from ..graph.callables import resolve_callable
+        if not (all(is_static(a) for a in args) and all(is_static(v) for v in kwargs.values())):
+            raise NotStatic("this call needs values that exist only when the file runs", span)
+        fn = resolve_callable(extra["fn"]) if extra else OPS[op_name]
+        try:
+            return Static(fn(*[static_value(a) for a in args], **{k: static_value(v) for k, v in kwargs.items()}))
+        except Exception as e:
+            raise LoweringError(f"{type(e).__name__}: {e}", span) from None
+
+    def call(self, callee, args, kwargs, span):
+        if isinstance(callee, Static):
+            fn = callee.value
+            if fn is super:
+                obj = self.first_arg
+                return Static(super(self.cls, obj))
+            real = isinstance(fn, (types.BuiltinMethodType, types.MethodWrapperType)) or (
+                isinstance(fn, types.MethodType) and (getattr(fn.__func__, "__qualname__", "").endswith(
+                    "__init__") or fn.__func__.__module__.startswith("graphjit")))
+            if real:
+                if not (all(is_static(a) for a in args) and all(is_static(v) for v in kwargs.values())):
+                    raise NotStatic("this call needs values that exist only when the file runs", span)
+                try:
+                    return Static(fn(*[static_value(a) for a in args],
+                                     **{k: static_value(v) for k, v in kwargs.items()}))
+                except GraphjitError:
+                    raise
+                except Exception as e:
+                    raise LoweringError(f"{type(e).__name__}: {e}", span) from None
+        return super().call(callee, args, kwargs, span)
+
+    @property
+    def first_arg(self):
+        return self._self_obj
+
+    def bind_params(self, params, frame, args, kwargs, fn, span):
+        self._self_obj = args[0].value if args else None
+        super().bind_params(params, frame, args, kwargs, fn, span)
+
+    def assign_target(self, target, value, frame):
+        if isinstance(target, cst.Attribute):
+            obj = self.expr(target.value, frame)
+            if not isinstance(obj, Static):
+                raise NotStatic("attribute assignment on a run-time value", self.span(target, frame))
+            if not is_static(value):
+                raise NotStatic("this value exists only when the file runs", self.span(target, frame))
+            setattr(obj.value, target.attr.value, static_value(value))
+            return
+        super().assign_target(target, value, frame)
+
+    def stmt_Expr(self, stmt, frame):
+        if isinstance(stmt.value, (cst.SimpleString, cst.ConcatenatedString)):
+            return
+        self.expr(stmt.value, frame)
+
+
+def _rebind_globals(fn, namespace: dict):
+    """Give `fn` the module namespace itself as globals, so later definitions are visible."""
+    return types.FunctionType(fn.__code__, namespace, fn.__name__, fn.__defaults__, fn.__closure__) \
+        if fn.__globals__ is not namespace else fn
+
+
+def _dotted(node) -> str:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        return f"{_dotted(node.value)}.{node.attr.value}"
+    return ""
+
+
+def load(filename: str) -> StaticModule:
+    """Read and statically resolve a file; raises `UnsupportedSyntaxError` on a Python syntax error."""
+    with open(filename, encoding="utf-8") as f:
+        text = f.read()
+    import linecache
+    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+    return StaticModule(filename, text)
+
+
+__all__ = ["StaticModule", "Target", "Unresolved", "load", "UnsupportedSyntaxError", "Seq"]
