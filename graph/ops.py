@@ -149,7 +149,7 @@ _SPECIAL = [
     ("tuple", None, True, R.tuple_rule, "`(a, b, ...)`"),
     ("tuple_get", 1, True, R.tuple_get, "`t[index]` on a tuple"),
     ("getitem", None, True, R.getitem, "`a[index]`; `$k` in the index is operand k"),
-    ("setitem", None, False, R.same_as_first, "`a[index] = v` in place; yields `a` (operands: a, v, ...)"),
+    ("setitem", None, False, R.fixed(R.NONE), "`a[index] = v` in place; yields `a` (operands: a, v, ...)"),
     ("shape", 1, True, R.fixed(OBJECT), "`a.shape`"),
     ("dim", 1, True, R.fixed(INT), "`a.shape[axis]`"),
     ("ndim", 1, True, R.fixed(INT), "`a.ndim`"),

@@ -41,11 +41,14 @@ class _Parser:
 
     def graph(self) -> Graph:
         header = self.lines[0].strip()
-        m = re.match(r"^graph\s+([^\s(]+)\((.*)\)(?:\s*->\s*(.+))?$", header)
-        if not m:
+        m = re.match(r"^graph\s+([^\s(]+)\(", header)
+        close = _matching(header, m.end() - 1) if m else -1
+        rest = header[close + 1:].strip() if close >= 0 else ""
+        if not m or close < 0 or (rest and not rest.startswith("->")):
             raise self.error("expected `graph NAME(ARGS) -> TYPE`")
         graph = Graph(m.group(1))
-        for item in _split_top(m.group(2)) if m.group(2).strip() else []:
+        arg_text = header[m.end():close]
+        for item in _split_top(arg_text) if arg_text.strip() else []:
             name, _, type_text = item.partition(":")
             node = graph.add_arg(self._hint(name.strip()), self._type(type_text))
             self._define(name.strip(), node)

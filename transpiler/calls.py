@@ -106,6 +106,8 @@ class CallLowering:
             return Seq(self.iterate(args[0], span), "tuple" if fn is tuple else "list")
         if fn in (zip, enumerate, reversed) and not all_static:
             return self.static_iterator(fn, args, span)
+        if fn in (sum, min, max) and not all_static:
+            return self.fold_builtin(fn, args, kwargs, span)
         if fn is print:
             raise UnsupportedSyntaxError("`print` in a graph is not supported yet", span,
                                          hint="print outside the jitted function, or run in PYNATIVE mode")
@@ -153,6 +155,21 @@ class CallLowering:
                                      hint="call NumPy functions, jitted functions, Cells or plain Python helpers")
 
     # --- the kinds of call -------------------------------------------------------------------
+    def fold_builtin(self, fn, args, kwargs, span):
+        """`sum`/`min`/`max` over a compile-time sequence of run-time values, Python's way."""
+        items = args
+        if len(args) == 1 and isinstance(args[0], Seq) or fn is sum:
+            items = self.iterate(args[0], span) if isinstance(args[0], Seq) else None
+        if items is None:  # sum(array): Python iterates the first axis
+            return self.op_call("call", args, kwargs, span, extra={"fn": "builtins.sum"})
+        if fn is sum:
+            import operator
+            acc = args[1] if len(args) > 1 else kwargs.get("start", Static(0))
+            for item in items:
+                acc = self.binary("add", operator.add, acc, item, span)
+            return acc
+        return self.op_call("py_min" if fn is min else "py_max", list(items), kwargs, span)
+
     def try_static_call(self, fn, args, kwargs):
         """Compute a call on compile-time values now; None when the result is an array."""
         try:
