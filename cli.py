@@ -55,14 +55,14 @@ def parse_inputs(specs: tuple) -> dict:
 
 def read_source(path: str) -> str:
     if not os.path.exists(path):
-        raise UsageError(f"{path}: no such file")
+        raise UsageError(f"{path}: error: no such file")
     if os.path.isdir(path):
-        raise UsageError(f"{path}: is a directory")
+        raise UsageError(f"{path}: error: is a directory")
     try:
         with open(path, encoding="utf-8") as f:
             return f.read()
     except (OSError, UnicodeDecodeError) as e:
-        raise UsageError(f"{path}: cannot read: {e}") from None
+        raise UsageError(f"{path}: error: cannot read: {e}") from None
 
 
 def transpile_file(path: str, inputs: dict, jit_level: str = "O1", emit: str = "numpy") -> TranspileResult:
@@ -75,18 +75,22 @@ def transpile_file(path: str, inputs: dict, jit_level: str = "O1", emit: str = "
     from .graph.passes.manager import run_pipeline
     from .graph.types import ANY_ARRAY
     from .transpiler.lower import AbstractArray, lower_function
+    from .transpiler.source import PythonSyntaxError
     from .transpiler.static_module import StaticModule
 
     text = read_source(path)
     if not text.strip():
-        raise UsageError(f"{path}: the file is empty")
+        raise UsageError(f"{path}: error: the file is empty")
     linecache.cache[path] = (len(text), None, text.splitlines(True), path)
-    module = StaticModule(path, text)
+    try:
+        module = StaticModule(path, text)
+    except PythonSyntaxError as e:
+        raise UsageError(f"{e.span}: error: {e.message}") from None
     result = TranspileResult("", diagnostics=list(module.diagnostics))
     if not module.targets:
         if result.diagnostics:
             return result
-        raise UsageError(f"{path}: nothing to transpile: no function decorated with jit and no nn.Cell subclass")
+        raise UsageError(f"{path}: error: nothing to transpile: no function decorated with jit and no nn.Cell subclass")
 
     import inspect
     pieces, const_lines, needs_user, aliases = [], [], False, []
@@ -226,7 +230,7 @@ def transpile(file: str, inputs: tuple, output: Optional[str], emit: str, jit_le
     try:
         result = transpile_file(file, parse_inputs(inputs), jit_level, emit)
     except UsageError as e:
-        click.echo(f"graphjit: error: {e}", err=True)
+        click.echo(f"{e}" if str(e).startswith(file) else f"graphjit: error: {e}", err=True)
         sys.exit(EXIT_USAGE if "no such file" in str(e) or "is a directory" in str(e) else EXIT_ERRORS)
     except Exception as e:  # graphjit's own bug: still one line, never a traceback
         from .graph.diagnostics import GraphjitError

@@ -72,6 +72,8 @@ class ExpressionLowering:
             is_root = frame.closure is self.root_closure
             return Static(value, Path("closure", name) if is_root else None)
         if name in frame.globals:
+            if getattr(type(frame.globals[name]), "__graphjit_unresolved__", False):
+                raise frame.globals[name].error(span)
             is_root = frame.globals is self.root_globals
             return Static(frame.globals[name], Path("globals", name) if is_root else
                           self.foreign_global(frame, name))

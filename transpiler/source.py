@@ -71,12 +71,25 @@ def parse_file(filename: str, text: Optional[str] = None) -> ParsedFile:
     try:
         module = cst.parse_module(text)
     except cst.ParserSyntaxError as e:
-        raise UnsupportedSyntaxError(f"Python syntax error: {e.message}",
-                                     SourceSpan(filename, e.raw_line, e.raw_column + 1)) from None
+        raise python_syntax_error(filename, text, e) from None
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     parsed = ParsedFile(filename, text, wrapper.module, dict(wrapper.resolve(PositionProvider)))
     _FILES[key] = parsed
     return parsed
+
+
+class PythonSyntaxError(UnsupportedSyntaxError):
+    """The file is not valid Python at all."""
+
+
+def python_syntax_error(filename: str, text: str, cst_error) -> PythonSyntaxError:
+    """Python's own wording and position where it has them (clearer than the parser's)."""
+    try:
+        compile(text, filename, "exec")
+    except SyntaxError as e:
+        return PythonSyntaxError(f"Python syntax error: {e.msg}", SourceSpan(filename, e.lineno or 1, e.offset or 1))
+    return PythonSyntaxError(f"Python syntax error: {cst_error.message}",
+                             SourceSpan(filename, cst_error.raw_line, cst_error.raw_column + 1))
 
 
 def function_source(fn) -> tuple[ParsedFile, cst.FunctionDef]:

@@ -34,6 +34,7 @@ class Unresolved:
     name: str
     span: Optional[SourceSpan]
     why: str
+    __graphjit_unresolved__ = True
 
     def error(self, use_span=None) -> LoweringError:
         return LoweringError(f"`{self.name}` is {self.why} at {self.span}; graphjit transpile does not run the "
