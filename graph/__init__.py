@@ -5,7 +5,7 @@ Nothing here imports from `transpiler/` or `backends/`. Names are loaded lazily 
 """
 
 _EXPORTS = {
-    "Graph": ".ir", "Node": ".ir", "parse": ".parser", "print_graph": ".printer", "verify": ".verify",
+    "Graph": ".ir", "Node": ".ir", "parse": ".parser", "print_graph": ".printer", "verify": ".verifier",
     "SourceSpan": ".spans", "GraphjitError": ".diagnostics",
 }
 

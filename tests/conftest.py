@@ -19,3 +19,21 @@ def _pynative_mode():
     graphjit.set_context(mode=graphjit.PYNATIVE_MODE)
     yield
     graphjit.set_context(mode=graphjit.PYNATIVE_MODE)
+
+
+@pytest.fixture(autouse=True)
+def _every_graph_round_trips(monkeypatch):
+    """Every graph any test compiles prints, parses back and prints identically, and verifies."""
+    import graphjit.api as api
+    original = api.compile_for
+
+    def checked(fn, args, config):
+        entry = original(fn, args, config)
+        from graphjit.graph import parse, verify
+        text = str(entry.graph)
+        again = parse(text)
+        verify(again)
+        assert str(again) == text, f"graph text does not round-trip:\n{text}\n---\n{again}"
+        return entry
+
+    monkeypatch.setattr(api, "compile_for", checked)

@@ -13,7 +13,7 @@ from typing import Callable, Optional
 
 from ..diagnostics import GraphjitError, PassError
 from ..ir import Graph
-from ..verify import verify
+from ..verifier import verify
 from . import dce
 
 Pass = tuple[Callable[[Graph], bool], str]
