@@ -14,6 +14,8 @@ from __future__ import annotations
 import keyword
 import linecache
 import math
+
+import numpy as np
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -301,6 +303,8 @@ class Emitter:
         return self.wrap(node, PREC_ATOM)
 
     def literal(self, value) -> tuple[str, int]:
+        if isinstance(value, np.generic) and is_literal(value):
+            return (f"np.{value.dtype.name}({self.literal(value.item())[0]})", PREC_ATOM)
         if isinstance(value, float) and (math.isinf(value) or math.isnan(value)):
             return (f"float({str(value)!r})", PREC_ATOM)
         if is_literal(value) and not isinstance(value, OperandRef):
@@ -349,6 +353,8 @@ class Emitter:
         if op == "tuple":
             items = [self.value(o) for o in ops]
             return ("(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")", PREC_ATOM)
+        if op == "list":
+            return ("[" + ", ".join(self.value(o) for o in ops) + "]", PREC_ATOM)
         if op == "tuple_get":
             return (f"{self.atom(ops[0])}[{node.attrs['index']}]", PREC_ATOM)
         if op == "getitem":

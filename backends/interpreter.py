@@ -87,6 +87,8 @@ class Interpreter:
             return INPLACE[node.attrs["op"]](vals[0], vals[1])
         if op == "tuple":
             return tuple(vals)
+        if op == "list":
+            return list(vals)
         if op == "tuple_get":
             return vals[0][node.attrs["index"]]
         if op == "dim":

@@ -7,6 +7,7 @@ one, the `SourceSpan` of the user's code; `render` turns it into the text the us
 from __future__ import annotations
 
 import linecache
+from dataclasses import dataclass
 from typing import Optional
 
 from .spans import SourceSpan
@@ -38,7 +39,18 @@ class GraphjitError(Exception):
 
 
 class UnsupportedSyntaxError(GraphjitError):
-    """The front end met a construct it does not compile."""
+    """The front end met a construct it does not compile (at the chosen syntax level).
+
+    `rule` is the syntax-table row (code, level, hint) when the construct has one.
+    """
+
+    def __init__(self, message: str, span: Optional[SourceSpan] = None, hint: str = "", rule=None):
+        super().__init__(message, span, hint or (rule.hint if rule is not None else ""))
+        self.rule = rule
+
+    @property
+    def code(self) -> str:
+        return self.rule.code if self.rule is not None else "GJ000"
 
 
 class LoweringError(GraphjitError):
@@ -61,19 +73,89 @@ class CodegenError(GraphjitError):
     """The backend could not emit or compile code for a graph."""
 
 
+@dataclass(frozen=True)
+class Diagnostic:
+    """One problem found in the user's code, as every output format reports it."""
+
+    code: str                 # GJ301
+    severity: str             # error | warning
+    message: str
+    span: Optional[SourceSpan]
+    function: str = ""        # the enclosing (possibly inlined) function
+    hint: str = ""
+    level: str = ""           # the syntax level it was checked at
+
+    @classmethod
+    def from_error(cls, error: GraphjitError, function: str = "", level: str = "",
+                   severity: str = "error") -> "Diagnostic":
+        code = getattr(error, "code", "") or _CODE_BY_KIND.get(type(error).__name__, "GJ000")
+        return cls(code, severity, error.message, error.span, function, error.hint, level)
+
+    def render(self, color: bool = False) -> str:
+        """The text form: header, location, source with carets, function, hint."""
+        red, yellow, blue, bold, reset = ("\033[31m", "\033[33m", "\033[34m", "\033[1m", "\033[0m") if color \
+            else ("", "", "", "", "")
+        tint = red if self.severity == "error" else yellow
+        level = f" (level: {self.level.lower()})" if self.level else ""
+        lines = [f"{bold}{tint}{self.severity}[{self.code}]{reset}{bold}{level}: {self.message}{reset}"]
+        if self.span is not None:
+            lines.append(f"  {blue}-->{reset} {self.span}")
+            lines.extend(source_excerpt(self.span))
+        if self.function:
+            lines.append(f"  {blue}={reset} in function `{self.function}`")
+        if self.hint:
+            lines.append(f"  {blue}={reset} hint: {self.hint}")
+        return "\n".join(lines)
+
+    def gcc(self) -> str:
+        where = f"{self.span.file}:{self.span.line}:{self.span.col}" if self.span else "<unknown>"
+        return f"{where}: {self.severity}: [{self.code}] {self.message}"
+
+
+_CODE_BY_KIND = {"LoweringError": "GJ001", "GraphjitError": "GJ000"}
+
+
+class GraphSyntaxError(SyntaxError):
+    """Compiling at a syntax level found constructs that level does not accept: all of them listed.
+
+    `.diagnostics` holds the `Diagnostic` objects.
+    """
+
+    def __init__(self, diagnostics: list):
+        self.diagnostics = list(diagnostics)
+        first = self.diagnostics[0] if self.diagnostics else None
+        count = len(self.diagnostics)
+        head = f"{count} problem{'s' if count != 1 else ''} found by graphjit"
+        text = head + ":\n\n" + "\n\n".join(d.render() for d in self.diagnostics)
+        if first is not None and first.span is not None:
+            super().__init__(text, (first.span.file, first.span.line, first.span.col, None))
+        else:
+            super().__init__(text)
+
+    def __str__(self) -> str:
+        return self.msg
+
+
 def source_excerpt(span: SourceSpan) -> list[str]:
     """The user's source line with a caret underline, as in STYLE.md."""
     text = linecache.getline(span.file, span.line).rstrip("\n")
     if not text:
         return []
-    gutter = " " * len(str(span.line))
-    end_col = span.end_col if span.end_line == span.line and span.end_col > span.col else len(text) + 1
-    width = max(1, end_col - span.col)
-    return [
-        f"{gutter} |",
-        f"{span.line} | {text}",
-        f"{gutter} | {' ' * (span.col - 1)}{'^' * width}",
-    ]
+    last = span.end_line if span.end_line and span.end_line >= span.line else span.line
+    shown = list(range(span.line, min(last, span.line + 2) + 1))
+    gutter = " " * len(str(shown[-1]))
+    out = [f"{gutter} |"]
+    for number in shown:
+        line = linecache.getline(span.file, number).rstrip("\n")
+        out.append(f"{str(number).rjust(len(gutter))} | {line}")
+        start = span.col if number == span.line else len(line) - len(line.lstrip()) + 1
+        end = span.end_col if number == last and span.end_col else len(line) + 1
+        if end <= start:
+            end = len(line) + 1
+        out.append(f"{gutter} | {' ' * (start - 1)}{'^' * max(1, end - start)}")
+    if last > shown[-1]:
+        out.append(f"{gutter} | ...")
+    return out
 
 
 def render(error: GraphjitError) -> str:

@@ -49,7 +49,11 @@ def is_literal(value: Any) -> bool:
 
 def format_literal(value: Any) -> str:
     if isinstance(value, Index):
+        if not value:
+            return "[()]"
         return "[" + ", ".join(_format_index_item(v) for v in value) + "]"
+    if isinstance(value, np.generic):  # before float: np.float64 is a float subclass
+        return f"np.{value.dtype.name}({format_literal(value.item())})"
     if value is Ellipsis:
         return "..."
     if isinstance(value, bool) or value is None or isinstance(value, (int, str, OperandRef)):
@@ -62,8 +66,6 @@ def format_literal(value: Any) -> str:
         return repr(value)
     if isinstance(value, complex):
         return repr(value)
-    if isinstance(value, np.generic):
-        return f"np.{value.dtype.name}({format_literal(value.item())})"
     if isinstance(value, np.dtype) or (isinstance(value, type) and issubclass(value, np.generic)):
         return f"np.{np.dtype(value).name}"
     if isinstance(value, slice):
@@ -84,10 +86,10 @@ def _format_index_item(item: Any) -> str:
 
 def parse_literal(text: str) -> Any:
     """Inverse of `format_literal`; raises ValueError on anything else."""
-    text = text.strip()
+    text = _operand_refs_to_names(text.strip())
     if text.startswith("["):
         try:
-            tree = ast.parse("_" + text.replace("$", "_op_"), mode="eval").body
+            tree = ast.parse("_" + text, mode="eval").body
         except SyntaxError as e:
             raise ValueError(f"bad index {text!r}") from e
         if not isinstance(tree, ast.Subscript):
@@ -95,10 +97,33 @@ def parse_literal(text: str) -> Any:
         items = tree.slice.elts if isinstance(tree.slice, ast.Tuple) else [tree.slice]
         return Index(_eval(item, allow_slice=True) for item in items)
     try:
-        tree = ast.parse(text.replace("$", "_op_"), mode="eval").body
+        tree = ast.parse(text, mode="eval").body
     except SyntaxError as e:
         raise ValueError(f"bad literal {text!r}") from e
     return _eval(tree)
+
+
+def _operand_refs_to_names(text: str) -> str:
+    """`$3` -> `_op_3` outside string literals (a `$` inside a string stays as it is)."""
+    out, quote, k = [], None, 0
+    while k < len(text):
+        ch = text[k]
+        if quote:
+            if ch == "\\":
+                out.append(text[k:k + 2])
+                k += 2
+                continue
+            if ch == quote:
+                quote = None
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "$":
+            out.append("_op_")
+            k += 1
+            continue
+        out.append(ch)
+        k += 1
+    return "".join(out)
 
 
 def _eval(node: ast.AST, allow_slice: bool = False) -> Any:

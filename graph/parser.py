@@ -10,34 +10,37 @@ import re
 
 
 from . import ops as _ops
-from .diagnostics import GraphParseError
+from .callables import resolve_callable
+from .diagnostics import GraphjitError, GraphParseError
 from .ir import Graph, Node
 from .literals import parse_literal
 from .spans import SourceSpan
 from .types import _split_top, parse_type
 
-_SPAN_RE = re.compile(r"\s+# (\S+):(\d+):(\d+)$")
+_SPAN_RE = re.compile(r"\s+# (.+):(\d+):(\d+)$")
 _NAME_RE = re.compile(r"^%([A-Za-z_][\w]*(?:\.\d+)?|\d+)$")
 
 
 def parse(text: str, filename: str = "<graph>") -> Graph:
     """Parse one graph; `parse(str(g))` prints exactly as `g` does."""
-    lines = [ln for ln in text.splitlines() if ln.strip() and not ln.strip().startswith("//")]
-    if not lines:
+    numbered = [(k + 1, ln) for k, ln in enumerate(text.splitlines())
+                if ln.strip() and not ln.strip().startswith("//")]
+    if not numbered:
         raise GraphParseError("empty graph text", SourceSpan(filename, 1, 1))
-    return _Parser(lines, filename).graph()
+    return _Parser([ln for _, ln in numbered], filename, [n for n, _ in numbered]).graph()
 
 
 class _Parser:
-    def __init__(self, lines: list[str], filename: str):
+    def __init__(self, lines: list[str], filename: str, numbers: list[int]):
         self.lines = lines
+        self.numbers = numbers
         self.pos = 0
         self.filename = filename
         self.values: dict[str, Node] = {}
 
     def error(self, message: str) -> GraphParseError:
-        return GraphParseError(f"{message}: {self.lines[min(self.pos, len(self.lines) - 1)].strip()!r}",
-                               SourceSpan(self.filename, self.pos + 1, 1))
+        at = min(self.pos, len(self.lines) - 1)
+        return GraphParseError(f"{message}: {self.lines[at].strip()!r}", SourceSpan(self.filename, self.numbers[at], 1))
 
     def graph(self) -> Graph:
         header = self.lines[0].strip()
@@ -111,6 +114,11 @@ class _Parser:
             raise self.error("expected `: TYPE`")
         node_type = self._type(rest[1:])
         operands = [self._operand(graph, t) for t in _split_top(operand_text)] if operand_text.strip() else []
+        if op == "call":
+            try:
+                resolve_callable(str(attrs.get("fn")))
+            except GraphjitError as e:
+                raise self.error(e.message) from None
         self.pos += 1
         regions = []
         while self.pos < len(self.lines):

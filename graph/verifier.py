@@ -33,7 +33,7 @@ def _check(graph: Graph, outer: set, problems: list[str], require_spans: bool) -
             problems.append(f"unknown op {node.op!r}")
             continue
         opdef = node.opdef
-        if opdef.arity is not None and len(node.operands) != opdef.arity:
+        if opdef.arity is not None and opdef.emit != "call" and len(node.operands) != opdef.arity:
             problems.append(f"{node!r} has {len(node.operands)} operands, op {node.op} takes {opdef.arity}")
         for operand in node.operands:
             if operand.id not in defined:

@@ -317,6 +317,7 @@ class ExpressionLowering:
                               span)
         if isinstance(base, (Node, Static)):
             index, operands = self.index_of(key, span)
+            operands = [self.emit("list", o.items, span=span) if isinstance(o, _ListIndex) else o for o in operands]
             return self.emit("getitem", [base] + operands, {"index": index}, span)
         raise LoweringError(f"cannot index {type(base).__name__}", span)
 
@@ -340,6 +341,11 @@ class ExpressionLowering:
                 out.append(int(v) if isinstance(v, np.integer) else v)
             elif isinstance(item, Static) and isinstance(item.value, bool):
                 out.append(item.value)
+            elif isinstance(item, Seq) and item.kind == "list" or isinstance(item, Static) and isinstance(
+                    item.value, list):
+                # a list index selects along one axis (a tuple would index several axes)
+                items = item.items if isinstance(item, Seq) else [Static(v) for v in item.value]
+                out.append(ref(_ListIndex(items)))
             else:
                 out.append(ref(item))
         return Index(out), operands
@@ -416,6 +422,13 @@ class ExpressionLowering:
                 value.type.shape[0] is not None:
             return [self.emit("getitem", [value], {"index": Index([k])}, span) for k in range(value.type.shape[0])]
         raise LoweringError(f"cannot iterate over {type(value).__name__} at compile time", span)
+
+
+class _ListIndex:
+    """A list used as an index: becomes a `list` node."""
+
+    def __init__(self, items):
+        self.items = items
 
 
 def _static_key(key) -> bool:

@@ -151,7 +151,7 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering):
         try:
             if isinstance(node, cst.Lambda):
                 return self.expr(node.body, frame)
-            body = node.body.body if isinstance(node.body, cst.IndentedBlock) else [node.body]
+            body = node.body.body  # an IndentedBlock, or the small statements of `def f(): return x`
             result = self.block(list(body), frame)
             return Static(None) if result is None else result
         except GraphjitError as e:
@@ -223,7 +223,7 @@ def lower_function(fn, args: tuple, kwargs: dict, name: Optional[str] = None) ->
     except TypeError as e:
         raise LoweringError(f"{fn.__qualname__}(): {e}", graph.span) from None
     bound.apply_defaults()
-    frame = Frame(parsed, fn.__qualname__, {}, fn.__globals__, _closure_of(fn))
+    frame = Frame(parsed, fn.__qualname__, {}, fn.__globals__, lowerer.root_closure)
     spans = {p.name.value: parsed.span(p) for p in _all_params(node.params)}
     arg_names = []
     for pname, value in bound.arguments.items():
@@ -246,7 +246,7 @@ def lower_function(fn, args: tuple, kwargs: dict, name: Optional[str] = None) ->
     result = lowerer.run_body(node, frame)
     out = lowerer.operand(result, lowerer.return_span or graph.span)
     graph.set_outputs([out])
-    return Lowered(graph, fn.__globals__, _closure_of(fn), lowerer.consts, lowerer.sources, arg_names, sig,
+    return Lowered(graph, fn.__globals__, lowerer.root_closure, lowerer.consts, lowerer.sources, arg_names, sig,
                    lowerer.recipes)
 
 

@@ -176,7 +176,9 @@ class StatementLowering:
         """`x[key] = value`: an ordered in-place write, exactly as eager Python does it."""
         if not isinstance(base, (Node, Static)) or (isinstance(base, Static) and not hasattr(base.value, "shape")):
             raise UnsupportedSyntaxError("item assignment is supported on arrays only in a graph", span)
+        from .expressions import _ListIndex
         index, operands = self.index_of(key, span)
+        operands = [self.emit("list", o.items, span=span) if isinstance(o, _ListIndex) else o for o in operands]
         self.emit("setitem", [base, value] + operands, {"index": Index(_shift(index))}, span)
 
     # --- nested functions ------------------------------------------------------------------
