@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import os
 import threading
 import time
 from dataclasses import dataclass
@@ -55,6 +56,8 @@ class CompiledEntry:
     source: str
     keep_alive: tuple
     compile_seconds: float
+    diagnostics: list = None
+    eager: bool = False    # nothing compiled: the original function runs
 
 
 class JitFunction:
@@ -101,10 +104,20 @@ class JitFunction:
         return tuple(bound.arguments.values())
 
     def config(self, owner: Any = None) -> JitConfig:
+        """The JitConfig in force, with `jit_syntax_level` resolved by precedence (lowest first):
+        `set_context(jit_syntax_level=...)`, a JitConfig (given to `jit`, `Cell.set_jit_config` or
+        `set_context(jit_config=...)`), `jit(fullgraph=True/False)`, `GRAPHJIT_JIT_SYNTAX_LEVEL`.
+        """
         config = self.jit_config or getattr(owner, "_jit_config", None) or _ctx.get_context("jit_config")
         if self.overrides:
             config = config.replace(**self.overrides)
-        return config
+        level = config.jit_syntax_level or _ctx.get_context("jit_syntax_level")
+        if self.fullgraph is not None:
+            level = _ctx.STRICT if self.fullgraph else _ctx.LAX
+        env = os.environ.get("GRAPHJIT_JIT_SYNTAX_LEVEL", "")
+        if env:
+            level = _ctx.normalize_level(env)
+        return config.replace(jit_syntax_level=level)
 
     def _compile(self, args: tuple) -> CompiledEntry:
         key = signature_key(args)
@@ -114,6 +127,8 @@ class JitFunction:
                 return entry
             self.stats["misses"] += 1
             entry = compile_for(self.__graphjit_fn__, args, self.config(args[0] if args else None))
+            if entry.eager:
+                entry.run = self.fn
             self.stats["compiles"] += 1
             self.stats["compile_seconds"] += entry.compile_seconds
             self._entries[key] = entry
@@ -170,21 +185,41 @@ def compile_for(fn: Callable, args: tuple, config: JitConfig) -> CompiledEntry:
     from .graph.passes.manager import run_pipeline
     from .transpiler.lower import lower_function
 
+    from .graph.diagnostics import GraphSyntaxError
+
     start = time.perf_counter()
+    level = config.jit_syntax_level or _ctx.LAX
     try:
-        lowered = lower_function(fn, args, {})
+        lowered = lower_function(fn, args, {}, level=level)
         graph = lowered.graph
         run_pipeline(graph, config.jit_level)
         emitted = emit_function(graph, consts=lowered.consts)
+    except GraphSyntaxError as e:
+        raise e.with_traceback(None) from None
     except GraphjitError as e:
         raise e.with_traceback(None) from None
+    keep = tuple(a for a in args if not isinstance(a, (np.ndarray, np.generic)))
+    if lowered.eager or _only_fallbacks(graph):
+        if not lowered.eager:
+            import warnings
+            warnings.warn(f"graphjit: nothing in {fn.__qualname__} compiles into a graph; it runs eagerly",
+                          stacklevel=4)
+        return CompiledEntry(fn, graph, emitted.source, keep, time.perf_counter() - start,
+                             lowered.diagnostics, eager=True)
     if config.exec_mode == "no_sink":
         roots = _roots(lowered.globals, lowered.closure, emitted.consts)
-        run = Interpreter(graph, roots)
+        run = Interpreter(graph, roots, lowered.globals)
     else:
         run = compile_emitted(emitted, lowered.globals, lowered.closure)
-    keep = tuple(a for a in args if not isinstance(a, (np.ndarray, np.generic)))
-    return CompiledEntry(run, graph, emitted.source, keep, time.perf_counter() - start)
+    return CompiledEntry(run, graph, emitted.source, keep, time.perf_counter() - start, lowered.diagnostics)
+
+
+def _only_fallbacks(graph) -> bool:
+    """True when the graph does nothing but run fallback blocks (and unpack their results)."""
+    kinds = {n.op for n in graph.nodes}
+    return "fallback" in kinds and kinds <= {"fallback", "tuple_get", "const", "tuple", "if"} and not any(
+        n.op == "if" and any(m.op not in ("const", "tuple_get") for r in n.regions for m in r.nodes)
+        for n in graph.nodes)
 
 
 def _roots(globals_dict: dict, closure: dict, consts: list):

@@ -65,13 +65,14 @@ def read_source(path: str) -> str:
         raise UsageError(f"{path}: error: cannot read: {e}") from None
 
 
-def transpile_file(path: str, inputs: dict, jit_level: str = "O1", emit: str = "numpy") -> TranspileResult:
+def transpile_file(path: str, inputs: dict, jit_level: str = "O1", emit: str = "numpy",
+                   level: str = "LAX") -> TranspileResult:
     """Build the generated module (or graph text) for every jitted function and Cell in `path`."""
     import linecache
 
     from . import __version__
     from .backends.emit_numpy import emit_function
-    from .graph.diagnostics import GraphjitError
+    from .graph.diagnostics import Diagnostic, GraphjitError
     from .graph.passes.manager import run_pipeline
     from .graph.types import ANY_ARRAY
     from .transpiler.lower import AbstractArray, lower_function
@@ -86,7 +87,7 @@ def transpile_file(path: str, inputs: dict, jit_level: str = "O1", emit: str = "
         module = StaticModule(path, text)
     except PythonSyntaxError as e:
         raise UsageError(f"{e.span}: error: {e.message}") from None
-    result = TranspileResult("", diagnostics=list(module.diagnostics))
+    result = TranspileResult("", diagnostics=[Diagnostic.from_error(d, "", level) for d in module.diagnostics])
     if not module.targets:
         if result.diagnostics:
             return result
@@ -123,10 +124,13 @@ def transpile_file(path: str, inputs: dict, jit_level: str = "O1", emit: str = "
                 else:
                     args.append(AbstractArray(ANY_ARRAY))
             name = target.name if target.kind == "function" else f"{target.name}_construct"
-            lowered = lower_function(fn, tuple(args), {}, name=name)
+            lowered = lower_function(fn, tuple(args), {}, name=name, level=level, collect=True)
+            result.diagnostics.extend(lowered.diagnostics)
+            if any(d.severity == "error" for d in lowered.diagnostics):
+                continue
             run_pipeline(lowered.graph, jit_level)
         except GraphjitError as e:
-            result.diagnostics.append(e)
+            result.diagnostics.append(Diagnostic.from_error(e, target.name, level))
             continue
         result.graphs.append((name, lowered.graph))
         if emit != "numpy":
@@ -140,14 +144,17 @@ def transpile_file(path: str, inputs: dict, jit_level: str = "O1", emit: str = "
             for k, obj in enumerate(emitted.consts):
                 recipe = lowered.recipes.get(k)
                 if recipe is None:
-                    result.diagnostics.append(GraphjitError(
-                        f"{name}: a compile-time {type(obj).__name__} cannot be rebuilt by the generated module",
-                        target.span))
+                    if isinstance(obj, dict) and obj is module.namespace:
+                        const_lines.append("    _g,")
+                        continue
+                    result.diagnostics.append(Diagnostic(
+                        "GJ002", "error", f"{name}: a compile-time {type(obj).__name__} cannot be rebuilt by the "
+                        "generated module", target.span, target.name))
                     break
                 const_lines.append(f"    {_recipe_code(recipe, built, module.namespace)},")
                 built[id(obj)] = f"{consts_name}[{k}]"
             const_lines.append("]")
-        if "_g[" in emitted.source:
+        if "_g[" in emitted.source or "_make_fallback(" in emitted.source:
             needs_user = True
         pieces.append(emitted.source)
         emitted_names[id(fn)] = emitted.name
@@ -162,7 +169,8 @@ def transpile_file(path: str, inputs: dict, jit_level: str = "O1", emit: str = "
               f"(jit_level {jit_level}); do not edit.", "", f"Example inputs: {shape_note}.", '"""', "",
               "import math", "import operator", "", "import numpy as np", ""]
     if needs_user:
-        header += ["import graphjit", "", "",
+        header += ["import graphjit",
+                   "from graphjit.backends.fallback_runtime import make_fallback as _make_fallback", "", "",
                    "def _load_user_module():",
                    "    # the transpiled file, for its classes and globals (runs its module code)",
                    "    import importlib.util",
@@ -204,8 +212,9 @@ def _recipe_code(recipe: tuple, built: dict, namespace: dict) -> str:
 
 
 def _print_diagnostics(diagnostics: list) -> None:
-    for d in diagnostics:
-        click.echo(str(d), err=True)
+    from .diagnostic_formats import render, use_color
+    if diagnostics:
+        click.echo(render(diagnostics, "text", color=use_color(sys.stderr)), err=True)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -222,13 +231,15 @@ def main() -> None:
 @click.option("--emit", type=click.Choice(["numpy", "graph"]), default="numpy", show_default=True,
               help="Generated NumPy module, or the graph text.")
 @click.option("--jit-level", type=click.Choice(["O0", "O1", "O2"]), default="O1", show_default=True)
-def transpile(file: str, inputs: tuple, output: Optional[str], emit: str, jit_level: str) -> None:
+@click.option("--level", "syntax_level", type=click.Choice(["strict", "compatible", "lax"], case_sensitive=False),
+              default="lax", show_default=True, help="jit_syntax_level to compile at.")
+def transpile(file: str, inputs: tuple, output: Optional[str], emit: str, jit_level: str, syntax_level: str) -> None:
     """Print the NumPy code graphjit generates for FILE's jitted functions and Cells.
 
     FILE is read, never run.
     """
     try:
-        result = transpile_file(file, parse_inputs(inputs), jit_level, emit)
+        result = transpile_file(file, parse_inputs(inputs), jit_level, emit, syntax_level.upper())
     except UsageError as e:
         click.echo(f"{e}" if str(e).startswith(file) else f"graphjit: error: {e}", err=True)
         sys.exit(EXIT_USAGE if "no such file" in str(e) or "is a directory" in str(e) else EXIT_ERRORS)
@@ -246,7 +257,46 @@ def transpile(file: str, inputs: tuple, output: Optional[str], emit: str, jit_le
                 f.write(result.module_text)
         else:
             click.echo(result.module_text, nl=False)
-    sys.exit(EXIT_ERRORS if result.diagnostics else EXIT_OK)
+    errors = [d for d in result.diagnostics if d.severity == "error"]
+    sys.exit(EXIT_ERRORS if errors else EXIT_OK)
+
+
+def check_files(paths: tuple, level: str) -> list:
+    """Diagnostics for every jitted function and Cell in the files, at `level` (files are not run)."""
+    from .graph.diagnostics import Diagnostic
+    diagnostics = []
+    for path in paths:
+        result = transpile_file(path, {}, "O0", "graph", level)
+        diagnostics.extend(result.diagnostics)
+    return diagnostics
+
+
+@main.command()
+@click.argument("files", nargs=-1, required=True)
+@click.option("--level", "syntax_level", type=click.Choice(["strict", "compatible", "lax"], case_sensitive=False),
+              default="lax", show_default=True, help="jit_syntax_level to check against.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif", "gcc"]), default="text",
+              show_default=True)
+def check(files: tuple, syntax_level: str, fmt: str) -> None:
+    """Report every construct in FILES that the syntax level does not compile (files are not run).
+
+    Exit status: 0 clean, 1 errors at that level, 2 usage or input error.
+    """
+    from .diagnostic_formats import render, use_color
+    from . import __version__
+    diagnostics = []
+    for path in files:
+        try:
+            diagnostics.extend(check_files((path,), syntax_level.upper()))
+        except UsageError as e:
+            text = str(e)
+            if "nothing to transpile" in text:
+                continue  # a file without jitted code is clean
+            click.echo(text if text.startswith(path) else f"graphjit: error: {text}", err=True)
+            sys.exit(EXIT_USAGE)
+    out = render(diagnostics, fmt, color=fmt == "text" and use_color(sys.stdout), tool_version=__version__)
+    click.echo(out)
+    sys.exit(EXIT_ERRORS if any(d.severity == "error" for d in diagnostics) else EXIT_OK)
 
 
 if __name__ == "__main__":

@@ -22,8 +22,9 @@ def compile_emitted(emitted: Emitted, globals_dict: dict, closure: dict) -> Call
     """Compile the generated function with its roots: `_g` (the user's globals), `_cells`, `_k`."""
     filename = synthetic_filename(emitted.name, emitted.source)
     linecache.cache[filename] = (len(emitted.source), None, emitted.source.splitlines(True), filename)
+    from .fallback_runtime import make_fallback
     namespace: dict[str, Any] = {
-        "np": np, "math": math, "operator": operator,
+        "np": np, "math": math, "operator": operator, "_make_fallback": make_fallback,
         "_g": globals_dict, "_cells": closure, "_k": emitted.consts,
     }
     code = compile(emitted.source, filename, "exec")

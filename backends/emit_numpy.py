@@ -25,7 +25,7 @@ from ..graph.literals import OperandRef, format_literal, is_literal
 from ..graph.ops import PREC_ATOM, PREC_CMP, PREC_NOT, PREC_POWER, PREC_UNARY, REGION_OPS
 from ..graph.paths import parse_path
 
-RESERVED = {"np", "math", "operator", "_g", "_k", "_cells", "range", "len", "float", "int", "bool", "min",
+RESERVED = {"np", "math", "operator", "_g", "_k", "_cells", "_make_fallback", "range", "len", "float", "int", "bool", "min",
             "max", "abs", "round", "print"}
 INPLACE_SYMBOL = {"add": "+=", "sub": "-=", "mul": "*=", "truediv": "/=", "floordiv": "//=", "mod": "%=",
                   "pow": "**=", "matmul": "@=", "lshift": "<<=", "rshift": ">>=", "bitand": "&=",
@@ -70,6 +70,7 @@ class Emitter:
         self.last_line: Optional[tuple] = None
         self.owned: set[int] = set()   # loop-carried region args: their names belong to the loop
         self.holders: dict[str, Node] = {}  # top-graph variable name -> the node it holds now
+        self.preamble: list[str] = []       # module-level lines before the function (fallback blocks)
         self.last_use: dict = {}
 
     # --- entry -------------------------------------------------------------------------
@@ -104,7 +105,10 @@ class Emitter:
             text = self.value(out)
         self.comment_for(out.span, "    ") if self.with_comments and out.span else None
         self.lines.append(f"    return {text}")
-        return Emitted(fn_name, "\n".join(self.lines) + "\n", self.consts)
+        source = "\n".join(self.lines) + "\n"
+        if self.preamble:
+            source = "\n".join(self.preamble) + "\n\n\n" + source
+        return Emitted(fn_name, source, self.consts)
 
     def _single_use_same_graph(self, node: Node, g: Graph) -> bool:
         return all(u.graph is g and u.op not in REGION_OPS for u in g.users(node))
@@ -146,6 +150,27 @@ class Emitter:
         if op == "inplace":
             self.inplace(node, indent, uses)
             return
+        if op == "raise":
+            cls = node.operands[0]
+            callee = _callee(cls.value) if cls.op == "const" and isinstance(cls.value, str) else self.atom(cls)
+            args = ", ".join(self.value(o) for o in node.operands[1:])
+            self.lines.append(f"{indent}raise {callee}({args})")
+            return
+        if op == "assert":
+            msg = f", {self.value(node.operands[1])}" if len(node.operands) > 1 else ""
+            self.lines.append(f"{indent}assert {self.value(node.operands[0])}{msg}")
+            return
+        if op == "setattr":
+            self.lines.append(f"{indent}{self.atom(node.operands[0])}.{node.attrs['name']} = "
+                              f"{self.value(node.operands[1])}")
+            return
+        if op == "store_global":
+            self.lines.append(f"{indent}{self.scope_expr(node.attrs.get('scope', 'globals'))}[{node.attrs['name']!r}]"
+                              f" = {self.value(node.operands[0])}")
+            return
+        if op == "fallback":
+            self.fallback(node, indent, uses)
+            return
         if op in REGION_OPS:
             getattr(self, "region_" + op)(node, indent, uses)
             return
@@ -169,6 +194,20 @@ class Emitter:
         if node.graph is self.graph and var == hint:
             self.holders[hint] = node
         return var
+
+    def scope_expr(self, scope) -> str:
+        return self.globals_name if scope == "globals" else f"{self.consts_name}[{scope}]"
+
+    def fallback(self, node: Node, indent: str, uses: dict) -> None:
+        """A call of the user's own statements, compiled once at module level (see fallback_runtime)."""
+        a = node.attrs
+        scope = self.scope_expr(a["scope"])
+        helper = self.names.fresh("_fallback")
+        self.preamble.append(f"{helper} = _make_fallback({a['code']!r}, {a['file']!r}, {a['line']}, {scope})")
+        args = ", ".join(self.value(o) for o in node.operands)
+        var = self.names.fresh("fb")
+        self.lines.append(f"{indent}{var} = {helper}({args})")
+        self.expr[node.id] = (var, PREC_ATOM)
 
     def graph_of(self, node: Node) -> Graph:
         return node.graph
@@ -365,7 +404,20 @@ class Emitter:
             return (f"{self.atom(ops[0])}.{op}", PREC_ATOM)
         if op == "call":
             return (f"{_callee(node.attrs['fn'])}({self.call_args(node, ops)})", PREC_ATOM)
-        if op in ("setitem", "inplace") or op in REGION_OPS:
+        if op == "pycall":
+            return (f"{self.atom(ops[0])}({self.call_args(node, ops[1:])})", PREC_ATOM)
+        if op == "load_global":
+            return (f"{self.scope_expr(node.attrs.get('scope', 'globals'))}[{node.attrs['name']!r}]", PREC_ATOM)
+        if op == "getattr":
+            return (f"{self.atom(ops[0])}.{node.attrs['name']}", PREC_ATOM)
+        if op == "dict":
+            items = ", ".join(f"{format_literal(k)}: {self.value(o)}" for k, o in zip(node.attrs["keys"], ops))
+            return ("{" + items + "}", PREC_ATOM)
+        if op == "format":
+            return (f"{format_literal(node.attrs['template'])}.format({', '.join(self.value(o) for o in ops)})",
+                    PREC_ATOM)
+        if op in ("setitem", "inplace", "raise", "assert", "setattr", "store_global", "fallback") \
+                or op in REGION_OPS:
             return ("", PREC_ATOM)
         raise CodegenError(f"cannot emit op {op}", node.span)
 

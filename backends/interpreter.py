@@ -9,6 +9,7 @@ import operator
 from typing import Any, Callable
 
 from ..graph.callables import resolve_callable
+from .fallback_runtime import make_fallback
 from ..graph.diagnostics import GraphjitError
 from ..graph.ir import Graph, Node
 from ..graph.literals import OperandRef
@@ -34,9 +35,10 @@ def build_index(node: Node, index, env: dict) -> Any:
 
 
 class Interpreter:
-    def __init__(self, graph: Graph, roots: Callable[[str, Any], Any]):
+    def __init__(self, graph: Graph, roots: Callable[[str, Any], Any], globals_dict: dict = None):
         self.graph = graph
         self.roots = roots
+        self.globals = globals_dict if globals_dict is not None else {}
 
     def __call__(self, *args) -> Any:
         env: dict[int, Any] = {}
@@ -112,6 +114,35 @@ class Interpreter:
             while self.region(cond, [*carried, *captures], env)[0]:
                 carried = self.region(body, [*carried, *captures], env)
             return carried
+        if op == "raise":
+            cls = resolve_callable(vals[0]) if isinstance(vals[0], str) else vals[0]
+            raise cls(*vals[1:])
+        if op == "assert":
+            if len(vals) > 1:
+                assert vals[0], vals[1]
+            else:
+                assert vals[0]
+            return None
+        if op == "setattr":
+            setattr(vals[0], node.attrs["name"], vals[1])
+            return None
+        if op == "load_global":
+            return self._scope(node.attrs.get("scope", "globals"))[node.attrs["name"]]
+        if op == "store_global":
+            self._scope(node.attrs.get("scope", "globals"))[node.attrs["name"]] = vals[0]
+            return None
+        if op == "getattr":
+            return getattr(vals[0], node.attrs["name"])
+        if op == "pycall":
+            return self._call(vals[0], vals[1:], node.attrs)
+        if op == "dict":
+            return dict(zip(node.attrs["keys"], vals))
+        if op == "format":
+            return node.attrs["template"].format(*vals)
+        if op == "fallback":
+            a = node.attrs
+            scope = self._scope(a["scope"])
+            return make_fallback(a["code"], a["file"], a["line"], scope)(*vals)
         attrs = node.attrs
         kw = attrs.get("kw", ())
         static = {k: v for k, v in attrs.items() if k not in ("kw", "fn")}
@@ -122,3 +153,12 @@ class Interpreter:
         if op == "astype":
             return vals[0].astype(attrs["dtype"])
         return OPS[op](*vals[:n_pos], **kwargs, **static)
+
+    def _scope(self, scope) -> dict:
+        return self.globals if scope == "globals" else self.roots("const", scope)
+
+    def _call(self, fn, vals, attrs):
+        kw = attrs.get("kw", ())
+        n_pos = len(vals) - len(kw)
+        static = {k: v for k, v in attrs.items() if k not in ("kw", "fn")}
+        return fn(*vals[:n_pos], **dict(zip(kw, vals[n_pos:])), **static)

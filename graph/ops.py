@@ -156,6 +156,20 @@ _SPECIAL = [
     ("ndim", 1, True, R.fixed(INT), "`a.ndim`"),
     ("size", 1, True, R.fixed(INT), "`a.size`"),
     ("inplace", 2, False, R.inplace, "`a op= b` (attr `op`): in place on arrays, as Python does"),
+    ("raise", None, False, R.fixed(R.NONE), "`raise E(args...)`; operand 0 is the class (`'builtins.ValueError'` "
+     "or a compile-time class)"),
+    ("assert", None, False, R.fixed(R.NONE), "`assert cond, msg`"),
+    ("setattr", 2, False, R.fixed(R.NONE), "`obj.name = value` (attr `name`): a Python-object effect"),
+    ("getattr", 1, False, R.fixed(OBJECT), "`obj.name` read at call time (attr `name`): the attribute is written "
+     "by compiled code"),
+    ("load_global", 0, False, R.fixed(OBJECT), "`_g[name]`: a module global read at call time (attr `name`)"),
+    ("store_global", 1, False, R.fixed(R.NONE), "`_g[name] = value`: a module global written at call time"),
+    ("pycall", None, False, R.fixed(OBJECT), "`f(args...)`: an ordered opaque call of a Python callable (operand 0)"),
+    ("dict", None, True, R.fixed(OBJECT), "`{k: v, ...}` with keys in attr `keys`"),
+    ("format", None, True, R.fixed(R.ScalarType("str")), "`template.format(values...)` (an f-string of run-time "
+     "values)"),
+    ("fallback", None, False, R.fixed(OBJECT), "statements run by the Python interpreter (LAX): attrs hold the "
+     "code, the names read (operands) and written (results)"),
     ("call", None, False, R.fixed(OBJECT), "an opaque call of a NumPy/math function the table does not know"),
     ("if", None, False, R.fixed(OBJECT), "run-time branch: regions `then`, `else`; yields a tuple"),
     ("for_range", None, False, R.fixed(OBJECT), "`for i in range(start, stop, step)` with carried values"),

@@ -22,6 +22,8 @@ import numpy as np
 from ..graph import ops as _ops
 from ..graph.diagnostics import LoweringError, UnsupportedSyntaxError
 from ..graph.ir import Node
+from ..graph.literals import is_literal
+from .rules import BUILTIN_RULES
 from ..graph.types import ArrayType, TupleType
 from .values import MethodVal, RangeVal, Seq, SourceFunc, Static, is_static, static_value
 
@@ -83,8 +85,11 @@ class CallLowering:
         return self.call(callee, args, kwargs, span)
 
     def call(self, callee, args: list, kwargs: dict, span) -> Any:
+        from .expressions import SeqMethod
         if isinstance(callee, MethodVal):
             return self.array_method(callee, args, kwargs, span)
+        if isinstance(callee, SeqMethod):
+            return self.seq_method(callee, args, kwargs, span)
         if isinstance(callee, SourceFunc):
             return self.inline_source(callee, args, kwargs, span)
         if not isinstance(callee, Static):
@@ -92,6 +97,9 @@ class CallLowering:
         fn = callee.value
         all_static = all(is_static(a) for a in args) and all(is_static(v) for v in kwargs.values())
 
+        if isinstance(fn, types.BuiltinMethodType) and isinstance(getattr(fn, "__self__", None), dict) \
+                and callee.path is None:
+            return self.dict_method(fn, args, span)
         if getattr(fn, "__graphjit_op__", None):  # graphjit.Tensor and friends
             return self.op_call(fn.__graphjit_op__, args, kwargs, span)
         if getattr(fn, "__graphjit_fn__", None) is not None:  # a jitted function: inline its source
@@ -108,9 +116,27 @@ class CallLowering:
             return self.static_iterator(fn, args, span)
         if fn in (sum, min, max) and not all_static:
             return self.fold_builtin(fn, args, kwargs, span)
-        if fn is print:
-            raise UnsupportedSyntaxError("`print` in a graph is not supported yet", span,
-                                         hint="print outside the jitted function, or run in PYNATIVE mode")
+        if fn is print:  # an ordered effect, never run at compile time
+            return self.op_call("call", args, kwargs, span, extra={"fn": "builtins.print"})
+        builtin_rule = BUILTIN_RULES.get(getattr(fn, "__name__", "")) if getattr(builtins, getattr(
+            fn, "__name__", ""), None) is fn else None
+        if builtin_rule is not None:
+            self.require(builtin_rule, span)
+            if builtin_rule == "builtin_setattr" and len(args) == 3 and is_static(args[1]):
+                self.emit("setattr", [self.object_operand(args[0], span), args[2]], {"name": static_value(args[1])},
+                          span)
+                return Static(None)
+            return self.emit("pycall", [self.object_operand(callee, span)] + list(args), {}, span)
+        if fn in (any, all, sorted) and not all_static:
+            items = self.iterate(args[0], span) if isinstance(args[0], Seq) else None
+            operand = Seq(items, "tuple") if items is not None else args[0]
+            return self.op_call("call", [operand] + list(args[1:]), kwargs, span,
+                                extra={"fn": f"builtins.{fn.__name__}"})
+        if fn in (map, filter) and len(args) >= 2:
+            return self.map_filter(fn, args, span)
+        if fn in (str, repr, format, ascii) and not all_static:
+            self.require("fstring_runtime", span)
+            return self.op_call("call", args, kwargs, span, extra={"fn": f"builtins.{fn.__name__}"})
 
         op_name = _ops.OP_BY_CALLABLE.get(id(fn))
         if op_name is not None:
@@ -151,8 +177,86 @@ class CallLowering:
                 return self.const_object(result, (fn, [static_value(a) for a in args],
                                                   {k: static_value(v) for k, v in kwargs.items()}))
             return Static(result)
-        raise UnsupportedSyntaxError(f"calling {_name(fn)} in a graph is not supported", span,
-                                     hint="call NumPy functions, jitted functions, Cells or plain Python helpers")
+        return self.opaque_call(callee, args, kwargs, span)
+
+    def opaque_call(self, callee: Static, args, kwargs, span):
+        """A Python callable without source: an ordered opaque call at COMPATIBLE (never run now)."""
+        fn = callee.value
+        owner = getattr(fn, "__self__", None)
+        if isinstance(owner, (list, dict, set)) and callee.path is not None:
+            self.require("mutate_object", span, f"`{_name(fn)}` mutates a container held outside the function")
+        else:
+            self.require("call_opaque", span, f"calling {_name(fn)} on run-time values needs the Python "
+                                              "interpreter")
+        return self.op_call("pycall", [self.object_operand(callee, span)] + list(args), kwargs, span)
+
+    def dict_method(self, fn, args, span):
+        """Methods of a dict built by the compiled code (its values may be run-time): compile time."""
+        d, name = fn.__self__, fn.__name__
+        keys = [static_value(a) if is_static(a) else None for a in args[:1]]
+        wrap = (lambda v: v if isinstance(v, (Node, Static, Seq)) else Static(v))
+        if name == "get":
+            return wrap(d.get(keys[0], args[1] if len(args) > 1 else Static(None)))
+        if name in ("keys", "values", "items"):
+            if name == "keys":
+                return Seq([Static(k) for k in d], "list")
+            if name == "values":
+                return Seq([wrap(v) for v in d.values()], "list")
+            return Seq([Seq([Static(k), wrap(v)], "tuple") for k, v in d.items()], "list")
+        if name == "update":
+            other = args[0]
+            d.update(other.value if isinstance(other, Static) else {})
+            return Static(None)
+        if name == "pop":
+            return wrap(d.pop(keys[0], *(args[1:2])))
+        if name == "setdefault":
+            return wrap(d.setdefault(keys[0], args[1] if len(args) > 1 else Static(None)))
+        if name == "copy":
+            return Static(dict(d))
+        raise UnsupportedSyntaxError(f"dict.{name}() is not supported in a graph", span)
+
+    def seq_method(self, method, args, kwargs, span):
+        """List methods on a compile-time list of values: computed now, as the loop would."""
+        seq, name = method.seq, method.name
+        items = seq.items
+        if name == "append":
+            items.append(args[0])
+        elif name == "extend":
+            items.extend(self.iterate(args[0], span))
+        elif name == "insert":
+            items.insert(static_value(args[0]), args[1])
+        elif name == "pop":
+            return items.pop(static_value(args[0]) if args else -1)
+        elif name == "reverse":
+            items.reverse()
+        elif name == "clear":
+            items.clear()
+        elif name == "copy":
+            return Seq(list(items), seq.kind)
+        elif name in ("index", "count", "remove"):
+            if not all(is_static(i) for i in items) or not is_static(args[0]):
+                raise LoweringError(f"list.{name}() needs compile-time items", span)
+            values = [static_value(i) for i in items]
+            if name == "remove":
+                del items[values.index(static_value(args[0]))]
+            else:
+                return Static(getattr(values, name)(static_value(args[0])))
+        return Static(None)
+
+    def map_filter(self, fn, args, span):
+        """`map(f, xs)` / `filter(f, xs)` over compile-time sequences: unrolled calls."""
+        func = args[0]
+        seqs = [self.iterate(a, span) for a in args[1:]]
+        if fn is map:
+            return Seq([self.call(func, list(items), {}, span) for items in zip(*seqs)], "list")
+        kept = []
+        for item in seqs[0]:
+            keep = item if isinstance(func, Static) and func.value is None else self.call(func, [item], {}, span)
+            if not is_static(keep):
+                raise NeedsStatic("`filter` needs a predicate known at compile time", span)
+            if static_value(keep):
+                kept.append(item)
+        return Seq(kept, "list")
 
     # --- the kinds of call -------------------------------------------------------------------
     def fold_builtin(self, fn, args, kwargs, span):
@@ -191,7 +295,7 @@ class CallLowering:
             attrs["dtype"] = np.dtype(static_value(operands.pop())).type
         runtime_kw = []
         for key, value in kwargs.items():
-            if is_static(value):
+            if is_static(value) and (key == "dtype" or is_literal(_freeze(static_value(value)))):
                 v = static_value(value)
                 attrs[key] = np.dtype(v).type if key == "dtype" and v is not None else _freeze(v)
             else:

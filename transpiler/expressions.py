@@ -44,8 +44,11 @@ class ExpressionLowering:
     def expr(self, node: cst.BaseExpression, frame) -> Any:
         method = getattr(self, "expr_" + type(node).__name__, None)
         if method is None:
-            raise UnsupportedSyntaxError(f"{_construct_name(node)} is not supported in a graph yet",
-                                         frame.parsed.span(node))
+            from .rules import BY_KEY, EXPRESSION_RULES
+            key = EXPRESSION_RULES.get(type(node).__name__)
+            r = BY_KEY.get(key) if key else None
+            raise UnsupportedSyntaxError(r.message if r else f"{_construct_name(node)} is not supported in a graph",
+                                         frame.parsed.span(node), rule=r)
         return method(node, frame)
 
     def span(self, node, frame):
@@ -57,9 +60,14 @@ class ExpressionLowering:
 
     def lookup(self, name: str, frame, span) -> Any:
         from ..graph.paths import Path
+        if name in frame.declared_globals:
+            return self.emit("load_global", [], {"name": name, "scope": self.globals_scope(frame)}, span, name=name)
         if name in frame.env:
             value = frame.env[name]
             if isinstance(value, Undefined):
+                if value.poisoned:
+                    from .fallback import Poisoned
+                    raise Poisoned(f"`{name}` is not available: {value.reason}", span)
                 raise LoweringError(f"`{name}` may be unbound here: {value.reason}", span)
             return value
         if name in frame.closure:
@@ -182,15 +190,17 @@ class ExpressionLowering:
         result = None
         for target in node.comparisons:
             right = self.expr(target.comparator, frame)
+            if result is not None and not is_static(result):
+                # `a < b < c` is `a < b and b < c`, with `b` evaluated once, as Python does
+                previous, op_node = result, target.operator
+                lhs, rhs = left, right
+                return self.ternary(previous, lambda f: self.compare(op_node, lhs, rhs, span),
+                                    lambda f: previous, frame, span)
             value = self.compare(target.operator, left, right, span)
             if result is None:
                 result = value
-            elif is_static(result) and is_static(value):
-                result = Static(static_value(result) and static_value(value))
             else:
-                raise UnsupportedSyntaxError("chained comparisons on run-time values are not supported yet",
-                                             span, hint="split it: `a < b and b < c` on scalars, or "
-                                                        "`(a < b) & (b < c)` on arrays")
+                result = Static(static_value(result) and static_value(value)) if is_static(value) else value
             if is_static(result) and not static_value(result):
                 return result  # short-circuit as Python does
             left = right
@@ -206,7 +216,13 @@ class ExpressionLowering:
                 other = right if isinstance(left, Node) else left
                 if is_static(other):
                     return Static(isinstance(cst_op, cst.IsNot))
-            raise UnsupportedSyntaxError(f"`{_op_text(cst_op)}` on run-time values is not supported yet", span)
+                return self.emit("call", [left, right], {"fn": "operator.is_" if isinstance(cst_op, cst.Is)
+                                                         else "operator.is_not"}, span)
+            if isinstance(right, Seq) and all(is_static(i) for i in right.items) is False:
+                pass
+            self.require("in_runtime", span)
+            contains = self.emit("call", [right, left], {"fn": "operator.contains"}, span)
+            return contains if isinstance(cst_op, cst.In) else self.emit("not", [contains], span=span)
         op, fn = COMPARE[type(cst_op)]
         return self.binary(op, fn, left, right, span)
 
@@ -240,11 +256,16 @@ class ExpressionLowering:
         if isinstance(value, Static) and isinstance(value.value, np.ndarray):
             value = self.array_value(value, span)  # a weight: read at run time, then `.T` etc.
         if isinstance(value, Static):
+            if name in self.mutated_attrs and not isinstance(getattr(type(value.value), name, None), property):
+                # this compile writes `<obj>.name`: a compile-time read would go stale
+                return self.emit("getattr", [self.object_operand(value, span)], {"name": name}, span, name=name)
             try:
                 result = getattr(value.value, name)
             except AttributeError as e:
                 raise LoweringError(str(e), span) from None
             return Static(result, value.path.attr(name) if value.path else None)
+        if isinstance(value, Seq) and name in SEQ_METHODS:
+            return SeqMethod(value, name)
         if isinstance(value, Node):
             return self.array_attribute(value, name, span)
         raise LoweringError(f"{type(value).__name__} has no attribute `{name}` at compile time", span)
@@ -288,14 +309,19 @@ class ExpressionLowering:
         return ("slice", parts)
 
     def subscript(self, base, key, span):
+        if isinstance(base, Static) and isinstance(base.value, dict) and is_static(key):
+            try:
+                value = base.value[static_value(key)]
+            except KeyError as e:
+                raise LoweringError(f"KeyError: {e}", span) from None
+            return value if isinstance(value, (Node, Static, Seq)) else Static(value, base.path.item(
+                static_value(key)) if base.path and _pathable(static_value(key)) else None)
         if isinstance(base, Static) and _static_key(key):
             k = _key_value(key)
             try:
                 return Static(base.value[k], base.path.item(k) if base.path and _pathable(k) else None)
             except Exception as e:
                 raise LoweringError(f"{type(e).__name__}: {e}", span) from None
-        if isinstance(base, Static) and isinstance(base.value, dict) and isinstance(key, Static):
-            return base.value[key.value]
         if isinstance(base, Seq):
             if not _static_key(key):
                 raise LoweringError("a tuple or list of compile-time structure needs a compile-time index",
@@ -351,20 +377,36 @@ class ExpressionLowering:
         return Index(out), operands
 
     # --- displays and comprehensions --------------------------------------------------------
+    def expr_DictComp(self, node, frame):
+        keys = []
+        values = []
+        node_as_pairs = node.with_changes()
+        results = self.comprehension(node_as_pairs, frame, element=lambda f: (self.expr(node.key, f),
+                                                                               self.expr(node.value, f)))
+        out = {}
+        for key, value in results:
+            if not is_static(key):
+                raise LoweringError("dict keys must be compile-time values", self.span(node.key, frame))
+            out[static_value(key)] = value
+        del keys, values
+        if all(is_static(v) for v in out.values()):
+            return Static({k: static_value(v) for k, v in out.items()})
+        return Static(out)
+
     def expr_ListComp(self, node, frame):
         return Seq(self.comprehension(node, frame), "list")
 
     def expr_GeneratorExp(self, node, frame):
         return Seq(self.comprehension(node, frame), "tuple")
 
-    def comprehension(self, node, frame) -> list:
+    def comprehension(self, node, frame, element=None) -> list:
         """Unrolled at compile time over compile-time sequences, as a loop over them would be."""
         results: list = []
-        inner = type(frame)(frame.parsed, frame.qualname, dict(frame.env), frame.globals, frame.closure)
+        inner = frame.fork()
 
         def run(clause):
             if clause is None:
-                results.append(self.expr(node.elt, inner))
+                results.append(element(inner) if element else self.expr(node.elt, inner))
                 return
             iterable = self.expr(clause.iter, inner)
             for item in self.iterate(iterable, self.span(clause.iter, inner)):
@@ -383,21 +425,35 @@ class ExpressionLowering:
         return results
 
     def expr_FormattedString(self, node, frame):
-        parts = []
+        """Compile-time f-strings are computed now; with run-time values, `template.format(...)`."""
+        pieces, values = [], []
         for part in node.parts:
             if isinstance(part, cst.FormattedStringText):
-                parts.append(part.value)
+                pieces.append(("text", part.value))
                 continue
             value = self.expr(part.expression, frame)
-            if not is_static(value):
-                raise UnsupportedSyntaxError("f-strings of run-time values are not supported in a graph",
-                                             self.span(part, frame))
             spec = part.format_spec
+            if spec and any(not isinstance(p, cst.FormattedStringText) for p in spec):
+                raise UnsupportedSyntaxError("nested replacement fields in a format spec are not supported",
+                                             self.span(part, frame), rule=rule_for("fstring_runtime"))
             fmt = "".join(p.value for p in spec if isinstance(p, cst.FormattedStringText)) if spec else ""
-            v = static_value(value)
-            v = repr(v) if part.conversion == "r" else str(v) if part.conversion == "s" else v
-            parts.append(format(v, fmt))
-        return Static("".join(parts))
+            pieces.append(("value", value, part.conversion, fmt))
+            values.append(value)
+        if all(is_static(v) for v in values):
+            out = []
+            for piece in pieces:
+                if piece[0] == "text":
+                    out.append(piece[1])
+                else:
+                    v = static_value(piece[1])
+                    v = repr(v) if piece[2] == "r" else str(v) if piece[2] == "s" else ascii(v) if piece[2] == "a" \
+                        else v
+                    out.append(format(v, piece[3]))
+            return Static("".join(out))
+        self.require("fstring_runtime", self.span(node, frame))
+        template = "".join(p[1].replace("{", "{{").replace("}", "}}") if p[0] == "text" else
+                           "{" + (f"!{p[2]}" if p[2] else "") + (f":{p[3]}" if p[3] else "") + "}" for p in pieces)
+        return self.emit("format", values, {"template": template}, self.span(node, frame))
 
     def expr_Lambda(self, node: cst.Lambda, frame):
         return SourceFunc(node, frame, "<lambda>", self.param_defaults(node.params, frame))
@@ -422,6 +478,22 @@ class ExpressionLowering:
                 value.type.shape[0] is not None:
             return [self.emit("getitem", [value], {"index": Index([k])}, span) for k in range(value.type.shape[0])]
         raise LoweringError(f"cannot iterate over {type(value).__name__} at compile time", span)
+
+
+SEQ_METHODS = {"append", "extend", "insert", "pop", "index", "count", "reverse", "copy", "clear", "remove"}
+
+
+class SeqMethod:
+    """`xs.append` on a compile-time list of values, waiting for its call."""
+
+    def __init__(self, seq, name):
+        self.seq = seq
+        self.name = name
+
+
+def rule_for(key):
+    from .rules import rule
+    return rule(key)
 
 
 class _ListIndex:

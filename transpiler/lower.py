@@ -15,17 +15,20 @@ from typing import Any, Optional
 import libcst as cst
 import numpy as np
 
-from ..graph.diagnostics import GraphjitError, LoweringError, UnsupportedSyntaxError
+from ..graph.diagnostics import Diagnostic, GraphjitError, GraphSyntaxError, LoweringError, UnsupportedSyntaxError
 from ..graph.ir import Graph, Node
+from ..graph.literals import is_literal
 from ..graph.paths import Path
 from ..graph.spans import SourceSpan
 from ..graph.types import TupleType, type_of_value
 from .calls import CallLowering
 from .expressions import ExpressionLowering
+from .fallback import FallbackLowering
+from .rules import LAX, rule
 from .scope import Scope
 from .source import ParsedFile, function_source, unwrap
 from .statements import StatementLowering
-from .values import Seq, Static
+from .values import Seq, Static, is_static
 
 MAX_INLINE_DEPTH = 64
 
@@ -39,7 +42,14 @@ class Frame:
     env: dict
     globals: dict
     closure: dict                 # free variable name -> cell
-    fn_globals_path: bool = True   # globals reachable as `globals[...]` from the generated code
+    loops: list = field(default_factory=list)   # spans of the enclosing loops (see NOTE [loop control])
+    ret_span: Optional[SourceSpan] = None
+    declared_globals: set = field(default_factory=set)   # names of `global` statements
+
+    def fork(self) -> "Frame":
+        """A copy for one branch or loop body: its own names, the same function."""
+        return Frame(self.parsed, self.qualname, dict(self.env), self.globals, self.closure, list(self.loops),
+                     self.ret_span, self.declared_globals)
 
 
 @dataclass
@@ -54,6 +64,9 @@ class Lowered:
     arg_names: list = field(default_factory=list)
     signature: Optional[inspect.Signature] = None
     recipes: dict = field(default_factory=dict)    # const index -> (class, args, kwargs)
+    diagnostics: list = field(default_factory=list)
+    fallbacks: int = 0
+    eager: bool = False                            # nothing compilable: run the function as it is
 
 
 @dataclass(frozen=True)
@@ -72,15 +85,21 @@ def is_runtime_arg(value: Any) -> bool:
     return False
 
 
-class Lowerer(StatementLowering, ExpressionLowering, CallLowering):
-    def __init__(self, root_fn, graph: Graph):
+class Lowerer(StatementLowering, ExpressionLowering, CallLowering, FallbackLowering):
+    def __init__(self, root_fn, graph: Graph, level: str = LAX, quiet: bool = False):
         self.graph = graph
+        self.level = level
+        self.quiet = quiet          # collect diagnostics without warnings (graphjit check)
+        self.diagnostics: list = []
+        self.fallbacks = 0
         self.scope = Scope(graph)
         self.params: dict[str, Node] = {}
         self.consts: list = []
         self.recipes: dict = {}
         self.sources: list = []
         self.depth = 0
+        self.mutated_attrs: set = set()   # attribute names this compile assigns (read at call time)
+        self.unrollable = 0   # > 0 while lowering a range loop that could still be unrolled
         self.return_span = None
         self.root_fn = root_fn
         self.root_globals = getattr(root_fn, "__globals__", {})
@@ -103,10 +122,38 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering):
             if isinstance(value.value, (list, tuple)) and any(isinstance(v, np.ndarray) for v in value.value):
                 return self.operand(Seq([self.static_item(value, k) for k in range(len(value.value))],
                                         "tuple"), span)
+            if isinstance(value.value, dict):
+                return self.dict_value(value.value, span)
+            if not is_literal(_freeze(value.value)) and value.path is not None:
+                return self.scope.local(self.object_param(value))
             return self.scope.graph.const(_freeze(value.value), span)
         if isinstance(value, Seq):
-            return self.emit("tuple", value.items, span=span)
+            return self.emit("tuple" if value.kind == "tuple" else "list", value.items, span=span)
         raise LoweringError(f"{_describe(value)} cannot be used as a value here", span)
+
+    def dict_value(self, items: dict, span) -> Node:
+        """A dict built at each call (returned, or passed to a Python function): COMPATIBLE."""
+        if not all(is_literal(k) for k in items):
+            raise LoweringError("dict keys must be literals to build the dict at run time", span)
+        if any(not isinstance(v, Static) or isinstance(v.value, np.ndarray) for v in items.values()):
+            self.require("return_dict", span)
+        values = [v if isinstance(v, (Node, Static, Seq)) else Static(v) for v in items.values()]
+        return self.emit("dict", values, {"keys": tuple(items)}, span)
+
+    def object_param(self, value: Static) -> Node:
+        """A compile-time object read through its path at each call (to call it or set attributes)."""
+        key = str(value.path)
+        if key not in self.params:
+            self.params[key] = self.graph.add_param(key, type_of_value(value.value), value.path.flat_name())
+        return self.params[key]
+
+    def object_operand(self, value, span) -> Node:
+        if isinstance(value, Static) and not isinstance(value.value, np.ndarray):
+            if value.path is not None:
+                return self.scope.local(self.object_param(value))
+            self.consts.append(value.value)
+            return self.scope.local(self.object_param(Static(value.value, Path("const", len(self.consts) - 1))))
+        return self.operand(value, span)
 
     def array_value(self, value: Static, span) -> Node:
         """An array reached from a compile-time object: a parameter read through its path."""
@@ -144,7 +191,24 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering):
             args = [self_value] + list(args)
         self.bind_params(node.params, frame, args, kwargs, fn, span)
         self.sources.append((fn.__qualname__, parsed.filename))
+        self.note_attribute_writes(node)
         return self.run_body(node, frame)
+
+    def note_attribute_writes(self, node) -> None:
+        """Attribute names assigned in this function body (COMPATIBLE): reads of them stay run-time."""
+        if self.level == "STRICT":
+            return
+
+        class Writes(cst.CSTVisitor):
+            def visit_AssignTarget(inner, n) -> None:
+                if isinstance(n.target, cst.Attribute):
+                    self.mutated_attrs.add(n.target.attr.value)
+
+            def visit_AugAssign(inner, n) -> None:
+                if isinstance(n.target, cst.Attribute):
+                    self.mutated_attrs.add(n.target.attr.value)
+
+        node.visit(Writes())
 
     def run_body(self, node, frame: Frame) -> Any:
         self.depth += 1
@@ -210,13 +274,19 @@ def _describe(value) -> str:
     return type(value).__name__
 
 
-def lower_function(fn, args: tuple, kwargs: dict, name: Optional[str] = None) -> Lowered:
-    """Lower `fn` called with these arguments into a graph (specialized to their signature)."""
+def lower_function(fn, args: tuple, kwargs: dict, name: Optional[str] = None, level: str = LAX,
+                   collect: bool = False) -> Lowered:
+    """Lower `fn` called with these arguments into a graph (specialized to their signature).
+
+    At STRICT and COMPATIBLE every construct the level rejects is reported at once, in one
+    `GraphSyntaxError`; at LAX they become fallback blocks. With `collect`, nothing is raised
+    for them: `Lowered.diagnostics` lists them (what `graphjit check` prints).
+    """
     fn = unwrap(fn)
     parsed, node = function_source(fn)
     graph = Graph(name or fn.__qualname__)
     graph.span = parsed.span(node)
-    lowerer = Lowerer(fn, graph)
+    lowerer = Lowerer(fn, graph, level, quiet=collect)
     sig = inspect.signature(fn)
     try:
         bound = sig.bind(*args, **kwargs)
@@ -243,11 +313,20 @@ def lower_function(fn, args: tuple, kwargs: dict, name: Optional[str] = None) ->
                           spans.get(pname))
             frame.env[pname] = Static(value, Path("arg", pname))
     lowerer.sources.append((fn.__qualname__, parsed.filename))
-    result = lowerer.run_body(node, frame)
+    lowerer.note_attribute_writes(node)
+    whole = lowerer.whole_function_problem(node, parsed)
+    if whole is not None:
+        lowerer.diagnostics.append(whole)
+        result = Static(None)
+    else:
+        result = lowerer.run_body(node, frame)
+    errors = [d for d in lowerer.diagnostics if d.severity == "error"]
+    if errors and not collect:
+        raise GraphSyntaxError(errors)
     out = lowerer.operand(result, lowerer.return_span or graph.span)
     graph.set_outputs([out])
     return Lowered(graph, fn.__globals__, lowerer.root_closure, lowerer.consts, lowerer.sources, arg_names, sig,
-                   lowerer.recipes)
+                   lowerer.recipes, lowerer.diagnostics, lowerer.fallbacks, whole is not None)
 
 
 def _all_params(params: cst.Parameters) -> list:

@@ -163,6 +163,23 @@ BY_CODE: dict[str, Rule] = {r.code: r for r in RULES}
 assert len(BY_KEY) == len(RULES) and len(BY_CODE) == len(RULES), "rule keys and codes must be unique"
 
 
+# LibCST node kinds the front end does not lower, and the row that reports them.
+STATEMENT_RULES = {
+    "Try": "try", "TryStar": "try", "With": "with", "Del": "del", "Match": "match", "Nonlocal": "nonlocal",
+    "ClassDef": "class", "Import": "import", "ImportFrom": "import",
+}
+EXPRESSION_RULES = {
+    "NamedExpr": "walrus", "Set": "set", "SetComp": "set", "Await": "async", "Yield": "yield",
+}
+BUILTIN_RULES = {
+    "iter": "builtin_iter", "next": "builtin_iter", "aiter": "builtin_iter", "anext": "builtin_iter",
+    "eval": "builtin_dynamic", "exec": "builtin_dynamic", "globals": "builtin_dynamic",
+    "locals": "builtin_dynamic", "vars": "builtin_dynamic", "input": "builtin_dynamic", "open": "builtin_dynamic",
+    "compile": "builtin_dynamic", "breakpoint": "builtin_dynamic", "__import__": "builtin_dynamic",
+    "set": "set", "frozenset": "set", "setattr": "builtin_setattr", "delattr": "builtin_setattr",
+}
+
+
 def rule(key: str) -> Rule:
     return BY_KEY[key]
 

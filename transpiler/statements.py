@@ -7,15 +7,17 @@ and loop-carried values are the names the statement assigns (the SSA phis).
 
 from __future__ import annotations
 
+import operator
 from typing import Any, Callable, Optional
 
 import libcst as cst
 
-from ..graph.diagnostics import LoweringError, UnsupportedSyntaxError
+from ..graph.diagnostics import GraphjitError, LoweringError, UnsupportedSyntaxError
 from ..graph.ir import Graph, Node
 from ..graph.literals import Index
 from ..graph.types import TupleType, join
 from .scope import RegionGroup, Scope
+from .rules import STATEMENT_RULES, rule
 from .values import RangeVal, Seq, SourceFunc, Static, Undefined, is_static, static_value
 
 UNROLL_LIMIT = 1024  # a range loop needing its index at compile time unrolls up to this many times
@@ -47,35 +49,122 @@ class StatementLowering:
         return None
 
     def statements(self, stmts: list, frame) -> None:
+        """Lower a block; stops early at `break`/`continue`/`return`/`raise` (see NOTE [loop control])."""
         for k, stmt in enumerate(stmts):
-            if isinstance(stmt, cst.If) and _contains_return(stmt):
-                test = self.expr(stmt.test, frame)
-                if not (is_static(test) or isinstance(test, Seq)):
-                    # A run-time branch that returns: the rest of the function runs inside both
-                    # branches, so every path ends in a return and the `if` yields the result.
-                    self.returning_if(stmt, test, stmts[k + 1:], frame)
+            if self.control_pending(stmts[k:], frame):
+                return
+            mark = self.mark()
+            try:
+                if not frame.loops and isinstance(stmt, cst.If) and _contains_return(stmt):
+                    test = self.expr(stmt.test, frame)
+                    if not (is_static(test) or isinstance(test, Seq)):
+                        # A run-time branch that returns: the rest of the function runs inside both
+                        # branches, so every path ends in a return and the `if` yields the result.
+                        self.returning_if(stmt, test, stmts[k + 1:], frame)
+                        return
+                    self.decided_if(stmt, test, frame)
+                else:
+                    self.statement(stmt, frame)
+            except _Stop:
+                return
+            except GraphjitError as error:
+                if self.recover(stmt, error, stmts[k + 1:], frame, mark):
                     return
-                self.decided_if(stmt, test, frame)
-                continue
-            self.statement(stmt, frame)
+        if not frame.loops:
+            self.control_pending([], frame)
+
+    # NOTE [loop control]: inside loops, `break`, `continue` and `return` set flags in the frame
+    # (`$brk<depth>`, `$cont<depth>`, `$ret` with `$rv`) and stop the current block; the rest of
+    # an enclosing block runs under `if not (flags)`, loops test the flags, and after the
+    # outermost loop a set `$ret` returns `$rv`. Flags known at compile time cost nothing; run-time
+    # flags are ordinary carried values of the loop regions.
+    def control_pending(self, rest: list, frame) -> bool:
+        """Handle flags set by earlier statements; True when the rest of the block was consumed."""
+        env = frame.env
+        if frame.loops:
+            depth = len(frame.loops)
+            flags = [env.get(f"$brk{depth}"), env.get(f"$cont{depth}"), env.get("$ret")]
+            flags = [f for f in flags if f is not None and not (is_static(f) and not static_value(f))]
+            if not flags:
+                return False
+            if any(is_static(f) for f in flags):
+                return True  # a flag surely set: the rest of this block is dead
+            if not rest:
+                return True
+            span = frame.loops[-1]
+            go_on = self.emit("not", [self.any_of(flags, span)], span=span)
+
+            def then_fn(f):
+                self.clear_flags(f, depth)  # on this path no flag is set
+                self.statements(rest, f)
+
+            self.branch(go_on, then_fn, lambda f: None, frame, span)
+            return True
+        ret = env.get("$ret")
+        if ret is None or (is_static(ret) and not static_value(ret)):
+            return False
+        value = env.get("$rv", Static(None))
+        if is_static(ret):
+            raise _Return(value)
+        span = frame.ret_span
+
+        def then_fn(f):
+            return f.env.get("$rv", Static(None))
+
+        def else_fn(f):
+            f.env["$ret"] = Static(False)
+            result = self.block(list(rest), f)
+            return Static(None) if result is None else result
+
+        result = self.branch(ret, then_fn, else_fn, frame, span, result_fns=(None, None))[0]
+        raise _Return(result)
+
+    @staticmethod
+    def clear_flags(frame, depth: int) -> None:
+        for name in (f"$brk{depth}", f"$cont{depth}", "$ret"):
+            if name in frame.env:
+                frame.env[name] = Static(False)
+
+    def any_of(self, flags: list, span):
+        acc = flags[0]
+        for f in flags[1:]:
+            acc = self.emit("bitor", [acc, f], span=span)
+        return acc
+
+    def mark(self) -> tuple:
+        return (self.scope, len(self.scope.graph.nodes))
+
+    def rollback(self, mark: tuple) -> None:
+        """Drop the nodes a failed statement added (its region graphs were never attached)."""
+        scope, count = mark
+        self.scope = scope
+        graph = scope.graph
+        for node in reversed(graph.nodes[count:]):
+            graph.nodes.remove(node)
+            graph._edges.remove_node(node)
 
     def statement(self, stmt, frame) -> None:
         if isinstance(stmt, cst.SimpleStatementLine):
             for small in stmt.body:
-                self.small_statement(small, frame)
+                self.statement(small, frame)
             return
         method = getattr(self, "stmt_" + type(stmt).__name__, None)
         if method is None:
-            raise UnsupportedSyntaxError(f"{_stmt_name(stmt)} is not supported in a graph yet",
-                                         self.span(stmt, frame))
+            self.unsupported_node(stmt, frame, STATEMENT_RULES)
         method(stmt, frame)
 
-    def small_statement(self, stmt, frame) -> None:
-        method = getattr(self, "stmt_" + type(stmt).__name__, None)
-        if method is None:
-            raise UnsupportedSyntaxError(f"{_stmt_name(stmt)} is not supported in a graph yet",
-                                         self.span(stmt, frame))
-        method(stmt, frame)
+    def unsupported_node(self, node, frame, table: dict):
+        from .rules import BY_KEY
+        key = table.get(type(node).__name__)
+        r = BY_KEY.get(key) if key else None
+        message = r.message if r else f"{_stmt_name(node)} is not supported in a graph"
+        raise UnsupportedSyntaxError(message, self.span(node, frame), rule=r)
+
+    def stmt_Global(self, stmt: cst.Global, frame) -> None:
+        """`global n`: reads and writes of `n` go to the module at call time (COMPATIBLE)."""
+        self.require("global", self.span(stmt, frame))
+        for item in stmt.names:
+            frame.declared_globals.add(item.name.value)
 
     # --- simple statements -----------------------------------------------------------------
     def stmt_Pass(self, stmt, frame) -> None:
@@ -89,7 +178,65 @@ class StatementLowering:
 
     def stmt_Return(self, stmt: cst.Return, frame) -> None:
         value = Static(None) if stmt.value is None else self.expr(stmt.value, frame)
+        if frame.loops:
+            frame.env["$ret"] = Static(True)
+            frame.env["$rv"] = value
+            frame.ret_span = self.span(stmt, frame)
+            raise _Stop
         raise _Return(value, self.span(stmt, frame))
+
+    def stmt_Break(self, stmt, frame) -> None:
+        frame.env[f"$brk{len(frame.loops)}"] = Static(True)
+        raise _Stop
+
+    def stmt_Continue(self, stmt, frame) -> None:
+        frame.env[f"$cont{len(frame.loops)}"] = Static(True)
+        raise _Stop
+
+    def stmt_Raise(self, stmt: cst.Raise, frame) -> None:
+        """`raise E(args)`: an ordered effect that ends this path (as `return` does)."""
+        span = self.span(stmt, frame)
+        if stmt.exc is None:
+            raise UnsupportedSyntaxError("a bare `raise` (re-raise) needs an `except` block", span,
+                                         rule=rule("try"))
+        if stmt.cause is not None:
+            raise UnsupportedSyntaxError("`raise ... from ...` is not supported in a graph", span, rule=rule("try"))
+        exc = stmt.exc
+        if isinstance(exc, cst.Call):
+            callee = self.expr(exc.func, frame)
+            args = [self.expr(a.value, frame) for a in exc.args if a.keyword is None and not a.star]
+            if any(a.keyword is not None or a.star for a in exc.args):
+                raise UnsupportedSyntaxError("keyword arguments of an exception are not supported", span,
+                                             rule=rule("try"))
+        else:
+            callee, args = self.expr(exc, frame), []
+        if not (isinstance(callee, Static) and isinstance(callee.value, type)
+                and issubclass(callee.value, BaseException)):
+            raise LoweringError("`raise` needs an exception class known at compile time", span)
+        self.emit("raise", [self.exception_class(callee)] + list(args), span=span)
+        if frame.loops:
+            raise _Stop
+        raise _Return(Static(None), span)
+
+    def exception_class(self, callee: Static):
+        """Builtin exceptions by name; user exception classes as compile-time objects."""
+        import builtins
+        cls = callee.value
+        if getattr(builtins, cls.__name__, None) is cls:
+            return Static(f"builtins.{cls.__name__}")
+        return callee
+
+    def stmt_Assert(self, stmt: cst.Assert, frame) -> None:
+        span = self.span(stmt, frame)
+        test = self.expr(stmt.test, frame)
+        msg = None if stmt.msg is None else self.expr(stmt.msg, frame)
+        if is_static(test) and msg is None or is_static(test) and bool(static_value(test)):
+            if not static_value(test):
+                self.emit("raise", [Static("builtins.AssertionError")], span=span)
+            return
+        if msg is not None and not (is_static(msg) or isinstance(msg, Node)):
+            msg = self.operand(msg, span)
+        self.emit("assert", [test] + ([msg] if msg is not None else []), span=span)
 
     def stmt_Assign(self, stmt: cst.Assign, frame) -> None:
         value = self.expr(stmt.value, frame)
@@ -113,9 +260,14 @@ class StatementLowering:
             current = self.subscript(base, key, span)
             updated = self.augmented(op, current, self.expr(stmt.value, frame), span)
             self.store_item(base, key, updated, span)
+        elif isinstance(target, cst.Attribute):
+            self.require("setattr", span)
+            obj = self.expr(target.value, frame)
+            current = self.attribute(obj, target.attr.value, span)
+            updated = self.augmented(op, current, self.expr(stmt.value, frame), span)
+            self.emit("setattr", [self.object_operand(obj, span), updated], {"name": target.attr.value}, span)
         else:
-            raise UnsupportedSyntaxError("augmented assignment to an attribute is not supported in a graph yet",
-                                         span, hint="assign to a local variable instead")
+            raise UnsupportedSyntaxError("this augmented assignment target is not supported", span)
 
     def augmented(self, op: str, current, value, span):
         """`x op= v`: in place on arrays (as Python does: aliases see it), a new value otherwise."""
@@ -138,15 +290,25 @@ class StatementLowering:
             base = self.expr(target.value, frame)
             self.store_item(base, self.subscript_key(target, frame), value, span)
         elif isinstance(target, cst.Attribute):
-            raise UnsupportedSyntaxError("assigning to an attribute is not supported in a graph yet", span,
-                                         hint="keep state in local variables, or run in PYNATIVE mode")
+            self.require("setattr", span)
+            obj = self.expr(target.value, frame)
+            self.emit("setattr", [self.object_operand(obj, span), value], {"name": target.attr.value}, span)
         else:
             raise UnsupportedSyntaxError(f"assignment to {type(target).__name__} is not supported", span)
 
     def assign_name(self, name: str, value, frame) -> None:
+        if name in frame.declared_globals:
+            self.emit("store_global", [value], {"name": name, "scope": self.globals_scope(frame)})
+            return
         if isinstance(value, Node) and not value.name and value.op not in ("const", "arg", "param"):
             value.name = name
         frame.env[name] = value
+
+    def globals_scope(self, frame):
+        """How generated code reaches this frame's module globals: `_g`, or a compile-time object."""
+        if frame.globals is self.root_globals:
+            return "globals"
+        return self.const_object(frame.globals).path.root
 
     def unpack(self, target, value, frame, span) -> None:
         elements = list(target.elements)
@@ -183,9 +345,11 @@ class StatementLowering:
 
     # --- nested functions ------------------------------------------------------------------
     def stmt_FunctionDef(self, stmt: cst.FunctionDef, frame) -> None:
+        if stmt.asynchronous is not None:
+            raise UnsupportedSyntaxError(rule("async").message, self.span(stmt, frame), rule=rule("async"))
         if stmt.decorators:
-            raise UnsupportedSyntaxError("decorated nested functions are not supported in a graph yet",
-                                         self.span(stmt, frame))
+            raise UnsupportedSyntaxError(rule("decorated_def").message, self.span(stmt, frame),
+                                         rule=rule("decorated_def"))
         frame.env[stmt.name.value] = SourceFunc(stmt, frame, stmt.name.value, self.param_defaults(stmt.params, frame))
 
     # --- if --------------------------------------------------------------------------------
@@ -283,12 +447,8 @@ class StatementLowering:
     def stmt_For(self, stmt: cst.For, frame) -> None:
         span = self.span(stmt, frame)
         if stmt.orelse is not None:
-            raise UnsupportedSyntaxError("`for ... else` is not supported in a graph yet", span)
-        if _contains(stmt.body, (cst.Break, cst.Continue, cst.Return)):
-            raise UnsupportedSyntaxError("`break`, `continue` and `return` inside a loop are not supported "
-                                         "in a graph yet", span, hint="compute a mask or a result after the loop")
+            raise UnsupportedSyntaxError("`for ... else` is not supported in a graph", span, rule=rule("for_else"))
         iterable = self.expr(stmt.iter, frame)
-        body = list(stmt.body.body)
         if isinstance(iterable, Static) and isinstance(iterable.value, range):
             r = iterable.value
             try:
@@ -305,9 +465,56 @@ class StatementLowering:
                                     "but its bounds are known only at run time", span) from None
         if isinstance(iterable, Node) and not _small_static_rows(iterable):
             return self.rows_loop(stmt, iterable, frame)
-        for item in self.iterate(iterable, span):
+        self.unrolled_loop(stmt, self.iterate(iterable, span), frame)
+
+    def unrolled_loop(self, stmt: cst.For, items: list, frame) -> None:
+        span = self.span(stmt, frame)
+        body = list(stmt.body.body)
+        control = _has_loop_control(body)
+        self.enter_loop(frame, span, control, body)
+        try:
+            self.unroll_items(stmt, items, frame, control)
+        finally:
+            self.exit_loop(frame)
+
+    def unroll_items(self, stmt, items: list, frame, control: bool) -> None:
+        depth = len(frame.loops)
+        for k, item in enumerate(items):
+            if control:
+                flags = [frame.env.get(f"$brk{depth}"), frame.env.get("$ret")]
+                flags = [f for f in flags if f is not None and not (is_static(f) and not static_value(f))]
+                if any(is_static(f) for f in flags):
+                    return
+                if flags:  # run the remaining iterations only while no flag is set
+                    span = frame.loops[-1]
+                    go_on = self.emit("not", [self.any_of(flags, span)], span=span)
+                    rest = items[k:]
+
+                    def then_fn(f):
+                        self.clear_flags(f, depth)
+                        self.unroll_items(stmt, rest, f, control)
+
+                    self.branch(go_on, then_fn, lambda f: None, frame, span)
+                    return
+                frame.env[f"$cont{depth}"] = Static(False)
             self.assign_target(stmt.target, item, frame)
-            self.statements(body, frame)
+            self.statements(list(stmt.body.body), frame)
+
+    def enter_loop(self, frame, span, control: bool, body: list = ()) -> None:
+        frame.loops.append(span)
+        if control:
+            depth = len(frame.loops)
+            frame.env[f"$brk{depth}"] = Static(False)
+            frame.env[f"$cont{depth}"] = Static(False)
+            if _contains(body, (cst.Return,)):
+                frame.env.setdefault("$ret", Static(False))
+                frame.env.setdefault("$rv", Static(None))
+
+    def exit_loop(self, frame) -> None:
+        depth = len(frame.loops)
+        frame.env.pop(f"$brk{depth}", None)
+        frame.env.pop(f"$cont{depth}", None)
+        frame.loops.pop()
 
     def rows_loop(self, stmt: cst.For, array: Node, frame) -> None:
         """`for row in x` over an array of unknown length: a range loop over `len(x)`."""
@@ -318,31 +525,105 @@ class StatementLowering:
     def range_loop(self, stmt: cst.For, rng: RangeVal, frame, rows_of: Optional[Node] = None) -> None:
         span = self.span(stmt, frame)
         body = list(stmt.body.body)
-        carried = [n for n in _assigned_names(body) if n in frame.env and not isinstance(frame.env[n], Undefined)]
-        loop_var_names = _target_names(stmt.target)
-        carried = [n for n in carried if n not in loop_var_names]
+        control = _has_loop_control(body)
+        loop_vars = _target_names(stmt.target)
+        self.enter_loop(frame, span, control, body)
+        self.unrollable += 1
+        try:
+            if control:
+                self.flag_range_loop(stmt, rng, frame, rows_of)
+            else:
+                self.plain_range_loop(stmt, rng, frame, rows_of)
+        finally:
+            self.unrollable -= 1
+            self.exit_loop(frame)
+        for n in loop_vars:
+            frame.env[n] = Undefined(n, f"it is the variable of the run-time loop at {span}")
+        self.undefine_loop_locals(body, frame, span)
+
+    def bind_loop_target(self, stmt, index, rows_of, frame, span) -> None:
+        if rows_of is None:
+            self.assign_target(stmt.target, index, frame)
+        else:
+            row = self.emit("getitem", [rows_of, index], {"index": Index([_ref(1)])}, span)
+            self.assign_target(stmt.target, row, frame)
+
+    def plain_range_loop(self, stmt, rng: RangeVal, frame, rows_of) -> None:
+        span = self.span(stmt, frame)
+        body = list(stmt.body.body)
+        carried = self.carried_names(body, frame, exclude=_target_names(stmt.target))
+        index_name = stmt.target.value if rows_of is None and isinstance(stmt.target, cst.Name) else "i"
+
+        def body_fn(f, index):
+            self.bind_loop_target(stmt, index, rows_of, f, span)
+            self.statements(body, f)
+
+        outs, types, group, g = self.loop_region(frame, span, carried, body_fn, index_name)
+        bounds = [self.operand(b, span) for b in (rng.start, rng.stop, rng.step)]
+        init_nodes = [self.operand(frame.env[n], span) for n in carried]
+        node = self.scope.graph.add("for_range", bounds + init_nodes + [self.scope.local(v) for v in group.outer],
+                                    {"carried": len(carried)}, TupleType(tuple(types)), span, regions=[g])
+        self.bind_results(node, carried, types, frame, span)
+
+    def flag_range_loop(self, stmt, rng: RangeVal, frame, rows_of) -> None:
+        """A range loop that may `break`/`return`: a `while` over the index that tests the flags."""
+        span = self.span(stmt, frame)
+        depth = len(frame.loops)
+        body = list(stmt.body.body)
+        index_var = f"$i{depth}"
+        frame.env[index_var] = rng.start
+        step = rng.step
+
+        def cond_fn(f):
+            i = f.env[index_var]
+            if is_static(step):
+                in_range = self.binary("lt" if static_value(step) > 0 else "gt",
+                                       operator.lt if static_value(step) > 0 else operator.gt, i, rng.stop, span)
+            else:
+                up = self.emit("bitand", [self.emit("gt", [step, Static(0)], span=span),
+                                          self.emit("lt", [i, rng.stop], span=span)], span=span)
+                down = self.emit("bitand", [self.emit("lt", [step, Static(0)], span=span),
+                                            self.emit("gt", [i, rng.stop], span=span)], span=span)
+                in_range = self.emit("bitor", [up, down], span=span)
+            flags = [f.env[n] for n in (f"$brk{depth}", "$ret") if n in f.env]
+            return self.emit("bitand", [self.emit("not", [self.any_of(flags, span)], span=span), in_range],
+                             span=span)
+
+        def body_fn(f):
+            self.clear_flags(f, depth)  # the loop test guarantees no flag is set here
+            i = f.env[index_var]
+            self.bind_loop_target(stmt, i, rows_of, f, span)
+            self.statements(body, f)
+            f.env[index_var] = self.binary("add", operator.add, i, step, span)
+
+        self.while_region(frame, span, body, cond_fn, body_fn, extra=[index_var])
+        frame.env.pop(index_var, None)
+
+    def carried_names(self, body: list, frame, exclude=(), extra=()) -> list:
+        names = [n for n in _assigned_names(body) if n in frame.env and not isinstance(frame.env[n], Undefined)]
+        names += [n for n in extra if n not in names]
+        for flag in sorted(k for k in frame.env if k.startswith("$") and not k.startswith("$i")):
+            if flag not in names and _flag_of_this_loop(flag, len(frame.loops)):
+                names.append(flag)
+        return [n for n in names if n not in exclude]
+
+    def loop_region(self, frame, span, carried: list, body_fn, index_name: str):
+        """The body region of a `for_range`; carried values' types widen until they are stable."""
         init = [frame.env[n] for n in carried]
-        bounds = [rng.start, rng.stop, rng.step]
-        types = [self.operand(v, span).type if not isinstance(v, Node) else v.type for v in init]
-        for attempt in range(3):
+        types = [self.operand(v, span).type for v in init]
+        for _attempt in range(3):
             outer = self.scope
             g = Graph(f"{outer.graph.name}.body", label="body")
             group = RegionGroup([g], outer)
-            index = g.add_arg(_target_names(stmt.target)[0] if rows_of is None and isinstance(stmt.target, cst.Name)
-                              else "i", _index_type(), span)
-            args = [g.add_arg(n, t, span) for n, t in zip(carried, types)]
+            index = g.add_arg(index_name, _index_type(), span)
+            args = [g.add_arg(n.lstrip("$"), t, span) for n, t in zip(carried, types)]
             body_frame = _fork(frame)
             self.scope = Scope(g, group, 0)
             try:
                 for n, a in zip(carried, args):
                     body_frame.env[n] = a
-                if rows_of is None:
-                    self.assign_target(stmt.target, index, body_frame)
-                else:
-                    row = self.emit("getitem", [rows_of, index], {"index": Index([_ref(1)])}, span)
-                    self.assign_target(stmt.target, row, body_frame)
                 try:
-                    self.statements(body, body_frame)
+                    body_fn(body_frame, index)
                 except LoweringError as e:
                     if _is_needs_static(e):
                         raise _NeedsUnroll(e.message) from None
@@ -355,51 +636,75 @@ class StatementLowering:
             if new_types == types:
                 break
             types = new_types
-        bound_nodes = [self.operand(b, span) for b in bounds]
-        init_nodes = [self.operand(v, span) for v in init]
-        node = self.scope.graph.add("for_range", bound_nodes + init_nodes + [outer.local(v) for v in group.outer],
-                                    {"carried": len(carried)}, TupleType(tuple(types)), span, regions=[g])
+        return outs, types, group, g
+
+    def bind_results(self, node, carried: list, types: list, frame, span) -> None:
         for k, (n, t) in enumerate(zip(carried, types)):
-            self.assign_name(n, self.scope.graph.add("tuple_get", [node], {"index": k}, t, span), frame)
-        for n in loop_var_names:
-            frame.env[n] = Undefined(n, f"it is the variable of the run-time loop at {span}")
+            value = self.scope.graph.add("tuple_get", [node], {"index": k}, t, span)
+            if n.startswith("$"):
+                frame.env[n] = value
+            else:
+                self.assign_name(n, value, frame)
+
+    def undefine_loop_locals(self, body: list, frame, span) -> None:
         for n in _assigned_names(body):
-            if n not in carried and n not in loop_var_names and n not in frame.env:
+            if n not in frame.env:
                 frame.env[n] = Undefined(n, f"it is assigned only inside the run-time loop at {span}")
 
     # --- while -----------------------------------------------------------------------------
     def stmt_While(self, stmt: cst.While, frame) -> None:
         span = self.span(stmt, frame)
         if stmt.orelse is not None:
-            raise UnsupportedSyntaxError("`while ... else` is not supported in a graph yet", span)
-        if _contains(stmt.body, (cst.Break, cst.Continue, cst.Return)):
-            raise UnsupportedSyntaxError("`break`, `continue` and `return` inside a loop are not supported "
-                                         "in a graph yet", span)
+            raise UnsupportedSyntaxError("`while ... else` is not supported in a graph", span,
+                                         rule=rule("while_else"))
         body = list(stmt.body.body)
-        carried = [n for n in _assigned_names(body) if n in frame.env and not isinstance(frame.env[n], Undefined)]
+        control = _has_loop_control(body)
+        self.enter_loop(frame, span, control, body)
+        depth = len(frame.loops)
+        try:
+            def cond_fn(f):
+                if not control:
+                    return self.expr(stmt.test, f)
+                flags = [f.env[n] for n in (f"$brk{depth}", "$ret") if n in f.env]
+                # short-circuit: the test is not evaluated again once a flag is set
+                return self.ternary(self.any_of(flags, span), lambda g: Static(False),
+                                    lambda g: self.expr(stmt.test, g), f, span)
+
+            def body_fn(f):
+                if control:
+                    self.clear_flags(f, depth)  # the loop test guarantees no flag is set here
+                self.statements(body, f)
+
+            self.while_region(frame, span, body, cond_fn, body_fn)
+        finally:
+            self.exit_loop(frame)
+        self.undefine_loop_locals(body, frame, span)
+
+    def while_region(self, frame, span, body: list, cond_fn, body_fn, extra=()) -> None:
+        carried = self.carried_names(body, frame, extra=extra)
         init = [frame.env[n] for n in carried]
         types = [self.operand(v, span).type for v in init]
-        for attempt in range(3):
+        for _attempt in range(3):
             outer = self.scope
             cond_g = Graph(f"{outer.graph.name}.cond", label="cond")
             body_g = Graph(f"{outer.graph.name}.body", label="body")
             group = RegionGroup([cond_g, body_g], outer)
             outs = None
             for k, g in enumerate((cond_g, body_g)):
-                args = [g.add_arg(n, t, span) for n, t in zip(carried, types)]
+                args = [g.add_arg(n.lstrip("$"), t, span) for n, t in zip(carried, types)]
                 f = _fork(frame)
                 for n, a in zip(carried, args):
                     f.env[n] = a
                 self.scope = Scope(g, group, k)
                 try:
                     if k == 0:
-                        test = self.expr(stmt.test, f)
+                        test = cond_fn(f)
                         if is_static(test) and not static_value(test):
                             self.scope = outer
                             return  # `while False:` never runs
                         g.set_outputs([self.operand(test, span)])
                     else:
-                        self.statements(body, f)
+                        body_fn(f)
                         outs = [self.operand(f.env[n], span) for n in carried]
                         g.set_outputs(outs)
                 finally:
@@ -409,18 +714,26 @@ class StatementLowering:
                 break
             types = new_types
         init_nodes = [self.operand(v, span) for v in init]
-        node = self.scope.graph.add("while", init_nodes + [outer.local(v) for v in group.outer],
+        node = self.scope.graph.add("while", init_nodes + [self.scope.local(v) for v in group.outer],
                                     {"carried": len(carried)}, TupleType(tuple(types)), span,
                                     regions=[cond_g, body_g])
-        for k, (n, t) in enumerate(zip(carried, types)):
-            self.assign_name(n, self.scope.graph.add("tuple_get", [node], {"index": k}, t, span), frame)
-        for n in _assigned_names(body):
-            if n not in carried and n not in frame.env:
-                frame.env[n] = Undefined(n, f"it is assigned only inside the `while` loop at {span}")
+        self.bind_results(node, carried, types, frame, span)
 
 
 class _NeedsUnroll(Exception):
     pass
+
+
+class _Stop(Exception):
+    """Internal: the rest of the current block is dead (after break/continue/return/raise in a loop)."""
+
+
+def _flag_of_this_loop(flag: str, depth: int) -> bool:
+    return flag in (f"$brk{depth}", "$ret", "$rv")
+
+
+def _has_loop_control(body: list) -> bool:
+    return _contains(body, (cst.Break, cst.Continue, cst.Return))
 
 
 def _is_needs_static(error) -> bool:
@@ -460,7 +773,7 @@ def _small_static_rows(node: Node) -> bool:
 
 
 def _fork(frame):
-    return type(frame)(frame.parsed, frame.qualname, dict(frame.env), frame.globals, frame.closure)
+    return frame.fork()
 
 
 def _changed_names(before: dict, envs: list) -> list:
@@ -523,7 +836,8 @@ def _contains(body, kinds) -> bool:
 
 
 def _contains_return(stmt) -> bool:
-    finder = _Finder((cst.Return,), stop_at_loops=False)
+    """Does the statement end some path (`return`, or `raise`, which ends it too)?"""
+    finder = _Finder((cst.Return, cst.Raise), stop_at_loops=False)
     stmt.visit(finder)
     return finder.found
 

@@ -68,6 +68,7 @@ class Undefined:
 
     name: str
     reason: str
+    poisoned: bool = False   # its defining statement already produced a diagnostic
 
 
 Value = Union[Node, Static, Seq, RangeVal, MethodVal, SourceFunc]
