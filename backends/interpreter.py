@@ -31,7 +31,7 @@ def build_index(node: Node, index, env: dict) -> Any:
             items.append(slice(part(item.start), part(item.stop), part(item.step)))
         else:
             items.append(part(item))
-    return tuple(items)
+    return items[0] if len(items) == 1 else tuple(items)  # `d['k']` on a dict is not `d[('k',)]`
 
 
 class Interpreter:

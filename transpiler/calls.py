@@ -23,7 +23,7 @@ from ..graph import ops as _ops
 from ..graph.diagnostics import LoweringError, UnsupportedSyntaxError
 from ..graph.ir import Node
 from ..graph.literals import is_literal
-from .rules import BUILTIN_RULES
+from .rules import BUILTIN_RULES, rule
 from ..graph.types import ArrayType, TupleType
 from .values import MethodVal, RangeVal, Seq, SourceFunc, Static, is_static, static_value
 
@@ -69,15 +69,27 @@ class CallLowering:
     def expr_Call(self, node: cst.Call, frame) -> Any:
         span = self.span(node, frame)
         callee = self.expr(node.func, frame)
+        if isinstance(callee, Static):
+            self.check_builtin(callee.value, span)  # before the arguments: `next(it)` is reported too
         args, kwargs = [], {}
         for arg in node.args:
             value = self.expr(arg.value, frame)
             if arg.star == "*":
-                args.extend(self.iterate(value, span))
+                if not isinstance(value, (Seq, Static)):
+                    try:
+                        items = self.iterate(value, span)
+                    except LoweringError:
+                        raise UnsupportedSyntaxError(rule("starred_call").message, self.span(arg, frame),
+                                                     rule=rule("starred_call")) from None
+                else:
+                    items = self.iterate(value, span)
+                args.extend(items)
             elif arg.star == "**":
-                if not is_static(value) or not isinstance(static_value(value), dict):
-                    raise UnsupportedSyntaxError("`**` needs a compile-time dict", span)
-                kwargs.update({k: Static(v) for k, v in static_value(value).items()})
+                if not (isinstance(value, Static) and isinstance(value.value, dict)):
+                    raise UnsupportedSyntaxError(rule("starred_call").message, self.span(arg, frame),
+                                                 rule=rule("starred_call"))
+                kwargs.update({k: v if isinstance(v, (Node, Static, Seq)) else Static(v)
+                               for k, v in value.value.items()})
             elif arg.keyword is not None:
                 kwargs[arg.keyword.value] = value
             else:
@@ -113,13 +125,12 @@ class CallLowering:
         if fn in (tuple, list) and len(args) == 1 and not all_static:
             return Seq(self.iterate(args[0], span), "tuple" if fn is tuple else "list")
         if fn in (zip, enumerate, reversed) and not all_static:
-            return self.static_iterator(fn, args, span)
+            return self.static_iterator(fn, args, kwargs, span)
         if fn in (sum, min, max) and not all_static:
             return self.fold_builtin(fn, args, kwargs, span)
         if fn is print:  # an ordered effect, never run at compile time
             return self.op_call("call", args, kwargs, span, extra={"fn": "builtins.print"})
-        builtin_rule = BUILTIN_RULES.get(getattr(fn, "__name__", "")) if getattr(builtins, getattr(
-            fn, "__name__", ""), None) is fn else None
+        builtin_rule = _builtin_rule(fn)
         if builtin_rule is not None:
             self.require(builtin_rule, span)
             if builtin_rule == "builtin_setattr" and len(args) == 3 and is_static(args[1]):
@@ -127,6 +138,11 @@ class CallLowering:
                           span)
                 return Static(None)
             return self.emit("pycall", [self.object_operand(callee, span)] + list(args), {}, span)
+        if fn in (sorted, min, max) and "key" in kwargs and not is_static(kwargs["key"]):
+            return self.keyed_builtin(fn, args, kwargs, span)
+        owner = getattr(fn, "__self__", None)
+        if isinstance(fn, types.BuiltinMethodType) and isinstance(owner, IMMUTABLE) and all_static:
+            return self.static_call(fn, args, kwargs, span)  # "relu".upper(), (1, 2).index(2)
         if fn in (any, all, sorted) and not all_static:
             items = self.iterate(args[0], span) if isinstance(args[0], Seq) else None
             operand = Seq(items, "tuple") if items is not None else args[0]
@@ -148,8 +164,9 @@ class CallLowering:
 
         if _is_cell(fn):
             return self.inline_cell(callee, args, kwargs, span)
-        if isinstance(fn, (types.FunctionType, types.MethodType)) and hasattr(fn, "__code__") or \
-                isinstance(fn, types.MethodType):
+        name = qualified_name(fn)
+        if name is None and (isinstance(fn, (types.FunctionType, types.MethodType)) and hasattr(fn, "__code__")
+                             or isinstance(fn, types.MethodType)):
             if isinstance(fn, types.MethodType):
                 owner = Static(fn.__self__, _owner_path(callee))
                 return self.inline(fn.__func__, args, kwargs, span, self_value=owner)
@@ -157,27 +174,67 @@ class CallLowering:
             if not module.startswith("numpy"):
                 return self.inline(fn, args, kwargs, span)
 
-        name = qualified_name(fn)
         if name is not None:
             if all_static and not name.startswith("numpy.random"):
                 result = self.try_static_call(fn, args, kwargs)
                 if result is not None:
                     return result
             return self.op_call("call", args, kwargs, span, extra={"fn": name})
+        if isinstance(fn, type) and issubclass(fn, np.generic) and not all_static:
+            return self.op_call("call", args, kwargs, span, extra={"fn": f"numpy.{fn.__name__}"})  # np.float32(s)
         if isinstance(fn, type) or id(fn) in PURE_BUILTINS:
             if not all_static:
                 raise LoweringError(f"{_name(fn)}() with run-time arguments cannot run at compile time", span)
-            try:
-                result = fn(*[static_value(a) for a in args], **{k: static_value(v) for k, v in kwargs.items()})
-            except Exception as e:
-                raise LoweringError(f"{_name(fn)}() failed at compile time: {type(e).__name__}: {e}", span) \
-                    from None
-            if isinstance(fn, type) and not isinstance(result, (int, float, str, bool, tuple, list, dict,
-                                                                  complex, type(None), slice)):
+            if isinstance(fn, type) and not issubclass(fn, (int, float, str, bool, tuple, list, dict, complex,
+                                                              slice, range)):
+                try:
+                    result = fn(*[static_value(a) for a in args],
+                                **{k: static_value(v) for k, v in kwargs.items()})
+                except Exception as e:
+                    raise LoweringError(f"{_name(fn)}() failed at compile time: {type(e).__name__}: {e}", span) \
+                        from None
                 return self.const_object(result, (fn, [static_value(a) for a in args],
                                                   {k: static_value(v) for k, v in kwargs.items()}))
-            return Static(result)
+            return self.static_call(fn, args, kwargs, span)
         return self.opaque_call(callee, args, kwargs, span)
+
+    def static_call(self, fn, args, kwargs, span):
+        """A pure call on compile-time values, made now; an exception it raises is raised at run time."""
+        try:
+            return Static(fn(*[static_value(a) for a in args], **{k: static_value(v) for k, v in kwargs.items()}))
+        except Exception as e:  # noqa: BLE001 - eager Python raises it when the call runs
+            return self.raise_later(e, span)
+
+    def raise_later(self, error: Exception, span):
+        """Raise `error` (a builtin exception with literal arguments) where the call runs."""
+        cls = type(error)
+        if getattr(builtins, cls.__name__, None) is not cls or not all(is_literal(a) for a in error.args):
+            raise LoweringError(f"this call fails at compile time: {cls.__name__}: {error}", span) from None
+        self.emit("raise", [Static(f"builtins.{cls.__name__}")] + [Static(a) for a in error.args], span=span)
+        return Static(None)
+
+    def check_builtin(self, fn, span) -> None:
+        """Builtins a level rejects are reported at the call, whatever their arguments are."""
+        key = _builtin_rule(fn)
+        if key is not None:
+            self.require(key, span)
+
+    def keyed_builtin(self, fn, args, kwargs, span):
+        """`sorted`/`min`/`max` with a `key` function: keys computed now, so they must be compile-time."""
+        items = self.iterate(args[0], span) if len(args) == 1 else list(args)
+        key = kwargs["key"]
+        keys = [self.call(key, [item], {}, span) for item in items]
+        reverse = kwargs.get("reverse", Static(False))
+        if not all(is_static(k) for k in keys) or not is_static(reverse) or set(kwargs) - {"key", "reverse"}:
+            raise NeedsStatic(f"{fn.__name__}() with a key function needs compile-time keys", span)
+        values = [static_value(k) for k in keys]
+        order = list(range(len(items)))
+        if fn is sorted:
+            order = sorted(order, key=values.__getitem__, reverse=bool(static_value(reverse)))
+            return Seq([items[k] for k in order], "list")
+        if not items:
+            return self.raise_later(ValueError(f"{fn.__name__}() iterable argument is empty"), span)
+        return items[fn(order, key=values.__getitem__)]
 
     def opaque_call(self, callee: Static, args, kwargs, span):
         """A Python callable without source: an ordered opaque call at COMPATIBLE (never run now)."""
@@ -287,7 +344,8 @@ class CallLowering:
     def op_call(self, op_name: str, args: list, kwargs: dict, span, extra: Optional[dict] = None) -> Node:
         """Positional arguments become operands; compile-time keywords become attributes."""
         attrs = dict(extra or {})
-        operands = [self.numpy_operand(a) for a in args]
+        python_call = op_name == "pycall" or str(attrs.get("fn", "")).startswith("builtins.")
+        operands = list(args) if python_call else [self.numpy_operand(a) for a in args]
         if op_name in REDUCTIONS and len(operands) >= 2 and is_static(args[1]):
             attrs["axis"] = _freeze(static_value(args[1]))
             operands = operands[:1] + operands[2:]
@@ -368,12 +426,15 @@ class CallLowering:
                 raise
         return None
 
-    def static_iterator(self, fn, args, span):
+    def static_iterator(self, fn, args, kwargs, span):
         if fn is zip:
             seqs = [self.iterate(a, span) for a in args]
             return Seq([Seq(list(items), "tuple") for items in zip(*seqs)], "list")
         if fn is enumerate:
-            start = static_value(args[1]) if len(args) > 1 else 0
+            start = args[1] if len(args) > 1 else kwargs.get("start", Static(0))
+            if not is_static(start):
+                raise NeedsStatic("enumerate() needs a compile-time start", span)
+            start = static_value(start)
             return Seq([Seq([Static(start + k), v], "tuple") for k, v in enumerate(self.iterate(args[0], span))],
                        "list")
         return Seq(list(reversed(self.iterate(args[0], span))), "list")
@@ -426,6 +487,20 @@ class CallLowering:
             if p.default is not None:
                 out[p.name.value] = self.expr(p.default, frame)
         return out
+
+
+IMMUTABLE = (str, bytes, int, float, complex, tuple, frozenset, range)
+
+
+def _builtin_rule(fn):
+    """The rule row of a builtin the table lists (`iter`, `eval`, `set`, `setattr`...), else None."""
+    name = getattr(fn, "__name__", "")
+    try:
+        if getattr(builtins, name, None) is fn:
+            return BUILTIN_RULES.get(name)
+    except TypeError:
+        return None
+    return None
 
 
 def _is_cell(obj) -> bool:

@@ -56,7 +56,7 @@ class FallbackLowering:
 
     def poison(self, stmt, frame, error: GraphjitError) -> None:
         from .statements import _assigned_names
-        for name in _assigned_names([stmt]):
+        for name in _assigned_names([stmt]) + _deleted_or_bound_names(stmt):
             frame.env[name] = Undefined(name, f"its assignment failed: {error.message}", poisoned=True)
 
     # --- fallback blocks ---------------------------------------------------------------------
@@ -65,32 +65,38 @@ class FallbackLowering:
         span = self.span(stmt, frame)
         if _has_outer_loop_control(stmt):
             raise error  # the enclosing loop becomes the fallback block instead
+        if self.depth > 1 and _has_own(stmt, cst.Nonlocal):
+            raise error  # `nonlocal` needs its function: the statement calling it becomes the fallback block
         module = frame.parsed.module
         used = _names_used(stmt)
+        defs = self.fallback_defs(used, frame)     # nested defs and lambdas the statement calls
+        for _, node, _ in defs:
+            used += [n for n in _names_used(node) if n not in used]
+        if _uses_dynamic_scope(stmt):              # eval/exec/locals/vars see every local name
+            used += [n for n in frame.env if n not in used and not n.startswith("$")]
         reads = [n for n in used if n in frame.env and not isinstance(frame.env[n], Undefined)
                  and not isinstance(frame.env[n], (SourceFunc, RangeVal, MethodVal))]
+        unbound = [n for n in used if isinstance(frame.env.get(n), Undefined)]
         closure_reads = [n for n in used if n not in frame.env and n in frame.closure]
+        deleted = [n for n in _deleted_names(stmt) if not n.startswith("$")]
         writes = [n for n in _assigned_names([stmt]) + _deleted_or_bound_names(stmt) if not n.startswith("$")]
+        writes += [n for _, node, _ in defs for n in _nonlocal_names(node) if n in reads]
         for n in reads:  # containers built by the compiled code may be mutated in place
             if isinstance(frame.env[n], Seq) and frame.env[n].kind == "list" and n not in writes:
                 writes.append(n)
-        writes = list(dict.fromkeys(writes))
+        # a name deleted and not bound again is unbound after the block: not a result
+        rebound = set(_assigned_names([stmt])) | set(_bound_only_names(stmt))
+        writes = [n for n in dict.fromkeys(writes) if n not in deleted or n in rebound]
         finder = _Finder((cst.Return,), stop_at_loops=False)
         stmt.visit(finder)
         returns = finder.found
         if returns and frame.loops:
             raise error  # a `return` out of a loop: the loop becomes the fallback block
-        body = module.code_for_node(stmt.visit(_ReturnMarker()) if returns else stmt)
         params = reads + closure_reads
-        line = span.line if span else 1
-        results = ", ".join(n if n in params else f"locals().get({n!r})" for n in writes)
-        tail = f"return (False, None, ({results}{',' if len(writes) == 1 else ''}))" if returns \
-            else f"return ({results}{',' if len(writes) == 1 else ''})"
-        code = (f"def __graphjit_fallback__({', '.join(params)}):\n" + textwrap.indent(body.rstrip("\n"), "    ")
-                + "\n    " + tail + "\n")
+        code, first_line = self.fallback_code(stmt, defs, params, unbound, writes, deleted, returns, module, span)
         scope = "globals" if frame.globals is self.root_globals else self.const_object(frame.globals).path.root
         operands = [frame.env[n] for n in reads] + [self.lookup(n, frame, span) for n in closure_reads]
-        attrs = {"code": code, "file": span.file if span else "<unknown>", "line": max(line - 1, 1),
+        attrs = {"code": code, "file": span.file if span else "<unknown>", "line": first_line,
                  "reads": tuple(params), "writes": tuple(writes), "returns": returns, "scope": scope}
         node = self.emit("fallback", [self.operand(v, span) for v in operands], attrs, span)
         self.fallbacks += 1
@@ -98,6 +104,9 @@ class FallbackLowering:
         offset = 2 if returns else 0
         for k, name in enumerate(writes):
             frame.env[name] = self.emit("tuple_get", [node], {"index": k + offset}, span, name=name)
+        for name in deleted:
+            if name not in writes:
+                frame.env[name] = Undefined(name, f"it was deleted at {span}")
         if not returns:
             return False
         flag = self.emit("tuple_get", [node], {"index": 0}, span)
@@ -110,6 +119,50 @@ class FallbackLowering:
         result = self.branch(flag, lambda f: value, else_fn, frame, span, result_fns=(None, None))[0]
         raise _Return(result, span)
 
+    def fallback_defs(self, used: list, frame) -> list:
+        """(name, node, frame) of the nested defs and lambdas a fallback block calls, transitively."""
+        out, seen, todo = [], set(), list(used)
+        while todo:
+            name = todo.pop(0)
+            value = frame.env.get(name)
+            if name in seen or not isinstance(value, SourceFunc):
+                continue
+            seen.add(name)
+            out.append((name, value.node, value.frame))
+            todo += _names_used(value.node)
+        return out
+
+    def fallback_code(self, stmt, defs, params, unbound, writes, deleted, returns, module, span):
+        """The fallback function's source, laid out so each piece keeps its line in the user's file."""
+        results = ", ".join(f"locals().get({n!r})" if n in deleted or n not in params else n for n in writes)
+        comma = "," if len(writes) == 1 else ""
+        if returns:
+            stmt = stmt.visit(_ReturnMarker(len(writes)))
+            tail = f"return (False, None{', ' if writes else ''}{results})"
+        else:
+            tail = f"return ({results}{comma})"
+        pieces = []
+        for name, node, def_frame in defs:
+            text = def_frame.parsed.module.code_for_node(node.visit(_NoComments()))
+            where = def_frame.parsed.span(node)
+            if isinstance(node, cst.Lambda):
+                text = f"{name} = {text}"
+            elif name != node.name.value:
+                text += f"\n{name} = {node.name.value}"
+            pieces.append((where.line if where else 0, text))
+        pieces.append((span.line if span else 1, module.code_for_node(stmt.visit(_NoComments()))))
+        pieces.sort(key=lambda p: p[0])
+        first = max(pieces[0][0] - 1 - (1 if unbound else 0), 1)
+        lines = [f"def __graphjit_fallback__({', '.join(params)}):"]
+        if unbound:  # names unbound here: reading one raises UnboundLocalError, as in the function
+            lines.append(f"    if False: {', '.join(unbound)} = {', '.join('None' for _ in unbound)}")
+        for line, text in pieces:
+            while first + len(lines) < line:
+                lines.append("")
+            lines.extend(textwrap.indent(text.rstrip("\n"), "    ").split("\n"))
+        lines.append("    " + tail)
+        return "\n".join(lines) + "\n", first
+
     def warn_fallback(self, error: GraphjitError, span, frame) -> None:
         code = getattr(error, "code", "GJ001")
         text = (f"[{code}] {error.message}; it runs in the Python interpreter as a fallback block "
@@ -121,33 +174,55 @@ class FallbackLowering:
                                    span.line if span else 0)
 
     def whole_function_problem(self, node, parsed):
-        """A generator or coroutine cannot be compiled piecewise: all of it is the problem."""
-        span = parsed.span(node)
+        """A generator or coroutine cannot be compiled piecewise: all of it is the problem.
+
+        At LAX the whole function runs eagerly (a warning says so); the span is the `async`
+        keyword, or the first `yield`.
+        """
         if node.asynchronous is not None:
-            error = UnsupportedSyntaxError("asynchronous functions cannot be compiled", span, rule=rule("async"))
-        elif _is_generator(node):
-            error = UnsupportedSyntaxError("a generator function cannot be compiled into a graph", span,
-                                           rule=rule("yield"))
+            error = UnsupportedSyntaxError("asynchronous functions cannot be compiled", parsed.span(node),
+                                           rule=rule("async"))
         else:
+            first = _first_yield(node)
+            if first is None:
+                return None
+            error = UnsupportedSyntaxError("a generator function cannot be compiled into a graph",
+                                           parsed.span(first), rule=rule("yield"))
+        return self.whole_function_diagnostic(error, node.name.value)
+
+    def return_problem(self, error: GraphjitError, qualname: str):
+        """The returned value cannot be built in the graph: a diagnostic, or at LAX the whole function eager."""
+        if self.level != LAX:
+            self.diagnostics.append(Diagnostic.from_error(error, qualname, self.level))
             return None
-        severity = "warning" if self.level == LAX else "error"
-        message = error.message + (" (the function runs eagerly)" if severity == "warning" else "")
-        return Diagnostic(error.code, severity, message, span, node.name.value, error.hint,
-                          self.level)
+        return self.whole_function_diagnostic(error, qualname)
+
+    def whole_function_diagnostic(self, error: GraphjitError, qualname: str) -> Diagnostic:
+        if self.level != LAX:
+            return Diagnostic.from_error(error, qualname, self.level)
+        code = getattr(error, "code", "GJ001")
+        message = error.message + " (the function runs eagerly)"
+        if not self.quiet:
+            warnings.warn_explicit(f"[{code}] {message} (jit_syntax_level=LAX) in `{qualname}`",
+                                   GraphjitFallbackWarning, error.span.file if error.span else "<unknown>",
+                                   error.span.line if error.span else 0)
+        return Diagnostic(code, "warning", message, error.span, qualname, error.hint, self.level)
 
     def require(self, key: str, span, message: Optional[str] = None) -> None:
         """Raise the rule's diagnostic unless the chosen level accepts the construct."""
         r = rule(key)
-        if not r.accepted_at(self.level):
+        if r.level == LAX or not r.accepted_at(self.level):  # LAX rows never lower into the graph
             raise UnsupportedSyntaxError(message or r.message, span, rule=r)
 
 
-def _is_generator(node) -> bool:
+def _first_yield(node):
+    """The first `yield` of the function itself (not of nested functions), or None."""
     class Finder(cst.CSTVisitor):
-        found = False
+        found = None
 
         def visit_Yield(self, n) -> None:
-            Finder.found = True
+            if Finder.found is None:
+                Finder.found = n
 
         def visit_FunctionDef(self, n) -> bool:
             return n is node
@@ -155,12 +230,26 @@ def _is_generator(node) -> bool:
         def visit_Lambda(self, n) -> bool:
             return False
 
+        def visit_ClassDef(self, n) -> bool:
+            return False
+
     node.visit(Finder())
     return Finder.found
 
 
+def _is_generator(node) -> bool:
+    return _first_yield(node) is not None
+
+
 class _ReturnMarker(cst.CSTTransformer):
-    """`return v` -> `return (True, v, ())` inside a fallback block (not in nested defs)."""
+    """`return v` -> `return (True, v, None, ...)` inside a fallback block (not in nested defs).
+
+    The Nones stand for the block's results, so every path returns a tuple of the same length.
+    """
+
+    def __init__(self, writes: int = 0):
+        super().__init__()
+        self.writes = writes
 
     def visit_FunctionDef(self, node) -> bool:
         return False
@@ -173,8 +262,18 @@ class _ReturnMarker(cst.CSTTransformer):
 
     def leave_Return(self, original, updated):
         value = updated.value if updated.value is not None else cst.Name("None")
-        return updated.with_changes(value=cst.Tuple([cst.Element(cst.Name("True")), cst.Element(value),
-                                                     cst.Element(cst.Tuple([]))]))
+        pad = [cst.Element(cst.Name("None")) for _ in range(self.writes)]
+        return updated.with_changes(value=cst.Tuple([cst.Element(cst.Name("True")), cst.Element(value)] + pad))
+
+
+class _NoComments(cst.CSTTransformer):
+    """Comments dropped from a fallback block's code (its lines stay where they were)."""
+
+    def leave_TrailingWhitespace(self, original, updated):
+        return updated.with_changes(comment=None)
+
+    def leave_EmptyLine(self, original, updated):
+        return updated.with_changes(comment=None)
 
 
 class _Names(cst.CSTVisitor):
@@ -235,6 +334,71 @@ def _deleted_or_bound_names(stmt) -> list:
     visitor = _Bound()
     stmt.visit(visitor)
     return visitor.names
+
+
+def _deleted_names(stmt) -> list:
+    """Names a `del` in the statement unbinds (`del y`, not `del y[0]`)."""
+    from .statements import _target_names
+    out = []
+
+    class Dels(cst.CSTVisitor):
+        def visit_Del(self, node) -> None:
+            out.extend(n for n in _target_names(node.target) if n not in out)
+
+        def visit_FunctionDef(self, node) -> bool:
+            return False
+
+    stmt.visit(Dels())
+    return out
+
+
+def _bound_only_names(stmt) -> list:
+    """Names bound by with/except/import/class/walrus (not by `del`)."""
+    deleted = set(_deleted_names(stmt))
+    visitor = _Bound()
+    stmt.visit(visitor)
+    return [n for n in visitor.names if n not in deleted]
+
+
+def _has_own(stmt, kind) -> bool:
+    """Does the statement hold `kind` outside nested functions and classes?"""
+    found = []
+
+    class Finder(cst.CSTVisitor):
+        def on_visit(self, node) -> bool:
+            if isinstance(node, kind):
+                found.append(node)
+            return not isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef))
+
+    stmt.visit(Finder())
+    return bool(found)
+
+
+def _nonlocal_names(node) -> list:
+    """Names a nested def (or the defs inside it) declares `nonlocal`."""
+    out = []
+
+    class Finder(cst.CSTVisitor):
+        def visit_Nonlocal(self, n) -> None:
+            out.extend(item.name.value for item in n.names)
+
+    node.visit(Finder())
+    return out
+
+
+_DYNAMIC_SCOPE = {"eval", "exec", "locals", "vars"}
+
+
+def _uses_dynamic_scope(stmt) -> bool:
+    found = []
+
+    class Finder(cst.CSTVisitor):
+        def visit_Call(self, node) -> None:
+            if isinstance(node.func, cst.Name) and node.func.value in _DYNAMIC_SCOPE:
+                found.append(node)
+
+    stmt.visit(Finder())
+    return bool(found)
 
 
 class _LoopControl(cst.CSTVisitor):

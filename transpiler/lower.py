@@ -117,13 +117,22 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering, FallbackLower
                 return self.scope.graph.const(value.value, value.span)
             return self.scope.local(value)
         if isinstance(value, Static):
-            if isinstance(value.value, np.ndarray):
+            v = value.value
+            if isinstance(v, np.ndarray):
                 return self.scope.local(self.array_value(value, span))
-            if isinstance(value.value, (list, tuple)) and any(isinstance(v, np.ndarray) for v in value.value):
-                return self.operand(Seq([self.static_item(value, k) for k in range(len(value.value))],
-                                        "tuple"), span)
-            if isinstance(value.value, dict):
-                return self.dict_value(value.value, span)
+            if isinstance(v, (list, dict)) and value.path is not None and _is_static_data(v):
+                # a container held outside the function: the very object, read at each call
+                return self.scope.local(self.object_param(value))
+            if isinstance(v, (list, tuple)) and any(isinstance(i, np.ndarray) for i in v):
+                return self.operand(Seq([self.static_item(value, k) for k in range(len(v))],
+                                        "tuple" if isinstance(v, tuple) else "list"), span)
+            if isinstance(v, dict):
+                return self.dict_value(v, span)
+            if isinstance(v, list) or isinstance(v, tuple) and _has_mutable(v):
+                # built at compile time, but a new list (dict) at each call, as Python builds it
+                return self.operand(Seq([Static(i) for i in v], "list" if isinstance(v, list) else "tuple"), span)
+            if isinstance(v, np.dtype) and is_literal(v):
+                return self.emit("call", [Static(v.name)], {"fn": "numpy.dtype"}, span)
             if not is_literal(_freeze(value.value)) and value.path is not None:
                 return self.scope.local(self.object_param(value))
             return self.scope.graph.const(_freeze(value.value), span)
@@ -135,10 +144,10 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering, FallbackLower
         """A dict built at each call (returned, or passed to a Python function): COMPATIBLE."""
         if not all(is_literal(k) for k in items):
             raise LoweringError("dict keys must be literals to build the dict at run time", span)
-        if any(not isinstance(v, Static) or isinstance(v.value, np.ndarray) for v in items.values()):
-            self.require("return_dict", span)
         values = [v if isinstance(v, (Node, Static, Seq)) else Static(v) for v in items.values()]
-        return self.emit("dict", values, {"keys": tuple(items)}, span)
+        if any(not is_static(v) or isinstance(v, Static) and isinstance(v.value, np.ndarray) for v in values):
+            self.require("return_dict", span)
+        return self.emit("dict", [self.operand(v, span) for v in values], {"keys": tuple(items)}, span)
 
     def object_param(self, value: Static) -> Node:
         """A compile-time object read through its path at each call (to call it or set attributes)."""
@@ -242,8 +251,7 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering, FallbackLower
                 if kind is inspect.Parameter.VAR_POSITIONAL:
                     value = Seq(list(value), "tuple")
                 elif kind is inspect.Parameter.VAR_KEYWORD:
-                    value = Static(dict(value)) if all(isinstance(v, Static) for v in value.values()) else \
-                        _fail(LoweringError("**kwargs with run-time values are not supported", span))
+                    value = Static(dict(value))  # a compile-time dict; its values may be run-time
                 frame.env[name] = value if not _is_plain_default(value) else Static(value)
             return
         raise LoweringError("cannot bind arguments", span)
@@ -256,6 +264,20 @@ def _is_plain_default(value) -> bool:
 
 def _fail(error):
     raise error
+
+
+def _has_mutable(value) -> bool:
+    """Does a compile-time tuple hold a list, dict or dtype (values a literal cannot carry)?"""
+    if isinstance(value, (list, dict, np.dtype)):
+        return True
+    return isinstance(value, tuple) and any(_has_mutable(v) for v in value)
+
+
+def _is_static_data(value) -> bool:
+    """A plain container of compile-time data (not one holding graph values built by this compile)."""
+    from .values import MethodVal, RangeVal, SourceFunc
+    items = value.values() if isinstance(value, dict) else value
+    return not any(isinstance(v, (Node, Seq, Static, RangeVal, MethodVal, SourceFunc)) for v in items)
 
 
 def _freeze(value):
@@ -320,13 +342,33 @@ def lower_function(fn, args: tuple, kwargs: dict, name: Optional[str] = None, le
         result = Static(None)
     else:
         result = lowerer.run_body(node, frame)
-    errors = [d for d in lowerer.diagnostics if d.severity == "error"]
+    out = None
+    if whole is None:
+        try:
+            out = lowerer.operand(result, lowerer.return_span or graph.span)
+        except GraphjitError as error:  # the returned value cannot be built by the graph
+            whole = lowerer.return_problem(error, fn.__qualname__)
+            if whole is not None:
+                lowerer.diagnostics.append(whole)
+    errors = _unique([d for d in lowerer.diagnostics if d.severity == "error"])
     if errors and not collect:
         raise GraphSyntaxError(errors)
-    out = lowerer.operand(result, lowerer.return_span or graph.span)
+    if out is None:
+        out = graph.const(None, graph.span)
     graph.set_outputs([out])
     return Lowered(graph, fn.__globals__, lowerer.root_closure, lowerer.consts, lowerer.sources, arg_names, sig,
-                   lowerer.recipes, lowerer.diagnostics, lowerer.fallbacks, whole is not None)
+                   lowerer.recipes, _unique(lowerer.diagnostics), lowerer.fallbacks, whole is not None)
+
+
+def _unique(diagnostics: list) -> list:
+    """Each problem once (a helper inlined twice reports its problems once)."""
+    seen, out = set(), []
+    for d in diagnostics:
+        key = (d.code, d.severity, d.message, d.span)
+        if key not in seen:
+            seen.add(key)
+            out.append(d)
+    return out
 
 
 def _all_params(params: cst.Parameters) -> list:

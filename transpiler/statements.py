@@ -335,21 +335,60 @@ class StatementLowering:
         return items[0] if len(items) == 1 else Seq(items, "tuple")
 
     def store_item(self, base, key, value, span) -> None:
-        """`x[key] = value`: an ordered in-place write, exactly as eager Python does it."""
-        if not isinstance(base, (Node, Static)) or (isinstance(base, Static) and not hasattr(base.value, "shape")):
-            raise UnsupportedSyntaxError("item assignment is supported on arrays only in a graph", span)
+        """`x[key] = value`: an ordered in-place write, exactly as eager Python does it.
+
+        Lists and dicts built by the compiled code change at compile time; containers held outside
+        the function (globals, attributes) are written at each call (COMPATIBLE).
+        """
+        if isinstance(base, Seq) or isinstance(base, Static) and base.path is None \
+                and isinstance(base.value, (list, dict)):
+            self.store_static_item(base, key, value, span)
+            return
+        if isinstance(base, Static) and not hasattr(base.value, "shape"):
+            if not hasattr(type(base.value), "__setitem__"):
+                self.raise_later(TypeError(f"'{type(base.value).__name__}' object does not support item "
+                                           "assignment"), span)
+                return
+            self.require("mutate_object", span, "assigning an item of a container held outside the function")
+            base = self.object_operand(base, span)
+        elif not isinstance(base, (Node, Static)):
+            raise UnsupportedSyntaxError("item assignment is supported on arrays, lists and dicts only", span)
         from .expressions import _ListIndex
         index, operands = self.index_of(key, span)
         operands = [self.emit("list", o.items, span=span) if isinstance(o, _ListIndex) else o for o in operands]
         self.emit("setitem", [base, value] + operands, {"index": Index(_shift(index))}, span)
+
+    def store_static_item(self, base, key, value, span) -> None:
+        """`xs[k] = v` on a list (dict) of compile-time structure: the structure changes now."""
+        if not is_static(key) or isinstance(key, tuple):
+            raise NeedsStaticKey("assigning an item of a list or dict built here needs a compile-time key", span)
+        k = static_value(key)
+        if isinstance(base, Seq):
+            if base.kind == "tuple":
+                self.raise_later(TypeError("'tuple' object does not support item assignment"), span)
+                return
+            try:
+                if isinstance(k, slice):
+                    base.items[k] = self.iterate(value, span)
+                else:
+                    base.items[k] = value
+            except (IndexError, TypeError, ValueError) as e:
+                self.raise_later(e, span)
+            return
+        if isinstance(base.value, list) and not is_static(value):
+            raise LoweringError("this list holds compile-time values only; build it with [...] to store "
+                                "run-time values in it", span)
+        base.value[k] = static_value(value) if isinstance(base.value, list) else value
 
     # --- nested functions ------------------------------------------------------------------
     def stmt_FunctionDef(self, stmt: cst.FunctionDef, frame) -> None:
         if stmt.asynchronous is not None:
             raise UnsupportedSyntaxError(rule("async").message, self.span(stmt, frame), rule=rule("async"))
         if stmt.decorators:
-            raise UnsupportedSyntaxError(rule("decorated_def").message, self.span(stmt, frame),
-                                         rule=rule("decorated_def"))
+            first, last = self.span(stmt.decorators[0], frame), self.span(stmt, frame)
+            span = type(first)(first.file, first.line, first.col, last.end_line, last.end_col) if first and last \
+                else last
+            raise UnsupportedSyntaxError(rule("decorated_def").message, span, rule=rule("decorated_def"))
         frame.env[stmt.name.value] = SourceFunc(stmt, frame, stmt.name.value, self.param_defaults(stmt.params, frame))
 
     # --- if --------------------------------------------------------------------------------
@@ -690,8 +729,11 @@ class StatementLowering:
             body_g = Graph(f"{outer.graph.name}.body", label="body")
             group = RegionGroup([cond_g, body_g], outer)
             outs = None
+            # carried values first in both graphs, before the condition captures outer values
+            all_args = [[g.add_arg(n.lstrip("$"), t, span) for n, t in zip(carried, types)]
+                        for g in (cond_g, body_g)]
             for k, g in enumerate((cond_g, body_g)):
-                args = [g.add_arg(n.lstrip("$"), t, span) for n, t in zip(carried, types)]
+                args = all_args[k]
                 f = _fork(frame)
                 for n, a in zip(carried, args):
                     f.env[n] = a
@@ -718,6 +760,14 @@ class StatementLowering:
                                     {"carried": len(carried)}, TupleType(tuple(types)), span,
                                     regions=[cond_g, body_g])
         self.bind_results(node, carried, types, frame, span)
+
+
+def _needs_static_key(message, span):
+    from .calls import NeedsStatic
+    return NeedsStatic(message, span)
+
+
+NeedsStaticKey = _needs_static_key
 
 
 class _NeedsUnroll(Exception):
