@@ -8,6 +8,7 @@ sub-cells, and returns the graph with what the backend needs to run it.
 from __future__ import annotations
 
 import builtins
+import hashlib
 import inspect
 from dataclasses import dataclass, field
 from typing import Any, Optional
@@ -16,6 +17,7 @@ import libcst as cst
 import numpy as np
 
 from ..graph.diagnostics import GraphjitError, LoweringError, UnsupportedSyntaxError
+from ..graph.guards import GuardRecorder, GuardSet
 from ..graph.ir import Graph, Node
 from ..graph.paths import Path
 from ..graph.spans import SourceSpan
@@ -54,6 +56,10 @@ class Lowered:
     arg_names: list = field(default_factory=list)
     signature: Optional[inspect.Signature] = None
     recipes: dict = field(default_factory=dict)    # const index -> (class, args, kwargs)
+    # (qualname, filename, first line, last line, sha256 of those lines) of the function and of every
+    # function, method and Cell construct it inlined: the cache checks them before reusing an entry
+    inlined: list = field(default_factory=list)
+    guards: GuardSet = field(default_factory=GuardSet)  # the compile-time reads the graph depends on
 
 
 @dataclass(frozen=True)
@@ -80,6 +86,8 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering):
         self.consts: list = []
         self.recipes: dict = {}
         self.sources: list = []
+        self.inlined: dict = {}
+        self.guards = GuardRecorder()
         self.depth = 0
         self.return_span = None
         self.root_fn = root_fn
@@ -144,7 +152,19 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering):
             args = [self_value] + list(args)
         self.bind_params(node.params, frame, args, kwargs, fn, span)
         self.sources.append((fn.__qualname__, parsed.filename))
+        self.note_source(fn.__qualname__, parsed, node)
         return self.run_body(node, frame)
+
+    def note_source(self, qualname: str, parsed: ParsedFile, node) -> None:
+        """Remember the text of an inlined function: editing it must invalidate cached entries."""
+        pos = parsed.positions.get(node)
+        if pos is None:
+            return
+        key = (parsed.filename, pos.start.line)
+        if key not in self.inlined:
+            lines = parsed.text.splitlines(True)[pos.start.line - 1:pos.end.line]
+            digest = hashlib.sha256("".join(lines).encode()).hexdigest()[:20]
+            self.inlined[key] = (qualname, parsed.filename, pos.start.line, pos.end.line, digest)
 
     def run_body(self, node, frame: Frame) -> Any:
         self.depth += 1
@@ -210,8 +230,11 @@ def _describe(value) -> str:
     return type(value).__name__
 
 
-def lower_function(fn, args: tuple, kwargs: dict, name: Optional[str] = None) -> Lowered:
-    """Lower `fn` called with these arguments into a graph (specialized to their signature)."""
+def lower_function(fn, args: tuple, kwargs: dict, name: Optional[str] = None, static: tuple = ()) -> Lowered:
+    """Lower `fn` called with these arguments into a graph (specialized to their signature).
+
+    `static` names parameters that are compile-time values whatever their type (`static_argnums`).
+    """
     fn = unwrap(fn)
     parsed, node = function_source(fn)
     graph = Graph(name or fn.__qualname__)
@@ -223,12 +246,14 @@ def lower_function(fn, args: tuple, kwargs: dict, name: Optional[str] = None) ->
     except TypeError as e:
         raise LoweringError(f"{fn.__qualname__}(): {e}", graph.span) from None
     bound.apply_defaults()
-    frame = Frame(parsed, fn.__qualname__, {}, fn.__globals__, _closure_of(fn))
+    # the lowerer's own closure dict: `lookup` recognises the root's closure by identity, so that
+    # closure variables are read through `closure['name']` at run time instead of being baked in
+    frame = Frame(parsed, fn.__qualname__, {}, fn.__globals__, lowerer.root_closure)
     spans = {p.name.value: parsed.span(p) for p in _all_params(node.params)}
     arg_names = []
     for pname, value in bound.arguments.items():
         arg_names.append(pname)
-        if is_runtime_arg(value):
+        if pname not in static and is_runtime_arg(value):
             arg_type = value.type if isinstance(value, AbstractArray) else \
                 type_of_value(tuple(value) if isinstance(value, list) else value)
             arg = graph.add_arg(pname, arg_type, spans.get(pname))
@@ -243,11 +268,12 @@ def lower_function(fn, args: tuple, kwargs: dict, name: Optional[str] = None) ->
                           spans.get(pname))
             frame.env[pname] = Static(value, Path("arg", pname))
     lowerer.sources.append((fn.__qualname__, parsed.filename))
+    lowerer.note_source(fn.__qualname__, parsed, node)
     result = lowerer.run_body(node, frame)
     out = lowerer.operand(result, lowerer.return_span or graph.span)
     graph.set_outputs([out])
-    return Lowered(graph, fn.__globals__, _closure_of(fn), lowerer.consts, lowerer.sources, arg_names, sig,
-                   lowerer.recipes)
+    return Lowered(graph, fn.__globals__, lowerer.root_closure, lowerer.consts, lowerer.sources, arg_names, sig,
+                   lowerer.recipes, list(lowerer.inlined.values()), lowerer.guards.result())
 
 
 def _all_params(params: cst.Parameters) -> list:
