@@ -225,22 +225,26 @@ class JitFunction:
                     return entry
             log.refresh()
             self.stats["misses"] += 1
-            reason = self._explain(args, config, failure)
+            reason = self._explain(args, config, key, failure)
             ckey, why = self._cache_key(args, config)
             store = None
             if self.cache and ckey is not None and config.exec_mode != "no_sink":
                 from .backends import disk_cache
                 store = disk_cache.current()
-            entry = self._reuse(ckey, args, config, key) if ckey is not None else None
+            skey = key[:3] + tuple(_dispatch.structure_key(a, k) for a, k in zip(args, self._kinds))
+            how = " (compiled code reused: same structure)"
+            entry = self._reuse(skey, args, config, key)
             if entry is None and store is not None:
-                entry = self._load(ckey, store, args, config, key)
+                how = " (loaded from disk)"
+                entry = self._load(ckey, skey, store, args, config, key)
             if entry is None:
-                entry = self._compile(args, config, key, ckey, store, why)
+                how = ""
+                entry = self._compile(args, config, key, ckey, skey, store, why)
             first = not self._order
             self._table.setdefault(key, []).insert(0, entry)
             self._order.append(entry)
             self._install_call()
-            self._report(entry, reason, first)
+            self._report(entry, reason, first, how)
             return entry
 
     def _roots(self, entry: Entry, args: tuple):
@@ -266,10 +270,10 @@ class JitFunction:
         except Unportable as e:
             return None, str(e)
 
-    def _reuse(self, ckey, args, config, key) -> Optional[Entry]:
+    def _reuse(self, skey, args, config, key) -> Optional[Entry]:
         """An entry compiled for another object of the same structure (another instance of a Cell)."""
-        for variant in self._variants.get(ckey.digest(), ()):
-            if any(isinstance(r, dict) and "new" in r for r in variant.recipes or ()):
+        for variant in self._variants.get(skey, ()):
+            if variant.recipes is None or any(isinstance(r, dict) and "new" in r for r in variant.recipes):
                 continue  # objects built at compile time are not shared between entries
             roots = _make_roots(self._names, args, getattr(self.__graphjit_fn__, "__globals__", {}),
                                 _closure_of(self.__graphjit_fn__), variant.consts)
@@ -279,7 +283,7 @@ class JitFunction:
                 return self._new_entry(variant, bound, args, config, key)
         return None
 
-    def _load(self, ckey, store, args, config, key) -> Optional[Entry]:
+    def _load(self, ckey, skey, store, args, config, key) -> Optional[Entry]:
         """An entry another process (or an earlier JitFunction) stored on disk: no front end."""
         from .backends.cache_key import inlined_changed
         from .backends.compile import compile_source
@@ -317,14 +321,13 @@ class JitFunction:
             seconds = time.perf_counter() - start
             self.stats["disk_loads"] += 1
             self.stats["load_seconds"] += seconds
-            self._variants.setdefault(ckey.digest(), []).append(variant)
+            self._variants.setdefault(skey, []).append(variant)
             log.info("cache", "%s: loaded from disk (%s) in %.2f ms", name, stored.path, seconds * 1e3)
             return self._new_entry(variant, bound, args, config, key)
         return None
 
-    def _compile(self, args, config, key, ckey, store, unportable: Optional[str]) -> Entry:
-        lowering_args = tuple(_abstract(a, kind) for a, kind in zip(args, self._kinds))
-        compiled = compile_for(self.__graphjit_fn__, lowering_args, config, static=tuple(self._static))
+    def _compile(self, args, config, key, ckey, skey, store, unportable: Optional[str]) -> Entry:
+        compiled = self._front_end(args, config)
         self.stats["compiles"] += 1
         self.stats["compile_seconds"] += compiled.compile_seconds
         lowered = compiled.lowered
@@ -339,14 +342,14 @@ class JitFunction:
         if compiled.report is not None:
             log.info("passes", "%s: %s, %d round(s): %s", name, config.jit_level, compiled.report.rounds,
                      ", ".join(f"{d} {t * 1e3:.2f} ms" for d, t in compiled.report.timings.items()) or "no passes")
-        why_not = unportable or _why_not_on_disk(config, guards, lowered, compiled, self.cache)
-        if ckey is not None and why_not is None:
+        why_not = _why_not_on_disk(config, guards, lowered, compiled, self.cache) or unportable
+        if lowered is not None and guards.portable:
             try:
                 variant.recipes = const_recipes(compiled.consts, lowered.consts, lowered.recipes)
+                self._variants.setdefault(skey, []).append(variant)
             except TypeError as e:
-                why_not = str(e)
+                why_not = why_not or str(e)
         if why_not is None and ckey is not None:
-            self._variants.setdefault(ckey.digest(), []).append(variant)
             if store is not None:
                 from .backends.disk_cache import StoredEntry
                 stored = StoredEntry(variant.name, variant.source,
@@ -364,17 +367,16 @@ class JitFunction:
         return entry
 
     # --- reporting -------------------------------------------------------------------------
-    def _explain(self, args: tuple, config: JitConfig, failure: Optional[str]) -> Optional[str]:
+    def _explain(self, args: tuple, config: JitConfig, key: tuple, failure: Optional[str]) -> Optional[str]:
         if not self._order:
             return None
         if failure:
             return failure
         last = self._order[-1]
         parts = []
-        for field_name in ("jit_level", "exec_mode", "jit_syntax_level"):
-            old, new = getattr(last.config, field_name), getattr(config, field_name)
-            if old != new:
-                parts.append(f"{field_name} changed {old or 'default'} → {new or 'default'}")
+        for k, what in enumerate(("jit_level", "exec_mode", "jit_syntax_level")):
+            if last.key[k] != key[k]:
+                parts.append(f"{what} changed {last.key[k]} → {key[k]}")
         desc = [_dispatch.describe_arg(a) for a in args]
         for name, old, new, kind in zip(self._names, last.desc, desc, self._kinds):
             if kind == "static":
@@ -383,14 +385,34 @@ class JitFunction:
                 continue
             if isinstance(kind, tuple) and old[0] == new[0] == "array" and old[1] == new[1] and \
                     len(old[2]) == len(new[2]):
-                continue  # a dynamic dimension changed: same entry unless something else did
+                fixed = [ax for ax, (a, b) in enumerate(zip(old[2], new[2])) if a != b and
+                         _dispatch.dynamic_shape(old[2], kind[1])[ax] is not None]
+                if fixed:
+                    parts.append(f"{name}.shape changed {old[2]} → {new[2]} (axes {fixed} are not dynamic)")
+                continue
             parts += _dispatch.diff_arg(name, old, new)
-        return "; ".join(parts) or "a new combination of argument types (see cache_info)"
+        return "; ".join(parts) or "another combination of arguments (see cache_info)"
 
-    def _report(self, entry: Entry, reason: Optional[str], first: bool) -> None:
+    def _front_end(self, args: tuple, config: JitConfig) -> CompiledEntry:
+        """Lower (arrays with dynamic dimensions as their types), run the passes, emit, compile."""
+        positional, keywords = [], {}
+        for p, value, kind in zip(self._sig.parameters.values(), args, self._kinds):
+            value = _abstract(value, kind)
+            if p.kind is inspect.Parameter.VAR_POSITIONAL:
+                positional.extend(value)
+            elif p.kind is inspect.Parameter.VAR_KEYWORD:
+                keywords.update(value)
+            elif p.kind is inspect.Parameter.KEYWORD_ONLY:
+                keywords[p.name] = value
+            else:
+                positional.append(value)
+        options = {"static": tuple(self._static)}
+        if keywords:
+            options["kwargs"] = keywords
+        return compile_for(self.__graphjit_fn__, tuple(positional), config, **options)
+
+    def _report(self, entry: Entry, reason: Optional[str], first: bool, how: str = "") -> None:
         name = self.__graphjit_fn__.__qualname__
-        origin = entry.variant.origin
-        how = {"compiled": "", "disk": " (loaded from disk)", "reused": " (reused)"}.get(origin, "")
         if first:
             log.info("cache", "%s: first entry%s", name, how or " (compiled)")
             return
@@ -412,7 +434,7 @@ class JitFunction:
                 dims = [ax for ax in range(len(arrays[0][2])) if len({d[2][ax] for d in arrays}) > 1]
                 if dims:
                     varying[pname] = dims
-            elif descs and all(d[0] == "value" for d in descs) and len({repr(d[1]) for d in descs}) > 1:
+            elif descs and all(d[0] == "value" for d in descs) and len({repr(d[2]) for d in descs}) > 1:
                 values.add(pname)
         text = f"{name} has been recompiled {self.stats['recompiles']} times (last: {reason})."
         if varying:
@@ -442,10 +464,7 @@ class JitFunction:
         """
         entry = self.entry_for(*args, **kwargs)
         if entry.variant.graph is None:
-            bound = self._bind(args, kwargs)
-            lowering_args = tuple(_abstract(a, kind) for a, kind in zip(bound, self._kinds))
-            entry.variant.graph = compile_for(self.__graphjit_fn__, lowering_args, entry.config,
-                                              static=tuple(self._static)).graph
+            entry.variant.graph = self._front_end(self._bind(args, kwargs), entry.config).graph
         return entry.variant.graph
 
     @property
@@ -483,7 +502,8 @@ class BoundJitFunction:
         return self.jitted.__graphjit_fn__
 
 
-def compile_for(fn: Callable, args: tuple, config: JitConfig, static: tuple = ()) -> CompiledEntry:
+def compile_for(fn: Callable, args: tuple, config: JitConfig, static: tuple = (),
+                kwargs: Optional[dict] = None) -> CompiledEntry:
     """Front end, passes and backend for one call signature; errors point at the user's code."""
     from .backends.compile import compile_emitted
     from .backends.emit_numpy import emit_function
@@ -494,7 +514,7 @@ def compile_for(fn: Callable, args: tuple, config: JitConfig, static: tuple = ()
 
     start = time.perf_counter()
     try:
-        lowered = lower_function(fn, args, {}, static=static)
+        lowered = lower_function(fn, args, kwargs or {}, static=static)
         graph = lowered.graph
         report = run_pipeline(graph, config.jit_level)
         emitted = emit_function(graph, consts=lowered.consts)

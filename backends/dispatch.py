@@ -114,12 +114,24 @@ def describe_arg(a: Any) -> tuple:
     if isinstance(a, _ND):
         return ("array", a.dtype, a.shape, t)
     if t in _LITERALS:
-        return ("value", a)
+        return ("value", t, a)
     if isinstance(a, np.generic):
         return ("scalar", t)
     if t is tuple or t is list:
         return ("seq", t, tuple(describe_arg(v) for v in a))
     return ("object", t, id(a))
+
+
+def structure_key(a: Any, kind: Any = None):
+    """`arg_key` with objects known by their type: entries compiled for one object may serve
+    another of the same type once its guards (checked structurally) pass."""
+    t = type(a)
+    if kind != "static" and t not in _LITERALS and not isinstance(a, (_ND, np.generic)):
+        if t is tuple or t is list:
+            return (t, tuple(structure_key(v) for v in a))
+        if t is not dict:
+            return ("object-of-type", t)
+    return arg_key(a, kind)
 
 
 def diff_arg(name: str, old: tuple, new: tuple) -> list:
@@ -136,7 +148,7 @@ def diff_arg(name: str, old: tuple, new: tuple) -> list:
             out.append(f"{name} changed type {old[3].__name__} → {new[3].__name__}")
         return out
     if old[0] == "value" and new[0] == "value":
-        return [f"{name} changed {old[1]!r} → {new[1]!r}"]
+        return [f"{name} changed {old[2]!r} → {new[2]!r}"]
     if old[0] == "object" and new[0] == "object" and old[1] is new[1]:
         return [f"{name} is a different {old[1].__name__} object"]
     if old[0] == "seq" and new[0] == "seq" and old[1] is new[1] and len(old[2]) == len(new[2]):
@@ -151,7 +163,7 @@ def _kind_text(d: tuple) -> str:
     if d[0] == "array":
         return f"array {d[1]} {d[2]}"
     if d[0] == "value":
-        return repr(d[1])
+        return repr(d[2])
     if d[0] == "scalar":
         return d[1].__name__
     return d[1].__name__
@@ -194,6 +206,8 @@ def guard_condition(guard: Guard, live: Any, arg_names: set, roots, bind) -> Opt
         e = guard.expected
         if e is None or type(e) is bool:
             return f"{expr} is {e!r}"
+        if type(e) is list:  # mutable: never trust identity
+            return f"(({v} := {expr}).__class__ is list and {v} == {bind(e)})"
         return f"(({v} := {expr}) is {bind(e)} or ({v}.__class__ is {bind(type(e))} and {v} == {bind(e)}))"
     if guard.kind == "len":
         return f"{PREFIX}len({expr}) == {guard.expected}"

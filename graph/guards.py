@@ -126,7 +126,7 @@ class GuardRecorder:
         if type(value) is np.ndarray:
             self._add(Guard(path, "array", (value.dtype.str, value.shape), per_call), None)
         elif is_value(value):  # a list can change in place, unseen by any epoch: check it every call
-            self._add(Guard(path, "value", value, per_call or type(value) is list), None)
+            self._add(Guard(path, "value", _copy(value), per_call or type(value) is list), None)
         else:
             self._add(Guard(path, "obj", describe_object(value), per_call), value)
 
@@ -166,6 +166,10 @@ def is_value(value: Any) -> bool:
     if t in (tuple, list):
         return len(value) <= 64 and all(is_value(v) for v in value)
     return False
+
+
+def _copy(value: Any) -> Any:
+    return [_copy(v) for v in value] if type(value) is list else value
 
 
 def is_cell(obj: Any) -> bool:
