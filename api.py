@@ -272,9 +272,13 @@ class JitFunction:
 
     def _reuse(self, skey, args, config, key) -> Optional[Entry]:
         """An entry compiled for another object of the same structure (another instance of a Cell)."""
-        for variant in self._variants.get(skey, ()):
+        from .backends.cache_key import inlined_changed
+        for variant in list(self._variants.get(skey, ())):
             if variant.recipes is None or any(isinstance(r, dict) and "new" in r for r in variant.recipes):
                 continue  # objects built at compile time are not shared between entries
+            if inlined_changed(variant.inlined):  # a helper was edited (and its module reloaded)
+                self._variants[skey].remove(variant)
+                continue
             roots = _make_roots(self._names, args, getattr(self.__graphjit_fn__, "__globals__", {}),
                                 _closure_of(self.__graphjit_fn__), variant.consts)
             reason, bound = variant.guards.bind(roots)
