@@ -4,8 +4,8 @@
    (interleaved rounds, garbage collector off): a plain Python call of the function, a direct call
    of graphjit's generated function (`jitted._order[0].run`), `jit(f)(x)`, and Numba's `njit(f)(x)`
    when Numba is installed. Overhead = jit - direct (the dispatcher's own cost) and jit - plain.
-   Functions: `ident(x): return x` (pure dispatch) and `tanh2(x)` on a 4x3 array, and the seed
-   Network through `jit(model)` (a bound method: one more Python call).
+   Functions: `ident(x): return x` (pure dispatch: the clean figure) and `tanh2(x)` on a 4x3 array
+   (the ufunc's own time varies by a few tenths of a microsecond from run to run).
 2. Cold first call in a new process (the disk cache off): the first `jitted(x)` after imports,
    i.e. LibCST, networkx and the backends imported, the source parsed, lowered, optimized, emitted,
    compiled. Median over fresh processes.
@@ -61,15 +61,6 @@ def dispatch(rounds: int, number: int) -> list:
             nb(x)
             variants["numba"] = lambda: nb(x)
         rows.append((name, interleave(variants, rounds, number)))
-    ms.set_seed(0)
-    model = wl.Network()
-    xs = np.random.default_rng(0).random((64, 1, 28, 28)).astype(np.float32)
-    jitted = ms.jit(model, cache=False)
-    jitted(xs)
-    direct = jitted.jitted._order[0].run
-    variants = {"plain": lambda: model.construct(xs), "direct": lambda: direct(model, xs),
-                "jit": lambda: jitted(xs)}
-    rows.append(("Network (batch 64)", interleave(variants, max(3, rounds // 3), max(50, number // 400))))
     return rows
 
 
