@@ -1,4 +1,4 @@
-"""The command line: `graphjit transpile FILE` and `graphjit check FILE`.
+"""The command line: `graphjit transpile FILE`, `graphjit check FILE`, `graphjit cache info|clear`.
 
 Neither runs the user's file: it is parsed with LibCST and resolved statically
 (`transpiler.static_module`). Errors are one clear line each on stderr with a non-zero exit
@@ -297,6 +297,52 @@ def check(files: tuple, syntax_level: str, fmt: str) -> None:
     out = render(diagnostics, fmt, color=fmt == "text" and use_color(sys.stdout), tool_version=__version__)
     click.echo(out)
     sys.exit(EXIT_ERRORS if any(d.severity == "error" for d in diagnostics) else EXIT_OK)
+
+
+@main.group()
+def cache() -> None:
+    """The on-disk compilation cache ($GRAPHJIT_CACHE_DIR, default: the user cache directory)."""
+
+
+def _store():
+    from .backends import disk_cache
+    return disk_cache.DiskCache(disk_cache.default_dir())
+
+
+def _size(n: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return str(n)
+
+
+@cache.command()
+@click.option("-v", "--verbose", is_flag=True, help="List every entry (least recently used last).")
+def info(verbose: bool) -> None:
+    """Entries, size, and the hit/miss counts recorded by the processes that used the cache."""
+    import time
+    from .backends import disk_cache
+    data = _store().info()
+    state = "on" if disk_cache.enabled_by_env() else "off (GRAPHJIT_CACHE=0)"
+    click.echo(f"directory: {data['directory']}")
+    click.echo(f"disk cache: {state}")
+    click.echo(f"entries: {data['entries']} ({data['functions']} keys)")
+    click.echo(f"size: {_size(data['bytes'])} of {_size(data['cap'])} (GRAPHJIT_CACHE_SIZE)")
+    click.echo(f"recorded: {data['hits']} hits, {data['misses']} misses, {data['writes']} writes, "
+               f"{data['evictions']} evictions, {data['corrupt']} corrupt entries rebuilt")
+    if verbose:
+        for path, size, mtime in sorted(data["files"], key=lambda f: -f[2]):
+            when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(mtime))
+            click.echo(f"  {when}  {_size(size):>9}  {os.path.relpath(path, data['directory'])}")
+
+
+@cache.command()
+def clear() -> None:
+    """Remove every entry."""
+    store = _store()
+    n = store.clear()
+    click.echo(f"removed {n} entr{'y' if n == 1 else 'ies'} from {store.root}")
 
 
 if __name__ == "__main__":

@@ -56,7 +56,18 @@ class JitConfig:
 
 
 _CONTEXT: dict[str, Any] = {"mode": PYNATIVE_MODE, "jit_syntax_level": LAX, "jit_config": JitConfig(),
-                            "device_target": "CPU"}
+                            "device_target": "CPU", "recompile_warning": 8}
+
+# NOTE [epoch]: compiled entries depend on compile-time objects (a Cell's hyper-parameters and
+# sub-cells, the context's jit_config). Checking all of them on every call would cost microseconds,
+# so whatever can change them bumps this counter instead: `set_context`, and `Cell.__setattr__` /
+# `set_train` / `set_jit_config` on a Cell some compiled graph depends on. A jitted function's fast
+# path compares one integer; after a bump its next call re-checks every guard once.
+EPOCH = [0]
+
+
+def bump_epoch() -> None:
+    EPOCH[0] += 1
 
 
 def set_context(**kwargs) -> None:
@@ -72,9 +83,13 @@ def set_context(**kwargs) -> None:
                 value = JitConfig(**value)
             if not isinstance(value, JitConfig):
                 raise TypeError("jit_config must be a JitConfig or a dict")
+        elif key == "recompile_warning":
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise ValueError("recompile_warning must be an int >= 0 (0: never warn)")
         elif key not in ("device_target", "device_id", "save_graphs", "save_graphs_path"):
             raise ValueError(f"unknown context option {key!r}")
         _CONTEXT[key] = value
+    bump_epoch()
 
 
 def get_context(key: str) -> Any:
@@ -83,6 +98,23 @@ def get_context(key: str) -> Any:
     return _CONTEXT[key]
 
 
+# `os.environ.get` costs about a microsecond (it encodes the key each time); a jitted call checks
+# GRAPHJIT_DISABLE on every call, so it reads the encoded mapping behind `os.environ` directly
+# (kept in sync by `os.environ.__setitem__`, so `monkeypatch.setenv` and `os.environ[...] = ` work).
+_ENV_DATA = getattr(os.environ, "_data", None)
+try:
+    DISABLE_KEY = os.environ.encodekey("GRAPHJIT_DISABLE")
+    _OFF = {os.environ.encodevalue(""), os.environ.encodevalue("0")}
+except AttributeError:  # pragma: no cover - not CPython's os.environ
+    _ENV_DATA = None
+if _ENV_DATA is None:  # pragma: no cover
+    DISABLE_KEY, _OFF = "GRAPHJIT_DISABLE", {"", "0"}
+    ENV_GET = os.environ.get
+else:
+    ENV_GET = _ENV_DATA.get  # ENV_GET(DISABLE_KEY) is None when GRAPHJIT_DISABLE is unset
+
+
 def disabled() -> bool:
-    """`GRAPHJIT_DISABLE=1`: run everything eagerly."""
-    return os.environ.get("GRAPHJIT_DISABLE", "") not in ("", "0")
+    """`GRAPHJIT_DISABLE=1`: run everything eagerly (read at every call, cheaply)."""
+    value = ENV_GET(DISABLE_KEY)
+    return value is not None and value not in _OFF

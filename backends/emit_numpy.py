@@ -34,11 +34,16 @@ INPLACE_SYMBOL = {"add": "+=", "sub": "-=", "mul": "*=", "truediv": "/=", "floor
 
 @dataclass
 class Emitted:
-    """Generated source and the objects it refers to (`_k[i]`)."""
+    """Generated source, the objects it refers to (`_k[i]`), and where each line came from.
+
+    `line_table` maps a line number of `source` (1-based) to the `SourceSpan` of the user's code
+    that line computes: a run-time error raised on that line is reported at that span.
+    """
 
     name: str
     source: str
     consts: list = field(default_factory=list)
+    line_table: dict = field(default_factory=dict)
 
 
 class _Names:
@@ -72,6 +77,7 @@ class Emitter:
         self.holders: dict[str, Node] = {}  # top-graph variable name -> the node it holds now
         self.preamble: list[str] = []       # module-level lines before the function (fallback blocks)
         self.last_use: dict = {}
+        self.line_table: dict = {}  # generated line (1-based) -> SourceSpan of the user's code
 
     # --- entry -------------------------------------------------------------------------
     def function(self, name: str) -> Emitted:
@@ -105,10 +111,22 @@ class Emitter:
             text = self.value(out)
         self.comment_for(out.span, "    ") if self.with_comments and out.span else None
         self.lines.append(f"    return {text}")
+        self.map_lines(len(self.lines) - 1, out.span or g.span)
         source = "\n".join(self.lines) + "\n"
-        if self.preamble:
-            source = "\n".join(self.preamble) + "\n\n\n" + source
-        return Emitted(fn_name, source, self.consts)
+        if self.preamble:  # fallback helpers go first: the function's lines move down
+            head = "\n".join(self.preamble) + "\n\n\n"
+            shift = head.count("\n")
+            source = head + source
+            self.line_table = {k + shift: v for k, v in self.line_table.items()}
+        return Emitted(fn_name, source, self.consts, self.line_table)
+
+    def map_lines(self, start: int, span) -> None:
+        """Lines emitted since `start` compute `span` (inner statements of a region keep their own)."""
+        if span is None:
+            return
+        for k in range(start, len(self.lines)):
+            if k + 1 not in self.line_table and not self.lines[k].lstrip().startswith("#"):
+                self.line_table[k + 1] = span
 
     def _single_use_same_graph(self, node: Node, g: Graph) -> bool:
         return all(u.graph is g and u.op not in REGION_OPS for u in g.users(node))
@@ -137,7 +155,9 @@ class Emitter:
                 continue
             if self.with_comments and node.span is not None:
                 self.comment_for(node.span, indent)
+            first = len(self.lines)
             self.statement(node, text, prec, indent, uses)
+            self.map_lines(first, node.span)
         if len(self.lines) == start and not top:
             self.lines.append(f"{indent}pass")
 

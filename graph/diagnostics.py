@@ -168,3 +168,8 @@ def render(error: GraphjitError) -> str:
     if error.hint:
         lines.append(f"  hint: {error.hint}")
     return "\n".join(lines)
+
+
+class GraphjitWarning(UserWarning):
+    """Something the user should know that does not stop compilation: repeated recompiles, a
+    cache directory that cannot be written, a corrupt cache entry."""

@@ -14,6 +14,19 @@ import numpy as np
 from .. import context as _ctx
 
 
+# NOTE [watched cells]: a Cell that some compiled graph read at compile time carries this
+# attribute (set by the guard checks). Assigning anything to it except a weight of the same dtype
+# and shape then bumps the context epoch, so jitted functions re-check their guards once instead
+# of re-reading every hyper-parameter on every call. In-place changes to a list or dict held by a
+# cell are not seen this way; those are checked on every call (see graph/guards.py).
+WATCHED = "_graphjit_watched"
+
+
+def _same_weight(old, new) -> bool:
+    return type(old) is np.ndarray and type(new) is np.ndarray and old.dtype == new.dtype \
+        and old.shape == new.shape
+
+
 class Cell:
     """Base class of layers and models: define `construct`, call the instance."""
 
@@ -30,6 +43,8 @@ class Cell:
         if "_cells" not in self.__dict__:
             raise AttributeError(f"{type(self).__name__}.__init__ must call super().__init__() "
                                  "before assigning attributes")
+        if WATCHED in self.__dict__ and not _same_weight(self.__dict__.get(name), value):
+            _ctx.bump_epoch()  # a hyper-parameter or sub-cell a compiled graph read has changed
         cells, params = self.__dict__["_cells"], self.__dict__["_params"]
         cells.pop(name, None)
         params.pop(name, None)
@@ -40,6 +55,8 @@ class Cell:
         object.__setattr__(self, name, value)
 
     def __delattr__(self, name: str) -> None:
+        if WATCHED in self.__dict__:
+            _ctx.bump_epoch()
         self.__dict__["_cells"].pop(name, None)
         self.__dict__["_params"].pop(name, None)
         object.__delattr__(self, name)
@@ -88,12 +105,14 @@ class Cell:
     def set_train(self, mode: bool = True) -> "Cell":
         for _, cell in self.cells_and_names():
             object.__setattr__(cell, "training", mode)
+        _ctx.bump_epoch()  # `self.training` may have been read at compile time
         return self
 
     def set_jit_config(self, jit_config) -> None:
         """Compile this cell's `construct` with `jit_config` (GRAPH mode and `@jit` alike)."""
         object.__setattr__(self, "_jit_config", jit_config)
         object.__setattr__(self, "_graph_call", None)
+        _ctx.bump_epoch()
 
     def extra_repr(self) -> str:
         return ""

@@ -89,12 +89,14 @@ class SequentialCell(Cell):
         else:
             for k, cell in enumerate(cells):
                 setattr(self, str(k), _check_cell(cell))
-        object.__setattr__(self, "cell_list", list(self._cells.values()))
+        # a tuple, replaced (never mutated) when a cell is added: compiled graphs that unrolled
+        # `for cell in self.cell_list` see the change through the cell's epoch bump
+        object.__setattr__(self, "cell_list", tuple(self._cells.values()))
 
     def __setattr__(self, name, value):
         super().__setattr__(name, value)
         if isinstance(value, Cell) and "cell_list" in self.__dict__:
-            object.__setattr__(self, "cell_list", list(self._cells.values()))
+            object.__setattr__(self, "cell_list", tuple(self._cells.values()))
 
     def __getitem__(self, index):
         if isinstance(index, slice):

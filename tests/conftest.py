@@ -8,6 +8,14 @@ import pytest
 os.environ["GRAPHJIT_VERIFY"] = "1"
 
 
+@pytest.fixture(autouse=True)
+def _private_cache_dir(tmp_path, monkeypatch):
+    """Every test gets an empty on-disk cache of its own; the real ~/.cache is never touched."""
+    monkeypatch.setenv("GRAPHJIT_CACHE_DIR", str(tmp_path / "graphjit-cache"))
+    monkeypatch.delenv("GRAPHJIT_CACHE", raising=False)
+    monkeypatch.delenv("GRAPHJIT_LOG", raising=False)
+
+
 @pytest.fixture
 def rng():
     return np.random.default_rng(1234)
@@ -27,8 +35,8 @@ def _every_graph_round_trips(monkeypatch):
     import graphjit.api as api
     original = api.compile_for
 
-    def checked(fn, args, config):
-        entry = original(fn, args, config)
+    def checked(fn, args, config, **options):
+        entry = original(fn, args, config, **options)
         from graphjit.graph import parse, verify
         text = str(entry.graph)
         again = parse(text)

@@ -413,15 +413,22 @@ class CallLowering:
                 return Static(isinstance((), classes) if target.kind == "tuple" else isinstance([], classes))
             probe = _probe_for(target.type)
             return Static(probe is not None and isinstance(probe, classes))
+        if fn is len and isinstance(target, Static):
+            self.guards.length(target.path, target.value)
+            return None  # computed as any pure builtin
         if fn in (builtins.getattr, hasattr) and len(args) >= 2 and is_static(args[1]):
             if fn is hasattr:
                 if isinstance(target, Static):
-                    return Static(hasattr(target.value, static_value(args[1])))
+                    result = hasattr(target.value, static_value(args[1]))
+                    self.guards.has(target.path, static_value(args[1]), result, target.value)
+                    return Static(result)
                 return None
             try:
                 return self.attribute(target, static_value(args[1]), span)
             except LoweringError:
                 if len(args) == 3:
+                    if isinstance(target, Static):
+                        self.guards.has(target.path, static_value(args[1]), False, target.value)
                     return args[2]
                 raise
         return None

@@ -14,6 +14,7 @@ import libcst as cst
 import numpy as np
 
 from ..graph.diagnostics import LoweringError, UnsupportedSyntaxError
+from ..graph.guards import is_value
 from ..graph.ir import Node
 from ..graph.literals import Index, OperandRef
 from ..graph.types import ArrayType, ScalarType, TupleType
@@ -78,18 +79,32 @@ class ExpressionLowering:
             if isinstance(value, SourceFunc):
                 return value
             is_root = frame.closure is self.root_closure
-            return Static(value, Path("closure", name) if is_root else None)
+            path = Path("closure", name) if is_root else None
+            self.guards.read(path, value)
+            return Static(value, path)
         if name in frame.globals:
             if getattr(type(frame.globals[name]), "__graphjit_unresolved__", False):
                 raise frame.globals[name].error(span)
             is_root = frame.globals is self.root_globals
-            return Static(frame.globals[name], Path("globals", name) if is_root else
-                          self.foreign_global(frame, name))
+            value = frame.globals[name]
+            if is_root:
+                self.guards.read(Path("globals", name), value)
+                return Static(value, Path("globals", name))
+            module = self.module_of(frame)
+            if module is not None:
+                self.guards.read(Path("module", module.__name__).attr(name), value, module)
+            return Static(value, self.foreign_global(frame, name))
         if name in ("True", "False", "None"):
             return Static({"True": True, "False": False, "None": None}[name])
         if hasattr(builtins, name):
             return Static(getattr(builtins, name))
         raise LoweringError(f"name `{name}` is not defined", span)
+
+    def module_of(self, frame):
+        """The module whose globals an inlined helper reads (None if it is not a module's)."""
+        import sys
+        module = sys.modules.get(frame.globals.get("__name__"))
+        return module if module is not None and getattr(module, "__dict__", None) is frame.globals else None
 
     def foreign_global(self, frame, name: str):
         """A global of another module (an inlined helper's): reached through that module object."""
@@ -263,7 +278,9 @@ class ExpressionLowering:
                 result = getattr(value.value, name)
             except AttributeError as e:
                 raise LoweringError(str(e), span) from None
-            return Static(result, value.path.attr(name) if value.path else None)
+            path = value.path.attr(name) if value.path else None
+            self.guards.read(path, result, value.value)
+            return Static(result, path)
         if isinstance(value, Seq) and name in SEQ_METHODS:
             return SeqMethod(value, name)
         if isinstance(value, Node):
@@ -319,9 +336,14 @@ class ExpressionLowering:
         if isinstance(base, Static) and _static_key(key):
             k = _key_value(key)
             try:
-                return Static(base.value[k], base.path.item(k) if base.path and _pathable(k) else None)
+                item = base.value[k]
             except Exception as e:
                 raise LoweringError(f"{type(e).__name__}: {e}", span) from None
+            path = base.path.item(k) if base.path and _pathable(k) else None
+            if path is None and base.path is not None and isinstance(k, slice):
+                self.guards.length(base.path, base.value)  # a slice depends on the length
+            self.guards.read(path, item, base.value)
+            return Static(item, path)
         if isinstance(base, Seq):
             if not _static_key(key):
                 raise LoweringError("a tuple or list of compile-time structure needs a compile-time index",
@@ -469,7 +491,12 @@ class ExpressionLowering:
                 return [Static(k) for k in obj]
             if isinstance(obj, (list, tuple)) or hasattr(obj, "__getitem__") and hasattr(obj, "__len__") \
                     and not isinstance(obj, (str, bytes, np.ndarray)):
-                return [Static(obj[k], value.path.item(k) if value.path else None) for k in range(len(obj))]
+                items = [Static(obj[k], value.path.item(k) if value.path else None) for k in range(len(obj))]
+                if not is_value(obj):  # a literal list is guarded whole, where it was read
+                    self.guards.length(value.path, obj)
+                    for item in items:
+                        self.guards.read(item.path, item.value, obj)
+                return items
             try:
                 return [Static(v) for v in obj]
             except TypeError:

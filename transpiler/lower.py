@@ -8,6 +8,7 @@ sub-cells, and returns the graph with what the backend needs to run it.
 from __future__ import annotations
 
 import builtins
+import hashlib
 import inspect
 from dataclasses import dataclass, field
 from typing import Any, Optional
@@ -16,6 +17,7 @@ import libcst as cst
 import numpy as np
 
 from ..graph.diagnostics import Diagnostic, GraphjitError, GraphSyntaxError, LoweringError, UnsupportedSyntaxError
+from ..graph.guards import GuardRecorder, GuardSet
 from ..graph.ir import Graph, Node
 from ..graph.literals import is_literal
 from ..graph.paths import Path
@@ -67,6 +69,10 @@ class Lowered:
     diagnostics: list = field(default_factory=list)
     fallbacks: int = 0
     eager: bool = False                            # nothing compilable: run the function as it is
+    # (qualname, filename, first line, last line, sha256 of those lines) of the function and of every
+    # function, method and Cell construct it inlined: the cache checks them before reusing an entry
+    inlined: list = field(default_factory=list)
+    guards: GuardSet = field(default_factory=GuardSet)  # the compile-time reads the graph depends on
 
 
 @dataclass(frozen=True)
@@ -97,6 +103,8 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering, FallbackLower
         self.consts: list = []
         self.recipes: dict = {}
         self.sources: list = []
+        self.inlined: dict = {}
+        self.guards = GuardRecorder()
         self.depth = 0
         self.mutated_attrs: set = set()   # attribute names this compile assigns (read at call time)
         self.unrollable = 0   # > 0 while lowering a range loop that could still be unrolled
@@ -201,7 +209,19 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering, FallbackLower
         self.bind_params(node.params, frame, args, kwargs, fn, span)
         self.sources.append((fn.__qualname__, parsed.filename))
         self.note_attribute_writes(node)
+        self.note_source(fn.__qualname__, parsed, node)
         return self.run_body(node, frame)
+
+    def note_source(self, qualname: str, parsed: ParsedFile, node) -> None:
+        """Remember the text of an inlined function: editing it must invalidate cached entries."""
+        pos = parsed.positions.get(node)
+        if pos is None:
+            return
+        key = (parsed.filename, pos.start.line)
+        if key not in self.inlined:
+            lines = parsed.text.splitlines(True)[pos.start.line - 1:pos.end.line]
+            digest = hashlib.sha256("".join(lines).encode()).hexdigest()[:20]
+            self.inlined[key] = (qualname, parsed.filename, pos.start.line, pos.end.line, digest)
 
     def note_attribute_writes(self, node) -> None:
         """Attribute names assigned in this function body (COMPATIBLE): reads of them stay run-time."""
@@ -297,12 +317,13 @@ def _describe(value) -> str:
 
 
 def lower_function(fn, args: tuple, kwargs: dict, name: Optional[str] = None, level: str = LAX,
-                   collect: bool = False) -> Lowered:
+                   collect: bool = False, static: tuple = ()) -> Lowered:
     """Lower `fn` called with these arguments into a graph (specialized to their signature).
 
     At STRICT and COMPATIBLE every construct the level rejects is reported at once, in one
     `GraphSyntaxError`; at LAX they become fallback blocks. With `collect`, nothing is raised
-    for them: `Lowered.diagnostics` lists them (what `graphjit check` prints).
+    for them: `Lowered.diagnostics` lists them (what `graphjit check` prints). `static` names
+    parameters that are compile-time values whatever their type (`static_argnums`).
     """
     fn = unwrap(fn)
     parsed, node = function_source(fn)
@@ -315,12 +336,14 @@ def lower_function(fn, args: tuple, kwargs: dict, name: Optional[str] = None, le
     except TypeError as e:
         raise LoweringError(f"{fn.__qualname__}(): {e}", graph.span) from None
     bound.apply_defaults()
+    # the lowerer's own closure dict: `lookup` recognises the root's closure by identity, so that
+    # closure variables are read through `closure['name']` at run time instead of being baked in
     frame = Frame(parsed, fn.__qualname__, {}, fn.__globals__, lowerer.root_closure)
     spans = {p.name.value: parsed.span(p) for p in _all_params(node.params)}
     arg_names = []
     for pname, value in bound.arguments.items():
         arg_names.append(pname)
-        if is_runtime_arg(value):
+        if pname not in static and is_runtime_arg(value):
             arg_type = value.type if isinstance(value, AbstractArray) else \
                 type_of_value(tuple(value) if isinstance(value, list) else value)
             arg = graph.add_arg(pname, arg_type, spans.get(pname))
@@ -336,6 +359,7 @@ def lower_function(fn, args: tuple, kwargs: dict, name: Optional[str] = None, le
             frame.env[pname] = Static(value, Path("arg", pname))
     lowerer.sources.append((fn.__qualname__, parsed.filename))
     lowerer.note_attribute_writes(node)
+    lowerer.note_source(fn.__qualname__, parsed, node)
     whole = lowerer.whole_function_problem(node, parsed)
     if whole is not None:
         lowerer.diagnostics.append(whole)
@@ -357,7 +381,8 @@ def lower_function(fn, args: tuple, kwargs: dict, name: Optional[str] = None, le
         out = graph.const(None, graph.span)
     graph.set_outputs([out])
     return Lowered(graph, fn.__globals__, lowerer.root_closure, lowerer.consts, lowerer.sources, arg_names, sig,
-                   lowerer.recipes, _unique(lowerer.diagnostics), lowerer.fallbacks, whole is not None)
+                   lowerer.recipes, _unique(lowerer.diagnostics), lowerer.fallbacks, whole is not None,
+                   list(lowerer.inlined.values()), lowerer.guards.result())
 
 
 def _unique(diagnostics: list) -> list:

@@ -59,10 +59,8 @@ _FILES: dict[tuple, ParsedFile] = {}
 def parse_file(filename: str, text: Optional[str] = None) -> ParsedFile:
     """Parse (once per file content) and resolve positions."""
     if text is None:
+        linecache.checkcache(filename)  # a file edited (and its module reloaded) since it was read
         lines = linecache.getlines(filename)
-        if not lines:
-            linecache.checkcache(filename)
-            lines = linecache.getlines(filename)
         text = "".join(lines)
     key = (filename, hash(text))
     cached = _FILES.get(key)

@@ -1,0 +1,159 @@
+"""Benchmark: what the compilation cache costs. Medians; run `python benchmarks/bench_cache.py [--quick]`.
+
+1. Cache-hit dispatch overhead, per call, in microseconds, measured side by side in one process
+   (interleaved rounds, garbage collector off): a plain Python call of the function, a direct call
+   of graphjit's generated function (`jitted._order[0].run`), `jit(f)(x)`, and Numba's `njit(f)(x)`
+   when Numba is installed. Overhead = jit - direct (the dispatcher's own cost) and jit - plain.
+   Functions: `ident(x): return x` (pure dispatch: the clean figure) and `tanh2(x)` on a 4x3 array
+   (the ufunc's own time varies by a few tenths of a microsecond from run to run).
+2. Cold first call in a new process (the disk cache off): the first `jitted(x)` after imports,
+   i.e. LibCST, networkx and the backends imported, the source parsed, lowered, optimized, emitted,
+   compiled. Median over fresh processes.
+3. Warm-from-disk first call in a new process: the same, with the entry already on disk (no front
+   end: the process never imports LibCST or networkx; checked and printed).
+Numba is compared where installed: its dispatch, its first call (compile), and its first call
+with `cache=True` and a warm cache in a new process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import timeit
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import numpy as np  # noqa: E402
+
+import graphjit as ms  # noqa: E402
+import cache_workload as wl  # noqa: E402
+
+try:
+    import numba
+except ImportError:  # Numba is optional: only for the comparison
+    numba = None
+
+
+def per_call_us(fn, number: int) -> float:
+    return timeit.timeit(fn, number=number) / number * 1e6
+
+
+def dispatch(rounds: int, number: int) -> list:
+    x = np.ones((4, 3))
+    rows = []
+    for name, fn in (("ident", wl.ident), ("tanh2", wl.tanh2)):
+        jitted = ms.jit(fn, cache=False)
+        jitted(x)
+        jitted(x)
+        direct = jitted._order[0].run
+        variants = {"plain": lambda: fn(x), "direct": lambda: direct(x), "jit": lambda: jitted(x)}
+        if numba is not None:
+            nb = numba.njit(fn)
+            nb(x)
+            variants["numba"] = lambda: nb(x)
+        rows.append((name, interleave(variants, rounds, number)))
+    return rows
+
+
+def interleave(variants: dict, rounds: int, number: int) -> dict:
+    samples = {k: [] for k in variants}
+    names = list(variants)
+    gc.disable()
+    try:
+        for r in range(rounds):
+            for k in names[r % len(names):] + names[:r % len(names)]:
+                samples[k].append(per_call_us(variants[k], number))
+    finally:
+        gc.enable()
+    return {k: statistics.median(v) for k, v in samples.items()}
+
+
+FIRST_CALL = """
+import json, sys, time
+sys.path.insert(0, {here!r})
+import numpy as np
+{setup}
+import cache_workload as wl
+x = {arg}
+t0 = time.perf_counter()
+out = f(x)
+t1 = time.perf_counter()
+print(json.dumps({{"ms": (t1 - t0) * 1e3, "libcst": "libcst" in sys.modules, "networkx": "networkx" in sys.modules,
+                  "info": {info}}}))
+"""
+
+GRAPHJIT = ("import graphjit as ms\nimport cache_workload as wl\n"
+            "ms.set_seed(0)\n{target}\n")
+TARGETS = {
+    "tanh2": ("f = ms.jit(wl.tanh2)", "np.ones((4, 3))"),
+    "Network": ("f = ms.jit(wl.Network())", "np.ones((64, 1, 28, 28), np.float32)"),
+}
+
+
+def first_call(kind: str, target: str, runs: int, cache_dir: str, warm: bool) -> dict:
+    env = dict(os.environ)
+    setup_target, arg = TARGETS[target]
+    if kind == "graphjit":
+        setup = GRAPHJIT.format(target=setup_target)
+        info = "f.cache_info()"
+        env["GRAPHJIT_CACHE_DIR"] = cache_dir
+        env["GRAPHJIT_CACHE"] = "1" if warm else "0"
+    else:
+        setup = f"import numba\nimport cache_workload as wl\nf = numba.njit(wl.{target}, cache={warm})"
+        info = "None"
+        env["NUMBA_CACHE_DIR"] = cache_dir
+    code = FIRST_CALL.format(here=str(HERE), setup=setup, arg=arg, info=info)
+    if warm:  # fill the cache once
+        subprocess.run([sys.executable, "-c", code], env=env, check=True, capture_output=True, timeout=300)
+    results = []
+    for _ in range(runs):
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+        if out.returncode != 0:
+            raise RuntimeError(out.stderr)
+        results.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    return {"ms": statistics.median(r["ms"] for r in results), "libcst": any(r["libcst"] for r in results),
+            "networkx": any(r["networkx"] for r in results), "info": results[-1]["info"]}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true", help="few repetitions (a smoke run)")
+    opts = parser.parse_args()
+    rounds, number, runs = (5, 20000, 2) if opts.quick else (15, 100000, 5)
+    print(f"graphjit cache benchmark: python {sys.version.split()[0]}, numpy {np.__version__}, "
+          f"numba {numba.__version__ if numba else 'not installed'}; medians")
+    print("\n1. cache-hit dispatch overhead (us per call)")
+    print(f"   {'function':<20}{'plain':>10}{'direct':>10}{'jit':>10}{'numba':>10}   jit-direct  jit-plain  numba-plain")
+    for name, r in dispatch(rounds, number):
+        nb = r.get("numba")
+        nb_text = f"{nb:10.3f}" if nb else "         -"
+        nb_over = f"{nb - r['plain']:11.3f}" if nb else "          -"
+        print(f"   {name:<20}{r['plain']:10.3f}{r['direct']:10.3f}{r['jit']:10.3f}{nb_text}"
+              f"   {r['jit'] - r['direct']:10.3f} {r['jit'] - r['plain']:10.3f}  {nb_over}")
+    print(f"\n2./3. first call in a new process (ms, median of {runs} processes)")
+    for target in TARGETS:
+        with tempfile.TemporaryDirectory() as cold_dir, tempfile.TemporaryDirectory() as warm_dir:
+            cold = first_call("graphjit", target, runs, cold_dir, warm=False)
+            warm = first_call("graphjit", target, runs, warm_dir, warm=True)
+        line = (f"   graphjit {target:<8} cold {cold['ms']:8.1f}   warm from disk {warm['ms']:6.1f}"
+                f"   (warm process imported libcst: {warm['libcst']}, networkx: {warm['networkx']}; "
+                f"disk_loads={warm['info']['disk_loads']}, compiles={warm['info']['compiles']})")
+        print(line)
+        if numba is not None and target != "Network":
+            with tempfile.TemporaryDirectory() as cold_dir, tempfile.TemporaryDirectory() as warm_dir:
+                cold = first_call("numba", target, runs, cold_dir, warm=False)
+                warm = first_call("numba", target, runs, warm_dir, warm=True)
+            print(f"   numba    {target:<8} cold {cold['ms']:8.1f}   warm from disk {warm['ms']:6.1f}   (cache=True)")
+
+
+if __name__ == "__main__":
+    main()
