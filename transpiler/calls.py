@@ -43,6 +43,8 @@ SAFE_MODULES = ("numpy", "math", "builtins", "operator")
 class NeedsStatic(LoweringError):
     """A run-time value was used where the compiler needs a compile-time one (e.g. a list index)."""
 
+    code = "GJ001"  # a lowering error, as LoweringError itself reports
+
 
 def qualified_name(fn) -> Optional[str]:
     """`numpy.linalg.norm` for a callable in a module we may call from generated code."""
@@ -241,6 +243,8 @@ class CallLowering:
         fn = callee.value
         owner = getattr(fn, "__self__", None)
         if isinstance(owner, (list, dict, set)) and callee.path is not None:
+            if getattr(fn, "__name__", "") in MUTATING_METHODS:
+                self.note_container_write(owner)
             self.require("mutate_object", span, f"`{_name(fn)}` mutates a container held outside the function")
         else:
             self.require("call_opaque", span, f"calling {_name(fn)} on run-time values needs the Python "
@@ -374,6 +378,8 @@ class CallLowering:
     def array_method(self, method: MethodVal, args: list, kwargs: dict, span) -> Node:
         name = method.name
         op_name = _ops.METHOD_OPS.get(name)
+        if op_name is None and not isinstance(method.obj.type, ArrayType):
+            return self.object_method(method, args, kwargs, span)
         if op_name is None:
             raise UnsupportedSyntaxError(f"array method `.{name}()` is not supported in a graph yet", span)
         if name == "reshape":
@@ -386,6 +392,20 @@ class CallLowering:
         if name == "astype":
             return self.emit("astype", [method.obj], {"dtype": np.dtype(static_value(args[0])).type}, span)
         return self.op_call(op_name, [method.obj] + list(args), kwargs, span)
+
+    def object_method(self, method: MethodVal, args: list, kwargs: dict, span) -> Node:
+        """A method of a run-time Python object (a container read at call time): an ordered opaque call."""
+        obj = self.param_objects.get(method.obj.id)
+        if isinstance(obj, (list, dict, set)):
+            if method.name in MUTATING_METHODS:
+                self.note_container_write(obj)
+            self.require("mutate_object", span, f"`{type(obj).__name__}.{method.name}` on a container held outside "
+                                                "the function")
+        else:
+            self.require("call_opaque", span, f"calling `.{method.name}()` of a run-time Python object needs the "
+                                              "Python interpreter")
+        bound = self.emit("getattr", [method.obj], {"name": method.name}, span)
+        return self.op_call("pycall", [bound] + list(args), kwargs, span)
 
     def range_call(self, args: list, span):
         if all(is_static(a) for a in args):
@@ -490,6 +510,9 @@ class CallLowering:
 
 
 IMMUTABLE = (str, bytes, int, float, complex, tuple, frozenset, range)
+MUTATING_METHODS = {"append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse", "update",
+                    "setdefault", "popitem", "add", "discard", "difference_update", "intersection_update",
+                    "symmetric_difference_update", "__setitem__", "__delitem__", "__iadd__"}
 
 
 def _builtin_rule(fn):

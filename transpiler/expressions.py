@@ -60,7 +60,9 @@ class ExpressionLowering:
 
     def lookup(self, name: str, frame, span) -> Any:
         from ..graph.paths import Path
-        if name in frame.declared_globals:
+        if name in frame.declared_globals or (name not in frame.env and name not in frame.closure
+                                              and (id(frame.globals), name) in self.runtime_globals):
+            # declared `global` here, or written by a helper's `global`: read at call time
             return self.emit("load_global", [], {"name": name, "scope": self.globals_scope(frame)}, span, name=name)
         if name in frame.env:
             value = frame.env[name]
@@ -78,13 +80,13 @@ class ExpressionLowering:
             if isinstance(value, SourceFunc):
                 return value
             is_root = frame.closure is self.root_closure
-            return Static(value, Path("closure", name) if is_root else None)
+            return self.runtime_container(Static(value, Path("closure", name) if is_root else None))
         if name in frame.globals:
             if getattr(type(frame.globals[name]), "__graphjit_unresolved__", False):
                 raise frame.globals[name].error(span)
             is_root = frame.globals is self.root_globals
-            return Static(frame.globals[name], Path("globals", name) if is_root else
-                          self.foreign_global(frame, name))
+            return self.runtime_container(Static(frame.globals[name], Path("globals", name) if is_root else
+                                                 self.foreign_global(frame, name)))
         if name in ("True", "False", "None"):
             return Static({"True": True, "False": False, "None": None}[name])
         if hasattr(builtins, name):
@@ -263,7 +265,7 @@ class ExpressionLowering:
                 result = getattr(value.value, name)
             except AttributeError as e:
                 raise LoweringError(str(e), span) from None
-            return Static(result, value.path.attr(name) if value.path else None)
+            return self.runtime_container(Static(result, value.path.attr(name) if value.path else None))
         if isinstance(value, Seq) and name in SEQ_METHODS:
             return SeqMethod(value, name)
         if isinstance(value, Node):
@@ -477,6 +479,8 @@ class ExpressionLowering:
         if isinstance(value, Node) and isinstance(value.type, ArrayType) and value.type.shape and \
                 value.type.shape[0] is not None:
             return [self.emit("getitem", [value], {"index": Index([k])}, span) for k in range(value.type.shape[0])]
+        if isinstance(value, Node) and isinstance(value.type, TupleType):
+            return [self.emit("tuple_get", [value], {"index": k}, span) for k in range(len(value.type.items))]
         raise LoweringError(f"cannot iterate over {type(value).__name__} at compile time", span)
 
 

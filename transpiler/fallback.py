@@ -76,13 +76,15 @@ class FallbackLowering:
             used += [n for n in frame.env if n not in used and not n.startswith("$")]
         reads = [n for n in used if n in frame.env and not isinstance(frame.env[n], Undefined)
                  and not isinstance(frame.env[n], (SourceFunc, RangeVal, MethodVal))]
-        unbound = [n for n in used if isinstance(frame.env.get(n), Undefined)]
+        unbound = [n for n in used if isinstance(frame.env.get(n), Undefined) and frame.env[n].unbound]
         closure_reads = [n for n in used if n not in frame.env and n in frame.closure]
         deleted = [n for n in _deleted_names(stmt) if not n.startswith("$")]
         writes = [n for n in _assigned_names([stmt]) + _deleted_or_bound_names(stmt) if not n.startswith("$")]
         writes += [n for _, node, _ in defs for n in _nonlocal_names(node) if n in reads]
         for n in reads:  # containers built by the compiled code may be mutated in place
-            if isinstance(frame.env[n], Seq) and frame.env[n].kind == "list" and n not in writes:
+            v = frame.env[n]
+            if (isinstance(v, Seq) and v.kind == "list" or isinstance(v, Static) and v.path is None
+                    and isinstance(v.value, (list, dict))) and n not in writes:
                 writes.append(n)
         # a name deleted and not bound again is unbound after the block: not a result
         rebound = set(_assigned_names([stmt])) | set(_bound_only_names(stmt))
@@ -92,6 +94,8 @@ class FallbackLowering:
         returns = finder.found
         if returns and frame.loops:
             raise error  # a `return` out of a loop: the loop becomes the fallback block
+        for obj in _containers_named(stmt, frame):  # the block may change them: read them at call time
+            self.note_container_write(obj)
         params = reads + closure_reads
         code, first_line = self.fallback_code(stmt, defs, params, unbound, writes, deleted, returns, module, span)
         scope = "globals" if frame.globals is self.root_globals else self.const_object(frame.globals).path.root
@@ -106,7 +110,7 @@ class FallbackLowering:
             frame.env[name] = self.emit("tuple_get", [node], {"index": k + offset}, span, name=name)
         for name in deleted:
             if name not in writes:
-                frame.env[name] = Undefined(name, f"it was deleted at {span}")
+                frame.env[name] = Undefined(name, f"it was deleted at {span}", unbound=True)
         if not returns:
             return False
         flag = self.emit("tuple_get", [node], {"index": 0}, span)
@@ -170,8 +174,8 @@ class FallbackLowering:
         self.diagnostics.append(Diagnostic(code, "warning", error.message + " (runs as a fallback block)", span,
                                            frame.qualname, error.hint, self.level))
         if not self.quiet:
-            warnings.warn_explicit(text, GraphjitFallbackWarning, span.file if span else "<unknown>",
-                                   span.line if span else 0)
+            self.pending_warnings.append((text, GraphjitFallbackWarning, span.file if span else "<unknown>",
+                                          span.line if span else 0))
 
     def whole_function_problem(self, node, parsed):
         """A generator or coroutine cannot be compiled piecewise: all of it is the problem.
@@ -203,9 +207,9 @@ class FallbackLowering:
         code = getattr(error, "code", "GJ001")
         message = error.message + " (the function runs eagerly)"
         if not self.quiet:
-            warnings.warn_explicit(f"[{code}] {message} (jit_syntax_level=LAX) in `{qualname}`",
-                                   GraphjitFallbackWarning, error.span.file if error.span else "<unknown>",
-                                   error.span.line if error.span else 0)
+            self.pending_warnings.append((f"[{code}] {message} (jit_syntax_level=LAX) in `{qualname}`",
+                                          GraphjitFallbackWarning, error.span.file if error.span else "<unknown>",
+                                          error.span.line if error.span else 0))
         return Diagnostic(code, "warning", message, error.span, qualname, error.hint, self.level)
 
     def require(self, key: str, span, message: Optional[str] = None) -> None:
@@ -383,6 +387,46 @@ def _nonlocal_names(node) -> list:
             out.extend(item.name.value for item in n.names)
 
     node.visit(Finder())
+    return out
+
+
+def _containers_named(stmt, frame) -> list:
+    """Lists, dicts and sets of the module (or closure) a statement names: `LOG`, `BOX.items`."""
+    out = []
+
+    def resolve(node):
+        if isinstance(node, cst.Name):
+            name = node.value
+            if name in frame.env:
+                return None
+            if name in frame.closure:
+                try:
+                    return frame.closure[name].cell_contents
+                except ValueError:
+                    return None
+            return frame.globals.get(name)
+        if isinstance(node, cst.Attribute):
+            owner = resolve(node.value)
+            if owner is None or isinstance(owner, (list, dict, set)):
+                return None
+            try:
+                return getattr(owner, node.attr.value, None)
+            except Exception:  # noqa: BLE001 - a property that fails is not a container
+                return None
+        return None
+
+    class Finder(cst.CSTVisitor):
+        def visit_Name(self, node) -> None:
+            value = resolve(node)
+            if isinstance(value, (list, dict, set)):
+                out.append(value)
+
+        def visit_Attribute(self, node) -> None:
+            value = resolve(node)
+            if isinstance(value, (list, dict, set)):
+                out.append(value)
+
+    stmt.visit(Finder())
     return out
 
 

@@ -15,7 +15,8 @@ import libcst as cst
 from ..graph.diagnostics import GraphjitError, LoweringError, UnsupportedSyntaxError
 from ..graph.ir import Graph, Node
 from ..graph.literals import Index
-from ..graph.types import TupleType, join
+from ..graph.types import ArrayType, TupleType, join
+from .calls import NeedsStatic
 from .scope import RegionGroup, Scope
 from .rules import STATEMENT_RULES, rule
 from .values import RangeVal, Seq, SourceFunc, Static, Undefined, is_static, static_value
@@ -54,6 +55,7 @@ class StatementLowering:
             if self.control_pending(stmts[k:], frame):
                 return
             mark = self.mark()
+            saved = _save(_containers(frame.env))
             try:
                 if not frame.loops and isinstance(stmt, cst.If) and _contains_return(stmt):
                     test = self.expr(stmt.test, frame)
@@ -68,6 +70,7 @@ class StatementLowering:
             except _Stop:
                 return
             except GraphjitError as error:
+                _restore(saved)  # a failed statement leaves compile-time lists and dicts as they were
                 if self.recover(stmt, error, stmts[k + 1:], frame, mark):
                     return
         if not frame.loops:
@@ -298,6 +301,7 @@ class StatementLowering:
 
     def assign_name(self, name: str, value, frame) -> None:
         if name in frame.declared_globals:
+            self.written_globals.add((id(frame.globals), name))
             self.emit("store_global", [value], {"name": name, "scope": self.globals_scope(frame)})
             return
         if isinstance(value, Node) and not value.name and value.op not in ("const", "arg", "param"):
@@ -344,7 +348,11 @@ class StatementLowering:
                 and isinstance(base.value, (list, dict)):
             self.store_static_item(base, key, value, span)
             return
+        if isinstance(base, Node) and base.id in self.param_objects and not isinstance(base.type, ArrayType):
+            self.note_container_write(self.param_objects.get(base.id))
+            self.require("mutate_object", span, "assigning an item of a container held outside the function")
         if isinstance(base, Static) and not hasattr(base.value, "shape"):
+            self.note_container_write(base.value)
             if not hasattr(type(base.value), "__setitem__"):
                 self.raise_later(TypeError(f"'{type(base.value).__name__}' object does not support item "
                                            "assignment"), span)
@@ -418,17 +426,23 @@ class StatementLowering:
         graphs = [Graph(f"{outer.graph.name}.then", label="then"), Graph(f"{outer.graph.name}.else", label="else")]
         group = RegionGroup(graphs, outer)
         envs, results = [], []
+        # lists and dicts built at compile time: each branch starts from their state before the `if`
+        containers = _containers(frame.env)
+        before = _save(containers)
+        states = []
         for k, fn in enumerate((then_fn, else_fn)):
             self.scope = Scope(graphs[k], group, k)
             branch_frame = _fork(frame)
             try:
                 value = fn(branch_frame)
+                results.append(_copy_structure(value))
+                states.append(_save(containers))
             finally:
                 self.scope = outer
+                _restore(before)
             envs.append(branch_frame.env)
-            results.append(value)
         names = _changed_names(frame.env, envs)
-        merged: list[tuple[str, list]] = []
+        merged: list[tuple[Any, list]] = self.merge_containers(containers, before, states, frame, span)
         for name in names:
             values = [env.get(name, frame.env.get(name)) for env in envs]
             if any(v is None or isinstance(v, Undefined) for v in values):
@@ -463,8 +477,52 @@ class StatementLowering:
                 for k, t in enumerate(out_types)]
         offset = 1 if with_result else 0
         for (name, _), value in zip(merged, outs[offset:]):
-            self.assign_name(name, value, frame)
+            if callable(name):
+                name(value)  # an item of a compile-time list or dict
+            else:
+                self.assign_name(name, value, frame)
         return outs[:offset]
+
+    def merge_containers(self, containers: list, before: list, states: list, frame, span) -> list:
+        """Lists/dicts both branches left with the same shape: their differing items become phis.
+
+        A list (dict) whose length (keys) depends on the run-time branch cannot be followed by the
+        graph: that is a lowering error (at LAX the `if` runs as a fallback block).
+        """
+        merged = []
+        for obj, old, then_state, else_state in zip(containers, before, states[0], states[1]):
+            old_items, new = old[1], (then_state[1], else_state[1])
+            if all(_same_items(old_items, n) for n in new):
+                continue
+            name = _name_of(obj, frame.env)
+            if isinstance(obj, Seq):
+                if len(new[0]) != len(new[1]):
+                    raise LoweringError(f"the list `{name}` has a different length after each branch of this "
+                                        "run-time `if`", span, hint="make both branches add the same number of "
+                                        "items, or collect the values in an array")
+                obj.items[:] = list(new[0])
+                for k, (a, b) in enumerate(zip(*new)):
+                    if not _same_value(a, b):
+                        merged.append((_item_setter(obj.items, k), [a, b]))
+            else:
+                if list(new[0]) != list(new[1]):
+                    raise LoweringError(f"the dict `{name}` has different keys after each branch of this "
+                                        "run-time `if`", span, hint="set the same keys in both branches")
+                obj.value.clear()
+                obj.value.update(new[0])
+                for key in new[0]:
+                    a, b = (v if isinstance(v, (Node, Static, Seq)) else Static(v) for v in (new[0][key], new[1][key]))
+                    if not _same_value(a, b):
+                        merged.append((_item_setter(obj.value, key), [a, b]))
+        return merged
+
+    def check_loop_containers(self, saved: list, frame, span) -> None:
+        """A compile-time list or dict may not change inside a run-time loop (the body runs once here)."""
+        for obj, old in saved:
+            if not _same_items(old, _items(obj)):
+                kind = "list" if isinstance(obj, Seq) else "dict"
+                raise _container_changed(f"the {kind} `{_name_of(obj, frame.env)}` changes inside this run-time "
+                                         "loop", span)
 
     def ternary(self, test, then_fn, else_fn, frame, span):
         return self.branch(test, then_fn, else_fn, frame, span, result_fns=(then_fn, else_fn))[0]
@@ -500,10 +558,13 @@ class StatementLowering:
             try:
                 return self.range_loop(stmt, iterable, frame)
             except _NeedsUnroll as e:
-                raise LoweringError(f"this loop's index is used where a compile-time value is needed ({e}), "
-                                    "but its bounds are known only at run time", span) from None
+                raise _cannot_unroll(e.args[0], span) from None
         if isinstance(iterable, Node) and not _small_static_rows(iterable):
-            return self.rows_loop(stmt, iterable, frame)
+            try:
+                return self.rows_loop(stmt, iterable, frame)
+            except _NeedsUnroll as e:
+                if not _static_rows(iterable):
+                    raise _cannot_unroll(e.args[0], span) from None
         self.unrolled_loop(stmt, self.iterate(iterable, span), frame)
 
     def unrolled_loop(self, stmt: cst.For, items: list, frame) -> None:
@@ -558,6 +619,9 @@ class StatementLowering:
     def rows_loop(self, stmt: cst.For, array: Node, frame) -> None:
         """`for row in x` over an array of unknown length: a range loop over `len(x)`."""
         span = self.span(stmt, frame)
+        if not isinstance(array.type, ArrayType):
+            raise LoweringError(f"iterating over a run-time Python object ({array.type}) needs the Python "
+                                "interpreter", span, hint="iterate over an array, or a tuple or list built here")
         length = self.emit("dim", [array], {"axis": 0}, span)
         self.range_loop(stmt, RangeVal(Static(0), length, Static(1)), frame, rows_of=array)
 
@@ -597,7 +661,8 @@ class StatementLowering:
             self.bind_loop_target(stmt, index, rows_of, f, span)
             self.statements(body, f)
 
-        outs, types, group, g = self.loop_region(frame, span, carried, body_fn, index_name)
+        outs, types, group, g = self.loop_region(frame, span, carried, body_fn, index_name,
+                                                 exclude=_target_names(stmt.target))
         bounds = [self.operand(b, span) for b in (rng.start, rng.stop, rng.step)]
         init_nodes = [self.operand(frame.env[n], span) for n in carried]
         node = self.scope.graph.add("for_range", bounds + init_nodes + [self.scope.local(v) for v in group.outer],
@@ -635,7 +700,7 @@ class StatementLowering:
             self.statements(body, f)
             f.env[index_var] = self.binary("add", operator.add, i, step, span)
 
-        self.while_region(frame, span, body, cond_fn, body_fn, extra=[index_var])
+        self.while_region(frame, span, body, cond_fn, body_fn, extra=[index_var], exclude=_target_names(stmt.target))
         frame.env.pop(index_var, None)
 
     def carried_names(self, body: list, frame, exclude=(), extra=()) -> list:
@@ -646,11 +711,11 @@ class StatementLowering:
                 names.append(flag)
         return [n for n in names if n not in exclude]
 
-    def loop_region(self, frame, span, carried: list, body_fn, index_name: str):
+    def loop_region(self, frame, span, carried: list, body_fn, index_name: str, exclude=()):
         """The body region of a `for_range`; carried values' types widen until they are stable."""
         init = [frame.env[n] for n in carried]
         types = [self.operand(v, span).type for v in init]
-        for _attempt in range(3):
+        for _attempt in range(4):
             outer = self.scope
             g = Graph(f"{outer.graph.name}.body", label="body")
             group = RegionGroup([g], outer)
@@ -658,19 +723,28 @@ class StatementLowering:
             args = [g.add_arg(n.lstrip("$"), t, span) for n, t in zip(carried, types)]
             body_frame = _fork(frame)
             self.scope = Scope(g, group, 0)
+            saved = _save(_containers(frame.env))
             try:
                 for n, a in zip(carried, args):
                     body_frame.env[n] = a
                 try:
                     body_fn(body_frame, index)
+                    self.check_loop_containers(saved, frame, span)
                 except LoweringError as e:
                     if _is_needs_static(e):
-                        raise _NeedsUnroll(e.message) from None
+                        raise _NeedsUnroll(e) from None
                     raise
-                outs = [self.operand(body_frame.env[n], span) for n in carried]
-                g.set_outputs(outs)
+                extra = _rebound(frame.env, body_frame.env, carried, exclude)
+                if not extra:
+                    outs = [self.operand(body_frame.env[n], span) for n in carried]
+                    g.set_outputs(outs)
             finally:
                 self.scope = outer
+                _restore(saved)
+            if extra:  # written by a fallback block (a nested def's `nonlocal`, a list): carry it too
+                carried.extend(extra)
+                types.extend(self.operand(frame.env[n], span).type for n in extra)
+                continue
             new_types = [join(t, o.type) for t, o in zip(types, outs)]
             if new_types == types:
                 break
@@ -719,16 +793,16 @@ class StatementLowering:
             self.exit_loop(frame)
         self.undefine_loop_locals(body, frame, span)
 
-    def while_region(self, frame, span, body: list, cond_fn, body_fn, extra=()) -> None:
+    def while_region(self, frame, span, body: list, cond_fn, body_fn, extra=(), exclude=()) -> None:
         carried = self.carried_names(body, frame, extra=extra)
         init = [frame.env[n] for n in carried]
         types = [self.operand(v, span).type for v in init]
-        for _attempt in range(3):
+        for _attempt in range(4):
             outer = self.scope
             cond_g = Graph(f"{outer.graph.name}.cond", label="cond")
             body_g = Graph(f"{outer.graph.name}.body", label="body")
             group = RegionGroup([cond_g, body_g], outer)
-            outs = None
+            outs, more = None, []
             # carried values first in both graphs, before the condition captures outer values
             all_args = [[g.add_arg(n.lstrip("$"), t, span) for n, t in zip(carried, types)]
                         for g in (cond_g, body_g)]
@@ -738,19 +812,30 @@ class StatementLowering:
                 for n, a in zip(carried, args):
                     f.env[n] = a
                 self.scope = Scope(g, group, k)
+                saved = _save(_containers(frame.env))
                 try:
                     if k == 0:
                         test = cond_fn(f)
+                        self.check_loop_containers(saved, frame, span)
                         if is_static(test) and not static_value(test):
                             self.scope = outer
                             return  # `while False:` never runs
                         g.set_outputs([self.operand(test, span)])
                     else:
                         body_fn(f)
-                        outs = [self.operand(f.env[n], span) for n in carried]
-                        g.set_outputs(outs)
+                        self.check_loop_containers(saved, frame, span)
+                        more = _rebound(frame.env, f.env, carried, exclude)
+                        if not more:
+                            outs = [self.operand(f.env[n], span) for n in carried]
+                            g.set_outputs(outs)
                 finally:
                     self.scope = outer
+                    _restore(saved)
+            if more:  # written by a fallback block: carry it too
+                carried.extend(more)
+                init.extend(frame.env[n] for n in more)
+                types.extend(self.operand(frame.env[n], span).type for n in more)
+                continue
             new_types = [join(t, o.type) for t, o in zip(types, outs)]
             if new_types == types:
                 break
@@ -762,12 +847,48 @@ class StatementLowering:
         self.bind_results(node, carried, types, frame, span)
 
 
+def _rebound(outer: dict, inner: dict, carried: list, exclude) -> list:
+    """Names of values a loop body rebound that are not carried yet (a fallback block wrote them)."""
+    out = []
+    for name, value in inner.items():
+        if name in carried or name in exclude or name.startswith("$") or name not in outer:
+            continue
+        old = outer[name]
+        if value is old or not isinstance(value, (Node, Static, Seq)) or not isinstance(old, (Node, Static, Seq)):
+            continue
+        out.append(name)
+    return out
+
+
 def _needs_static_key(message, span):
     from .calls import NeedsStatic
     return NeedsStatic(message, span)
 
 
 NeedsStaticKey = _needs_static_key
+
+
+class ContainerChanged(NeedsStatic):
+    """A compile-time list or dict changes in a loop body: the loop must unroll, or cannot compile."""
+
+
+def _container_changed(message, span):
+    return ContainerChanged(message, span, hint="build the values in an array (preallocate it and assign items), "
+                            "or loop over a compile-time range")
+
+
+def _cannot_unroll(error, span) -> LoweringError:
+    """The loop needs unrolling (its index used at compile time, a list growing) but its length is run-time."""
+    if isinstance(error, ContainerChanged):
+        return error
+    return LoweringError(f"this loop's index is used where a compile-time value is needed ({error.message}), "
+                         "but its bounds are known only at run time", span)
+
+
+def _static_rows(node) -> bool:
+    from ..graph.types import ArrayType
+    t = node.type
+    return isinstance(t, ArrayType) and bool(t.shape) and t.shape[0] is not None and t.shape[0] <= UNROLL_LIMIT
 
 
 class _NeedsUnroll(Exception):
@@ -824,6 +945,86 @@ def _small_static_rows(node: Node) -> bool:
 
 def _fork(frame):
     return frame.fork()
+
+
+# --- compile-time lists and dicts across run-time control flow ----------------------------------
+# A list display or a dict built in the function is a compile-time structure (`Seq`, a `Static`
+# dict) whose items may be graph values; its methods change it while lowering. Where control flow
+# is decided at run time, lowering must not let one branch's (or one loop body's) changes leak.
+
+def _containers(env: dict) -> list:
+    """The compile-time lists and dicts reachable from the names in `env` (each once)."""
+    out, seen = [], set()
+
+    def walk(value):
+        if id(value) in seen:
+            return
+        if isinstance(value, Seq):
+            seen.add(id(value))
+            if value.kind == "list":
+                out.append(value)
+            for item in value.items:
+                walk(item)
+        elif isinstance(value, Static) and value.path is None and isinstance(value.value, dict):
+            seen.add(id(value))
+            out.append(value)
+            for item in value.value.values():
+                walk(item)
+
+    for v in env.values():
+        walk(v)
+    return out
+
+
+def _items(obj):
+    return list(obj.items) if isinstance(obj, Seq) else dict(obj.value)
+
+
+def _save(containers: list) -> list:
+    return [(obj, _items(obj)) for obj in containers]
+
+
+def _restore(saved: list) -> None:
+    for obj, items in saved:
+        if isinstance(obj, Seq):
+            obj.items[:] = items
+        else:
+            obj.value.clear()
+            obj.value.update(items)
+
+
+def _same_items(a, b) -> bool:
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(a[k] is b[k] for k in a)
+    return len(a) == len(b) and all(x is y for x, y in zip(a, b))
+
+
+def _same_value(a, b) -> bool:
+    if a is b:
+        return True
+    return is_static(a) and is_static(b) and _same_static([a, b])
+
+
+def _item_setter(items, key):
+    def store(value):
+        items[key] = value
+    return store
+
+
+def _name_of(obj, env: dict) -> str:
+    for name, value in env.items():
+        if value is obj and not name.startswith("$"):
+            return name
+    return "..."
+
+
+def _copy_structure(value):
+    """A branch's result, detached from lists and dicts the other branch will change."""
+    if isinstance(value, Seq):
+        return Seq([_copy_structure(v) for v in value.items], value.kind)
+    if isinstance(value, Static) and value.path is None and isinstance(value.value, dict):
+        return Static({k: _copy_structure(v) for k, v in value.value.items()})
+    return value
 
 
 def _changed_names(before: dict, envs: list) -> list:

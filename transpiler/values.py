@@ -69,6 +69,7 @@ class Undefined:
     name: str
     reason: str
     poisoned: bool = False   # its defining statement already produced a diagnostic
+    unbound: bool = False    # surely unbound at run time (deleted): reading it raises UnboundLocalError
 
 
 Value = Union[Node, Static, Seq, RangeVal, MethodVal, SourceFunc]
