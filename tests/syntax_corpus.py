@@ -106,6 +106,7 @@ def reset() -> None:
     LAST = None
     LOG.clear()
     TABLE.clear()
+    TABLE["seed"] = 1.0
     BOX.__dict__.clear()
     BOX.__init__()
     np.random.seed(7)
@@ -604,6 +605,12 @@ def print_ordered(x):
     return y
 
 
+@case("print")
+def print_containers(x):
+    print([1, 2], (3,), {"k": 4}, [x[0] > 2])
+    return x
+
+
 @case("assert")
 def assert_static(x):
     assert x.shape[0] == 4
@@ -698,6 +705,38 @@ def mutate_attribute_list(x):
     return x
 
 
+@case("mutate_object")
+def mutate_then_read_global_list(x):
+    LOG.append(x[0])  # <- GJ203:5
+    return len(LOG), LOG[-1]
+
+
+@case("mutate_object")
+def mutate_global_dict_in_loop(x):
+    for i in range(2):
+        TABLE[i] = x[i]  # <- GJ203:9
+    return x
+
+
+@case("global")
+def global_written_by_helper(x):
+    def bump(k):
+        global COUNTER  # <- GJ202:9
+        COUNTER += k
+    before = COUNTER
+    bump(2)
+    return x * before + COUNTER
+
+
+@case("global")
+def global_read_after_write(x):
+    global COUNTER  # <- GJ202:5
+    COUNTER = COUNTER + 2
+    if COUNTER > 3:
+        return x
+    return x * COUNTER
+
+
 # =================================================================================================
 # statements, LAX
 # =================================================================================================
@@ -741,6 +780,29 @@ def try_raises_through(x):
     return x
 
 
+@case("try")
+def try_calls_nested_def(x):
+    def halve(v):
+        return v / 2
+    double = lambda v: v * 2  # noqa: E731
+    try:  # <- GJ301:5
+        y = halve(x) + double(x)
+    except ValueError:
+        y = x
+    return y
+
+
+@case("try")
+def try_in_runtime_loop(x):
+    total = 0.0
+    for i in range(int(x.sum()) + 1):
+        try:  # <- GJ301:9
+            total = total + 1.0 / (i - 2)
+        except ZeroDivisionError:
+            total = total - 100.0
+    return total
+
+
 @case("with")
 def with_errstate(x):
     with np.errstate(divide="ignore"):  # <- GJ302:5
@@ -754,6 +816,15 @@ def with_raises(x):
         if x[0] > 1.0:
             raise RuntimeError("inside with")
     return x
+
+
+@case("with")
+def with_return_in_loop(x):
+    for i in range(4):
+        with np.errstate(all="ignore"):  # <- GJ302:9
+            if x[i] > 0.5:
+                return x[i] * 10
+    return x.sum()
 
 
 @case("del")
@@ -778,6 +849,29 @@ def del_then_use(x):
     return y
 
 
+@case("del")
+def del_missing_key(x):
+    d = {"a": x}
+    del d["zz"]  # <- GJ303:5
+    return d["a"]
+
+
+@case("del")
+def del_in_loop(x):
+    out = x
+    for i in range(2):
+        tmp = out * 2
+        out = tmp + i
+        del tmp  # <- GJ303:9
+    return out
+
+
+@case("del")
+def del_global_key_then_read(x):
+    del TABLE["seed"]  # <- GJ303:5
+    return x * len(TABLE)
+
+
 @case("match", with_static("double", "other"))
 def match_statement(x, mode):
     match mode:  # <- GJ304:5
@@ -798,6 +892,18 @@ def nonlocal_counter(x):
     bump()
     bump()
     return x * count
+
+
+@case("nonlocal")
+def nonlocal_in_loop(x):
+    total = 0.0
+
+    def add(v):
+        nonlocal total  # <- GJ305:9
+        total = total + v
+    for i in range(3):
+        add(x[i])
+    return total
 
 
 @case("class")
@@ -1257,6 +1363,32 @@ def list_index_count_reverse(x):
     return x * names.count("a") + names.index("b"), items
 
 
+@case("list_methods")
+def list_append_in_range_loop(x):
+    xs = []
+    for i in range(3):
+        xs.append(x[i] * i)
+    return xs
+
+
+@case("list_methods")
+def list_same_length_in_runtime_if(x):
+    xs = [x[0], x[1]]
+    if x.sum() > 3:
+        xs[0] = x[2]
+    else:
+        xs.reverse()
+    return xs
+
+
+@case("list_methods", mat())
+def list_append_per_row(m):
+    sums = []
+    for row in m:
+        sums.append(row.sum())
+    return sums
+
+
 @case("dict_methods")
 def dict_get_keys_values(x):
     d = {"a": x, "b": x * 2}
@@ -1271,6 +1403,15 @@ def dict_update_pop_setdefault(x):
     d.setdefault("c", 3)
     b = d.pop("b")
     return x * b + len(d), [k for k, v in d.items()]
+
+
+@case("dict_methods")
+def dict_item_in_runtime_if(x):
+    d = {"a": x[0], "b": 1.0}
+    if x[0] > 0.5:
+        d["a"] = x[1]
+        d.update({"b": 2.0})
+    return d["a"] * d["b"], d.get("b")
 
 
 @case("str_methods", with_static("Relu", "tanh"))

@@ -26,3 +26,49 @@ def many_problems(x):
 
 
 COUNT = 0
+
+
+# --- programs the graph cannot follow: rejected below LAX (GJ001), run as fallback blocks at LAX ----
+
+def list_grows_in_runtime_if(x):
+    xs = [x[0]]
+    if x.sum() > 3:  # <- GJ001:5
+        xs.append(x[1])
+    return len(xs), xs
+
+
+def list_grows_in_runtime_loop(x):
+    xs = []
+    i = 0
+    while i < int(x.sum()):  # <- GJ001:5
+        xs.append(i)
+        i += 1
+    return xs
+
+
+def dict_keys_in_runtime_if(x):
+    d = {"a": 1.0}
+    if x[0] > 0.5:  # <- GJ001:5
+        d["b"] = x[0]
+    return len(d)
+
+
+def list_grows_in_loop_with_break(x):
+    xs = []
+    for i in range(4):  # <- GJ001:5
+        if x[i] > 0.9:
+            break
+        xs.append(x[i])
+    return xs
+
+
+def global_list_iterated_after_append(x):
+    syntax_corpus.LOG.append(x[0])  # <- GJ203:5
+    total = 0.0
+    for v in syntax_corpus.LOG:  # <- GJ001:5
+        total = total + v
+    return total
+
+
+CANNOT_FOLLOW = [list_grows_in_runtime_if, list_grows_in_runtime_loop, dict_keys_in_runtime_if,
+                 list_grows_in_loop_with_break, global_list_iterated_after_append]

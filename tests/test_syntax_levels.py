@@ -211,6 +211,39 @@ def test_many_problems_run_at_lax(capsys):
     assert sum(issubclass(w.category, GraphjitFallbackWarning) for w in caught) == len(lax_rows)
 
 
+# --- programs the graph cannot follow ---------------------------------------------------------------
+
+def _rejects(code: str, level: str) -> bool:
+    """GJ001 (a lowering error) is rejected below LAX; a row's code below the row's level."""
+    if code in rules.BY_CODE:
+        return not rules.BY_CODE[code].accepted_at(level)
+    return level != rules.LAX
+
+
+@pytest.mark.parametrize("level", LEVELS)
+@pytest.mark.parametrize("name", [f.__name__ for f in __import__("syntax_fixtures").CANNOT_FOLLOW])
+def test_what_the_graph_cannot_follow(name, level, capsys):
+    """A list whose length depends on a run-time branch or loop, iterating a global list the function
+    changes: rejected (never computed differently) below LAX, run as fallback blocks at LAX."""
+    import syntax_fixtures
+    fn = getattr(syntax_fixtures, name)
+    entry = syntax_corpus.Entry(name, "", fn, lambda rng, k: (rng.random(4) * 2 + k,))
+    expected_markers = {m for m in markers(fn) if _rejects(m[0], level)}
+    if expected_markers:
+        with pytest.raises(GraphSyntaxError) as info:
+            jit_at(fn, level)(*entry.make_args(np.random.default_rng(1000), 0))
+        got = {(d.code, d.span.line, d.span.col) for d in info.value.diagnostics}
+        assert got == expected_markers
+        return
+    expected = run_calls(fn, entry, capsys)
+    for mode in ("auto", "no_sink"):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            actual = run_calls(jit_at(fn, level, mode), entry, capsys)
+        compare_runs(actual, expected)
+        assert any(issubclass(w.category, GraphjitFallbackWarning) for w in caught)
+
+
 # --- the docs table -------------------------------------------------------------------------------
 
 def test_syntax_md_is_generated_from_the_rule_table():
