@@ -424,6 +424,28 @@ def for_rows(m):
     return total
 
 
+@case("for")
+def for_variables_after_loop(x):
+    for i in range(3):
+        y = x * i
+    return i, y
+
+
+@case("for", mat())
+def for_row_after_loop(m):
+    for row in m:
+        pass
+    return row
+
+
+@case("for")
+def for_runtime_range_variable_after(x):
+    i = -1
+    for i in range(int(x.sum())):
+        pass
+    return i
+
+
 @case("while")
 def while_runtime(x):
     y = x.copy()
@@ -457,6 +479,14 @@ def break_for(x):
             break
         total = total + x[i]
     return total
+
+
+@case("break")
+def break_keeps_loop_variable(x):
+    for i in range(4):
+        if x[i] > 0.7:
+            break
+    return i
 
 
 @case("break", mat())
@@ -1314,6 +1344,11 @@ def builtin_getattr_hasattr(x):
     shape = getattr(x, "shape")
     scale = getattr(CONFIG, "missing", 3.0)
     return x * scale + len(shape), hasattr(CONFIG, "scale"), hasattr(CONFIG, "nothing")
+
+
+@case("builtin_getattr")
+def builtin_hasattr_array(x):
+    return hasattr(x, "shape"), hasattr(x, "nope"), getattr(x, "ndim"), getattr(x, "T")
 
 
 @case("builtin_iter")

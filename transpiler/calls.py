@@ -437,6 +437,9 @@ class CallLowering:
             if fn is hasattr:
                 if isinstance(target, Static):
                     return Static(hasattr(target.value, static_value(args[1])))
+                probe = _probe_for(target.type) if isinstance(target, Node) else None
+                if isinstance(probe, np.ndarray):  # every array has the same attributes
+                    return Static(hasattr(probe, static_value(args[1])))
                 return None
             try:
                 return self.attribute(target, static_value(args[1]), span)

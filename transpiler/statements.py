@@ -630,19 +630,58 @@ class StatementLowering:
         body = list(stmt.body.body)
         control = _has_loop_control(body)
         loop_vars = _target_names(stmt.target)
+        before = {n: frame.env.get(n) for n in loop_vars}
+        bound_before = all(v is not None and not isinstance(v, Undefined) for v in before.values())
+        trips = _static_trips(rng)
+        if trips is None and rows_of is not None and _static_rows(rows_of):
+            trips = rows_of.type.shape[0]
+        # after the loop its variables hold their last values, as in Python: surely bound when the loop
+        # runs at least once or they were bound before it
+        keep_vars = (bound_before or (trips is not None and trips > 0)) and \
+            bool(_used_outside(stmt, frame, loop_vars))
         self.enter_loop(frame, span, control, body)
         self.unrollable += 1
         try:
             if control:
-                self.flag_range_loop(stmt, rng, frame, rows_of)
+                self.flag_range_loop(stmt, rng, frame, rows_of, carry_target=keep_vars)
             else:
-                self.plain_range_loop(stmt, rng, frame, rows_of)
+                self.plain_range_loop(stmt, rng, frame, rows_of, runs=trips is not None and trips > 0)
         finally:
             self.unrollable -= 1
             self.exit_loop(frame)
-        for n in loop_vars:
-            frame.env[n] = Undefined(n, f"it is the variable of the run-time loop at {span}")
+        if not control and keep_vars:
+            self.bind_last_item(stmt, rng, trips, rows_of, frame, span)
+        elif not keep_vars:
+            for n in loop_vars:
+                frame.env[n] = Undefined(n, f"it is the variable of the run-time loop at {span}, which may run "
+                                            "zero times")
         self.undefine_loop_locals(body, frame, span)
+
+    def bind_last_item(self, stmt, rng: RangeVal, trips, rows_of, frame, span) -> None:
+        """The loop variables after a loop without break: the last item if the loop ran, else as before."""
+        step = rng.step
+        if trips is not None:
+            if trips > 0:
+                last = Static(static_value(rng.start) + (trips - 1) * static_value(step))
+                self.bind_loop_target(stmt, last, rows_of, frame, span)
+            return
+        if not is_static(step) or static_value(step) == 0:
+            for n in _target_names(stmt.target):
+                frame.env[n] = Undefined(n, f"it is the variable of the run-time loop at {span}")
+            return
+        up = static_value(step) > 0
+        ran = self.binary("lt" if up else "gt", operator.lt if up else operator.gt, rng.start, rng.stop, span)
+
+        def then_fn(f):
+            span_ = self.binary("sub", operator.sub, rng.stop, rng.start, span)
+            span_ = self.binary("add" if not up else "sub", operator.add if not up else operator.sub, span_,
+                                Static(1), span)
+            count = self.binary("floordiv", operator.floordiv, span_, step, span)
+            last = self.binary("add", operator.add, rng.start,
+                               self.binary("mul", operator.mul, count, step, span), span)
+            self.bind_loop_target(stmt, last, rows_of, f, span)
+
+        self.branch(ran, then_fn, lambda f: None, frame, span)
 
     def bind_loop_target(self, stmt, index, rows_of, frame, span) -> None:
         if rows_of is None:
@@ -651,31 +690,50 @@ class StatementLowering:
             row = self.emit("getitem", [rows_of, index], {"index": Index([_ref(1)])}, span)
             self.assign_target(stmt.target, row, frame)
 
-    def plain_range_loop(self, stmt, rng: RangeVal, frame, rows_of) -> None:
+    def plain_range_loop(self, stmt, rng: RangeVal, frame, rows_of, runs: bool = False) -> None:
+        """`runs`: the loop surely runs: names first assigned in its body are bound after it (carried)."""
         span = self.span(stmt, frame)
         body = list(stmt.body.body)
-        carried = self.carried_names(body, frame, exclude=_target_names(stmt.target))
+        targets = _target_names(stmt.target)
+        placeholders = [n for n in _assigned_names(body) if n not in targets and not n.startswith("$")
+                        and (n not in frame.env or isinstance(frame.env[n], Undefined))] if runs else []
+        placeholders = _used_outside(stmt, frame, placeholders) if placeholders else []
+        for n in placeholders:
+            frame.env[n] = Static(None)  # replaced by the body's value before the loop node is built
+        carried = self.carried_names(body, frame, exclude=targets)
         index_name = stmt.target.value if rows_of is None and isinstance(stmt.target, cst.Name) else "i"
 
         def body_fn(f, index):
             self.bind_loop_target(stmt, index, rows_of, f, span)
             self.statements(body, f)
 
-        outs, types, group, g = self.loop_region(frame, span, carried, body_fn, index_name,
-                                                 exclude=_target_names(stmt.target))
+        try:
+            outs, types, group, g = self.loop_region(frame, span, carried, body_fn, index_name,
+                                                     exclude=targets, placeholders=placeholders)
+        finally:
+            for n in placeholders:
+                if n not in carried:
+                    frame.env.pop(n, None)
         bounds = [self.operand(b, span) for b in (rng.start, rng.stop, rng.step)]
         init_nodes = [self.operand(frame.env[n], span) for n in carried]
         node = self.scope.graph.add("for_range", bounds + init_nodes + [self.scope.local(v) for v in group.outer],
                                     {"carried": len(carried)}, TupleType(tuple(types)), span, regions=[g])
         self.bind_results(node, carried, types, frame, span)
 
-    def flag_range_loop(self, stmt, rng: RangeVal, frame, rows_of) -> None:
-        """A range loop that may `break`/`return`: a `while` over the index that tests the flags."""
+    def flag_range_loop(self, stmt, rng: RangeVal, frame, rows_of, carry_target: bool = False) -> None:
+        """A range loop that may `break`/`return`: a `while` over the index that tests the flags.
+
+        With `carry_target` the loop variables are carried too (their values after a `break`).
+        """
         span = self.span(stmt, frame)
         depth = len(frame.loops)
         body = list(stmt.body.body)
         index_var = f"$i{depth}"
         frame.env[index_var] = rng.start
+        targets = _target_names(stmt.target) if carry_target else []
+        for n in targets:
+            if frame.env.get(n) is None or isinstance(frame.env[n], Undefined):
+                frame.env[n] = Static(None)  # bound on the first iteration, which surely runs
         step = rng.step
 
         def cond_fn(f):
@@ -700,7 +758,8 @@ class StatementLowering:
             self.statements(body, f)
             f.env[index_var] = self.binary("add", operator.add, i, step, span)
 
-        self.while_region(frame, span, body, cond_fn, body_fn, extra=[index_var], exclude=_target_names(stmt.target))
+        self.while_region(frame, span, body, cond_fn, body_fn, extra=[index_var] + targets,
+                          exclude=_target_names(stmt.target))
         frame.env.pop(index_var, None)
 
     def carried_names(self, body: list, frame, exclude=(), extra=()) -> list:
@@ -711,10 +770,16 @@ class StatementLowering:
                 names.append(flag)
         return [n for n in names if n not in exclude]
 
-    def loop_region(self, frame, span, carried: list, body_fn, index_name: str, exclude=()):
-        """The body region of a `for_range`; carried values' types widen until they are stable."""
+    def loop_region(self, frame, span, carried: list, body_fn, index_name: str, exclude=(), placeholders=()):
+        """The body region of a `for_range`; carried values' types widen until they are stable.
+
+        `placeholders`: carried names unbound before the loop (their type is the body's); one the body
+        does not surely bind is dropped.
+        """
+        placeholders = list(placeholders)
         init = [frame.env[n] for n in carried]
         types = [self.operand(v, span).type for v in init]
+        fresh = set(placeholders)  # placeholders whose type is not known yet
         for _attempt in range(4):
             outer = self.scope
             g = Graph(f"{outer.graph.name}.body", label="body")
@@ -735,7 +800,8 @@ class StatementLowering:
                         raise _NeedsUnroll(e) from None
                     raise
                 extra = _rebound(frame.env, body_frame.env, carried, exclude)
-                if not extra:
+                unsure = [n for n in placeholders if n in carried and isinstance(body_frame.env.get(n), Undefined)]
+                if not extra and not unsure:
                     outs = [self.operand(body_frame.env[n], span) for n in carried]
                     g.set_outputs(outs)
             finally:
@@ -745,7 +811,14 @@ class StatementLowering:
                 carried.extend(extra)
                 types.extend(self.operand(frame.env[n], span).type for n in extra)
                 continue
-            new_types = [join(t, o.type) for t, o in zip(types, outs)]
+            if unsure:  # not bound on every path of the body: not bound after the loop either
+                for n in unsure:
+                    k = carried.index(n)
+                    del carried[k], types[k]
+                    frame.env[n] = Undefined(n, f"it is not assigned on every path of the loop at {span}")
+                continue
+            new_types = [o.type if n in fresh else join(t, o.type) for n, t, o in zip(carried, types, outs)]
+            fresh.clear()
             if new_types == types:
                 break
             types = new_types
@@ -845,6 +918,54 @@ class StatementLowering:
                                     {"carried": len(carried)}, TupleType(tuple(types)), span,
                                     regions=[cond_g, body_g])
         self.bind_results(node, carried, types, frame, span)
+
+
+_OUTSIDE_CACHE: dict = {}
+
+
+def _used_outside(stmt, frame, names: list) -> list:
+    """Those of `names` that the function holding `stmt` mentions outside it (read after a loop, say)."""
+    key = (id(frame.parsed), id(stmt))
+    cached = _OUTSIDE_CACHE.get(key)
+    if cached is None or cached[0] is not stmt:
+        where = frame.parsed.positions.get(stmt)
+        best, best_size = None, None
+        for fn_node, _ in frame.parsed.functions():
+            pos = frame.parsed.positions.get(fn_node)
+            if pos is None or where is None:
+                continue
+            if (pos.start.line, pos.start.column) <= (where.start.line, where.start.column) and \
+                    (pos.end.line, pos.end.column) >= (where.end.line, where.end.column):
+                size = pos.end.line - pos.start.line
+                if best is None or size < best_size:
+                    best, best_size = fn_node, size
+        mentioned: set = set()
+        if best is None:
+            mentioned = None  # not found: assume every name is used
+        else:
+            class Names(cst.CSTVisitor):
+                def on_visit(self, node) -> bool:
+                    if node is stmt:
+                        return False
+                    if isinstance(node, cst.Name):
+                        mentioned.add(node.value)
+                    return True
+
+            best.body.visit(Names())
+        cached = (stmt, mentioned)
+        _OUTSIDE_CACHE[key] = cached
+    mentioned = cached[1]
+    return list(names) if mentioned is None else [n for n in names if n in mentioned]
+
+
+def _static_trips(rng: RangeVal):
+    """How many times a range loop runs, when its bounds are compile-time."""
+    if all(is_static(b) for b in (rng.start, rng.stop, rng.step)):
+        try:
+            return len(range(static_value(rng.start), static_value(rng.stop), static_value(rng.step)))
+        except (TypeError, ValueError):
+            return None
+    return None
 
 
 def _rebound(outer: dict, inner: dict, carried: list, exclude) -> list:
