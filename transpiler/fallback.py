@@ -20,7 +20,7 @@ import libcst as cst
 from ..graph.diagnostics import Diagnostic, GraphjitError, LoweringError, UnsupportedSyntaxError
 from ..graph.ir import Node
 from .rules import COMPATIBLE, LAX, STRICT, rule
-from .values import MethodVal, RangeVal, Seq, SourceFunc, Static, Undefined, is_static
+from .values import UNBOUND, MethodVal, RangeVal, Seq, SourceFunc, Static, Undefined, is_static
 
 
 class GraphjitFallbackWarning(UserWarning):
@@ -74,8 +74,10 @@ class FallbackLowering:
             used += [n for n in _names_used(node) if n not in used]
         if _uses_dynamic_scope(stmt):              # eval/exec/locals/vars see every local name
             used += [n for n in frame.env if n not in used and not n.startswith("$")]
-        reads = [n for n in used if n in frame.env and not isinstance(frame.env[n], Undefined)
+        reads = [n for n in used if n in frame.env and (not isinstance(frame.env[n], Undefined)
+                                                        or frame.env[n].maybe is not None)
                  and not isinstance(frame.env[n], (SourceFunc, RangeVal, MethodVal))]
+        maybe = [n for n in reads if isinstance(frame.env[n], Undefined)]  # value, or UNBOUND: deleted first
         unbound = [n for n in used if isinstance(frame.env.get(n), Undefined) and frame.env[n].unbound]
         closure_reads = [n for n in used if n not in frame.env and n in frame.closure]
         deleted = [n for n in _deleted_names(stmt) if not n.startswith("$")]
@@ -97,9 +99,14 @@ class FallbackLowering:
         for obj in _containers_named(stmt, frame):  # the block may change them: read them at call time
             self.note_container_write(obj)
         params = reads + closure_reads
-        code, first_line = self.fallback_code(stmt, defs, params, unbound, writes, deleted, returns, module, span)
+        # names that may be unbound after the block (not bound before it, not bound on every path of it)
+        sure = _surely_binds([stmt])
+        unsure = [n for n in writes if (n not in params or n in maybe) and n not in sure]
+        code, first_line = self.fallback_code(stmt, defs, params, unbound, writes, deleted, returns, module, span,
+                                              maybe, unsure)
         scope = "globals" if frame.globals is self.root_globals else self.const_object(frame.globals).path.root
-        operands = [frame.env[n] for n in reads] + [self.lookup(n, frame, span) for n in closure_reads]
+        operands = [frame.env[n].maybe if n in maybe else frame.env[n] for n in reads] + \
+            [self.lookup(n, frame, span) for n in closure_reads]
         attrs = {"code": code, "file": span.file if span else "<unknown>", "line": first_line,
                  "reads": tuple(params), "writes": tuple(writes), "returns": returns, "scope": scope}
         node = self.emit("fallback", [self.operand(v, span) for v in operands], attrs, span)
@@ -107,7 +114,9 @@ class FallbackLowering:
         self.warn_fallback(error, span, frame)
         offset = 2 if returns else 0
         for k, name in enumerate(writes):
-            frame.env[name] = self.emit("tuple_get", [node], {"index": k + offset}, span, name=name)
+            value = self.emit("tuple_get", [node], {"index": k + offset}, span, name=name)
+            frame.env[name] = Undefined(name, f"the fallback block at {span} may leave it unbound", maybe=value) \
+                if name in unsure else value
         for name in deleted:
             if name not in writes:
                 frame.env[name] = Undefined(name, f"it was deleted at {span}", unbound=True)
@@ -136,9 +145,11 @@ class FallbackLowering:
             todo += _names_used(value.node)
         return out
 
-    def fallback_code(self, stmt, defs, params, unbound, writes, deleted, returns, module, span):
+    def fallback_code(self, stmt, defs, params, unbound, writes, deleted, returns, module, span, maybe=(),
+                      unsure=()):
         """The fallback function's source, laid out so each piece keeps its line in the user's file."""
-        results = ", ".join(f"locals().get({n!r})" if n in deleted or n not in params else n for n in writes)
+        results = ", ".join(f"locals().get({n!r}, {UNBOUND!r})" if n in unsure else
+                            f"locals().get({n!r})" if n in deleted or n not in params else n for n in writes)
         comma = "," if len(writes) == 1 else ""
         if returns:
             stmt = stmt.visit(_ReturnMarker(len(writes)))
@@ -156,10 +167,12 @@ class FallbackLowering:
             pieces.append((where.line if where else 0, text))
         pieces.append((span.line if span else 1, module.code_for_node(stmt.visit(_NoComments()))))
         pieces.sort(key=lambda p: p[0])
-        first = max(pieces[0][0] - 1 - (1 if unbound else 0), 1)
+        first = max(pieces[0][0] - 1 - (1 if unbound else 0) - len(maybe), 1)
         lines = [f"def __graphjit_fallback__({', '.join(params)}):"]
         if unbound:  # names unbound here: reading one raises UnboundLocalError, as in the function
             lines.append(f"    if False: {', '.join(unbound)} = {', '.join('None' for _ in unbound)}")
+        for n in maybe:  # names unbound on some paths: the graph passes UNBOUND for them there
+            lines.append(f"    if type({n}) is str and {n} == {UNBOUND!r}: del {n}")
         for line, text in pieces:
             while first + len(lines) < line:
                 lines.append("")
@@ -266,6 +279,8 @@ class _ReturnMarker(cst.CSTTransformer):
 
     def leave_Return(self, original, updated):
         value = updated.value if updated.value is not None else cst.Name("None")
+        if isinstance(value, cst.Tuple) and not value.lpar:  # `return a, b` returns one tuple
+            value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
         pad = [cst.Element(cst.Name("None")) for _ in range(self.writes)]
         return updated.with_changes(value=cst.Tuple([cst.Element(cst.Name("True")), cst.Element(value)] + pad))
 
@@ -338,6 +353,45 @@ def _deleted_or_bound_names(stmt) -> list:
     visitor = _Bound()
     stmt.visit(visitor)
     return visitor.names
+
+
+def _surely_binds(stmts: list) -> set:
+    """Names bound on every path through the statements that completes (no exception, no return)."""
+    from .statements import _target_names
+    sure: set = set()
+    for stmt in stmts:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                if isinstance(small, cst.Assign):
+                    for t in small.targets:
+                        sure.update(_target_names(t.target))
+                elif isinstance(small, (cst.AnnAssign, cst.AugAssign)) and \
+                        (not isinstance(small, cst.AnnAssign) or small.value is not None):
+                    sure.update(_target_names(small.target))
+                elif isinstance(small, (cst.Import, cst.ImportFrom)):
+                    sure.update(_deleted_or_bound_names(small))
+                elif isinstance(small, cst.Del):
+                    sure.difference_update(_target_names(small.target))
+        elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+            sure.add(stmt.name.value)
+        elif isinstance(stmt, cst.With):
+            for item in stmt.items:
+                if item.asname is not None:
+                    sure.update(_target_names(item.asname.name))
+            sure |= _surely_binds(list(stmt.body.body))
+        elif isinstance(stmt, cst.If):
+            orelse = [] if stmt.orelse is None else [stmt.orelse] if isinstance(stmt.orelse, cst.If) \
+                else list(stmt.orelse.body.body)
+            sure |= _surely_binds(list(stmt.body.body)) & _surely_binds(orelse) if stmt.orelse is not None \
+                else set()
+        elif isinstance(stmt, cst.Try):
+            paths = _surely_binds(list(stmt.body.body) + (list(stmt.orelse.body.body) if stmt.orelse else []))
+            for handler in stmt.handlers:
+                paths &= _surely_binds(list(handler.body.body))
+            sure |= paths
+            if stmt.finalbody is not None:
+                sure |= _surely_binds(list(stmt.finalbody.body.body))
+    return sure
 
 
 def _deleted_names(stmt) -> list:

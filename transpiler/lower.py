@@ -29,7 +29,7 @@ from .rules import LAX, rule
 from .scope import Scope
 from .source import ParsedFile, function_source, unwrap
 from .statements import StatementLowering
-from .values import Seq, Static, Undefined, is_static
+from .values import UNBOUND, Seq, Static, Undefined, is_static
 
 MAX_INLINE_DEPTH = 64
 
@@ -152,6 +152,15 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering, FallbackLower
             error = Poisoned if value.poisoned else LoweringError
             raise error(f"`{value.name}` may be unbound here: {value.reason}", span)
         raise LoweringError(f"{_describe(value)} cannot be used as a value here", span)
+
+    def maybe_operand(self, value, span) -> Node:
+        """A value flowing into a phi; at LAX a maybe-unbound name flows as its value-or-UNBOUND."""
+        if isinstance(value, Undefined) and not value.poisoned and self.level == LAX:
+            return self.operand(value.maybe, span) if value.maybe is not None else \
+                self.scope.graph.const(UNBOUND, span)
+        if value is None and self.level == LAX:
+            return self.scope.graph.const(UNBOUND, span)
+        return self.operand(value, span)
 
     def dict_value(self, items: dict, span) -> Node:
         """A dict built at each call (returned, or passed to a Python function): COMPATIBLE."""

@@ -18,7 +18,7 @@ from ..graph.literals import Index
 from ..graph.types import ArrayType, TupleType, join
 from .calls import NeedsStatic
 from .scope import RegionGroup, Scope
-from .rules import STATEMENT_RULES, rule
+from .rules import LAX, STATEMENT_RULES, rule
 from .values import RangeVal, Seq, SourceFunc, Static, Undefined, is_static, static_value
 
 UNROLL_LIMIT = 1024  # a range loop needing its index at compile time unrolls up to this many times
@@ -408,14 +408,14 @@ class StatementLowering:
         span = self.span(stmt, frame)
         orelse = _else_body(stmt)
         self.branch(test, lambda f: self.statements(_body(stmt), f), lambda f: self.statements(orelse, f),
-                    frame, span)
+                    frame, span, stmt=stmt)
 
     def decided_if(self, stmt: cst.If, test, frame) -> None:
         truth = bool(static_value(test)) if is_static(test) else bool(test.items)
         self.statements(_body(stmt) if truth else _else_body(stmt), frame)
 
     def branch(self, test, then_fn: Callable, else_fn: Callable, frame, span,
-               result_fns: Optional[tuple] = None) -> list:
+               result_fns: Optional[tuple] = None, stmt=None) -> list:
         """Lower a run-time `if`: both branches in regions, names they assign merged.
 
         `result_fns` (for ternaries and returning branches) give one extra value per branch,
@@ -443,10 +443,20 @@ class StatementLowering:
             envs.append(branch_frame.env)
         names = _changed_names(frame.env, envs)
         merged: list[tuple[Any, list]] = self.merge_containers(containers, before, states, frame, span)
+        maybe_names = set()
+        # LAX: a name one branch of the `if` statement binds, mentioned after it, flows as value-or-UNBOUND
+        lax_names = set(_used_outside(stmt, frame, names)) if self.level == LAX and stmt is not None else set()
         for name in names:
             values = [env.get(name, frame.env.get(name)) for env in envs]
             if any(v is None or isinstance(v, Undefined) for v in values):
-                frame.env[name] = Undefined(name, f"it is assigned in only one branch of the `if` at {span}")
+                reason = f"it is assigned in only one branch of the `if` at {span}"
+                if name in lax_names and not name.startswith("$") and not any(
+                        isinstance(v, Undefined) and v.poisoned for v in values) and \
+                        all(v is None or isinstance(v, (Undefined, Node, Static, Seq)) for v in values):
+                    maybe_names.add(name)  # the branch yields its value, or UNBOUND
+                    merged.append((name, values))
+                    continue
+                frame.env[name] = Undefined(name, reason)
                 continue
             if all(is_static(v) for v in values) and _same_static(values):
                 frame.env[name] = values[0]
@@ -464,7 +474,8 @@ class StatementLowering:
         for k, g in enumerate(graphs):
             self.scope = Scope(g, group, k)
             try:
-                g.set_outputs([self.operand(v, span) for v in yields[k]])
+                g.set_outputs([self.maybe_operand(v, span) if maybe_names and (v is None or isinstance(v, Undefined))
+                               else self.operand(v, span) for v in yields[k]])
             except LoweringError as e:
                 raise e.add_context("while merging the branches of an `if`")
             finally:
@@ -479,6 +490,9 @@ class StatementLowering:
         for (name, _), value in zip(merged, outs[offset:]):
             if callable(name):
                 name(value)  # an item of a compile-time list or dict
+            elif name in maybe_names:
+                frame.env[name] = Undefined(name, f"it is assigned in only one branch of the `if` at {span}",
+                                            maybe=value)
             else:
                 self.assign_name(name, value, frame)
         return outs[:offset]
@@ -642,10 +656,12 @@ class StatementLowering:
         self.enter_loop(frame, span, control, body)
         self.unrollable += 1
         try:
+            lax_targets = not keep_vars and self.level == LAX
             if control:
-                self.flag_range_loop(stmt, rng, frame, rows_of, carry_target=keep_vars)
+                self.flag_range_loop(stmt, rng, frame, rows_of, carry_target=keep_vars, lax_targets=lax_targets)
             else:
-                self.plain_range_loop(stmt, rng, frame, rows_of, runs=trips is not None and trips > 0)
+                self.plain_range_loop(stmt, rng, frame, rows_of, runs=trips is not None and trips > 0,
+                                      lax_targets=lax_targets)
         finally:
             self.unrollable -= 1
             self.exit_loop(frame)
@@ -653,8 +669,9 @@ class StatementLowering:
             self.bind_last_item(stmt, rng, trips, rows_of, frame, span)
         elif not keep_vars:
             for n in loop_vars:
+                old = frame.env.get(n)
                 frame.env[n] = Undefined(n, f"it is the variable of the run-time loop at {span}, which may run "
-                                            "zero times")
+                                            "zero times", maybe=old.maybe if isinstance(old, Undefined) else None)
         self.undefine_loop_locals(body, frame, span)
 
     def bind_last_item(self, stmt, rng: RangeVal, trips, rows_of, frame, span) -> None:
@@ -690,7 +707,8 @@ class StatementLowering:
             row = self.emit("getitem", [rows_of, index], {"index": Index([_ref(1)])}, span)
             self.assign_target(stmt.target, row, frame)
 
-    def plain_range_loop(self, stmt, rng: RangeVal, frame, rows_of, runs: bool = False) -> None:
+    def plain_range_loop(self, stmt, rng: RangeVal, frame, rows_of, runs: bool = False,
+                         lax_targets: bool = False) -> None:
         """`runs`: the loop surely runs: names first assigned in its body are bound after it (carried)."""
         span = self.span(stmt, frame)
         body = list(stmt.body.body)
@@ -700,7 +718,8 @@ class StatementLowering:
         placeholders = _used_outside(stmt, frame, placeholders) if placeholders else []
         for n in placeholders:
             frame.env[n] = Static(None)  # replaced by the body's value before the loop node is built
-        carried = self.carried_names(body, frame, exclude=targets)
+        carried = self.carried_names(body, frame, exclude=targets, stmt=stmt,
+                                     maybe_extra=targets if lax_targets else ())
         index_name = stmt.target.value if rows_of is None and isinstance(stmt.target, cst.Name) else "i"
 
         def body_fn(f, index):
@@ -715,12 +734,13 @@ class StatementLowering:
                 if n not in carried:
                     frame.env.pop(n, None)
         bounds = [self.operand(b, span) for b in (rng.start, rng.stop, rng.step)]
-        init_nodes = [self.operand(frame.env[n], span) for n in carried]
+        init_nodes = [self.maybe_operand(frame.env[n], span) for n in carried]
         node = self.scope.graph.add("for_range", bounds + init_nodes + [self.scope.local(v) for v in group.outer],
                                     {"carried": len(carried)}, TupleType(tuple(types)), span, regions=[g])
         self.bind_results(node, carried, types, frame, span)
 
-    def flag_range_loop(self, stmt, rng: RangeVal, frame, rows_of, carry_target: bool = False) -> None:
+    def flag_range_loop(self, stmt, rng: RangeVal, frame, rows_of, carry_target: bool = False,
+                        lax_targets: bool = False) -> None:
         """A range loop that may `break`/`return`: a `while` over the index that tests the flags.
 
         With `carry_target` the loop variables are carried too (their values after a `break`).
@@ -759,16 +779,33 @@ class StatementLowering:
             f.env[index_var] = self.binary("add", operator.add, i, step, span)
 
         self.while_region(frame, span, body, cond_fn, body_fn, extra=[index_var] + targets,
-                          exclude=_target_names(stmt.target))
+                          exclude=_target_names(stmt.target), stmt=stmt,
+                          maybe_extra=_target_names(stmt.target) if lax_targets else ())
         frame.env.pop(index_var, None)
 
-    def carried_names(self, body: list, frame, exclude=(), extra=()) -> list:
+    def carried_names(self, body: list, frame, exclude=(), extra=(), stmt=None, maybe_extra=()) -> list:
+        """Names a loop carries: those its body assigns that are bound before it, flags, `extra`.
+
+        At LAX (given the loop `stmt`) also the names the loop may or may not bind (first assigned in
+        it, and `maybe_extra`) that the function mentions outside it: carried as value-or-UNBOUND, so
+        a fallback block after the loop reads them as Python would.
+        """
         names = [n for n in _assigned_names(body) if n in frame.env and not isinstance(frame.env[n], Undefined)]
         names += [n for n in extra if n not in names]
         for flag in sorted(k for k in frame.env if k.startswith("$") and not k.startswith("$i")):
             if flag not in names and _flag_of_this_loop(flag, len(frame.loops)):
                 names.append(flag)
-        return [n for n in names if n not in exclude]
+        names = [n for n in names if n not in exclude]
+        if self.level == LAX and stmt is not None:
+            unbound = [n for n in [m for m in _assigned_names(body) if m not in exclude] + list(maybe_extra)
+                       if not n.startswith("$") and n not in names
+                       and (n not in frame.env or isinstance(frame.env[n], Undefined) and not frame.env[n].poisoned)]
+            for n in _used_outside(stmt, frame, list(dict.fromkeys(unbound))) if unbound else []:
+                old = frame.env.get(n)
+                frame.env[n] = Undefined(n, "it is assigned only inside a run-time loop",
+                                         maybe=old.maybe if isinstance(old, Undefined) else None)
+                names.append(n)
+        return names
 
     def loop_region(self, frame, span, carried: list, body_fn, index_name: str, exclude=(), placeholders=()):
         """The body region of a `for_range`; carried values' types widen until they are stable.
@@ -778,7 +815,8 @@ class StatementLowering:
         """
         placeholders = list(placeholders)
         init = [frame.env[n] for n in carried]
-        types = [self.operand(v, span).type for v in init]
+        maybe = {n for n in carried if isinstance(frame.env[n], Undefined)}
+        types = [self.maybe_operand(v, span).type for v in init]
         fresh = set(placeholders)  # placeholders whose type is not known yet
         for _attempt in range(4):
             outer = self.scope
@@ -791,7 +829,7 @@ class StatementLowering:
             saved = _save(_containers(frame.env))
             try:
                 for n, a in zip(carried, args):
-                    body_frame.env[n] = a
+                    body_frame.env[n] = Undefined(n, frame.env[n].reason, maybe=a) if n in maybe else a
                 try:
                     body_fn(body_frame, index)
                     self.check_loop_containers(saved, frame, span)
@@ -802,7 +840,8 @@ class StatementLowering:
                 extra = _rebound(frame.env, body_frame.env, carried, exclude)
                 unsure = [n for n in placeholders if n in carried and isinstance(body_frame.env.get(n), Undefined)]
                 if not extra and not unsure:
-                    outs = [self.operand(body_frame.env[n], span) for n in carried]
+                    outs = [self.maybe_operand(body_frame.env[n], span) if n in maybe else
+                            self.operand(body_frame.env[n], span) for n in carried]
                     g.set_outputs(outs)
             finally:
                 self.scope = outer
@@ -827,7 +866,9 @@ class StatementLowering:
     def bind_results(self, node, carried: list, types: list, frame, span) -> None:
         for k, (n, t) in enumerate(zip(carried, types)):
             value = self.scope.graph.add("tuple_get", [node], {"index": k}, t, span)
-            if n.startswith("$"):
+            if isinstance(frame.env.get(n), Undefined):
+                frame.env[n] = Undefined(n, frame.env[n].reason, maybe=value)  # LAX: value or UNBOUND
+            elif n.startswith("$"):
                 frame.env[n] = value
             else:
                 self.assign_name(n, value, frame)
@@ -861,15 +902,17 @@ class StatementLowering:
                     self.clear_flags(f, depth)  # the loop test guarantees no flag is set here
                 self.statements(body, f)
 
-            self.while_region(frame, span, body, cond_fn, body_fn)
+            self.while_region(frame, span, body, cond_fn, body_fn, stmt=stmt)
         finally:
             self.exit_loop(frame)
         self.undefine_loop_locals(body, frame, span)
 
-    def while_region(self, frame, span, body: list, cond_fn, body_fn, extra=(), exclude=()) -> None:
-        carried = self.carried_names(body, frame, extra=extra)
+    def while_region(self, frame, span, body: list, cond_fn, body_fn, extra=(), exclude=(), stmt=None,
+                     maybe_extra=()) -> None:
+        carried = self.carried_names(body, frame, extra=extra, stmt=stmt, maybe_extra=maybe_extra)
         init = [frame.env[n] for n in carried]
-        types = [self.operand(v, span).type for v in init]
+        maybe = {n for n in carried if isinstance(frame.env[n], Undefined)}
+        types = [self.maybe_operand(v, span).type for v in init]
         for _attempt in range(4):
             outer = self.scope
             cond_g = Graph(f"{outer.graph.name}.cond", label="cond")
@@ -883,7 +926,7 @@ class StatementLowering:
                 args = all_args[k]
                 f = _fork(frame)
                 for n, a in zip(carried, args):
-                    f.env[n] = a
+                    f.env[n] = Undefined(n, frame.env[n].reason, maybe=a) if n in maybe else a
                 self.scope = Scope(g, group, k)
                 saved = _save(_containers(frame.env))
                 try:
@@ -899,7 +942,8 @@ class StatementLowering:
                         self.check_loop_containers(saved, frame, span)
                         more = _rebound(frame.env, f.env, carried, exclude)
                         if not more:
-                            outs = [self.operand(f.env[n], span) for n in carried]
+                            outs = [self.maybe_operand(f.env[n], span) if n in maybe else
+                                    self.operand(f.env[n], span) for n in carried]
                             g.set_outputs(outs)
                 finally:
                     self.scope = outer
@@ -907,13 +951,14 @@ class StatementLowering:
             if more:  # written by a fallback block: carry it too
                 carried.extend(more)
                 init.extend(frame.env[n] for n in more)
+                maybe.update(n for n in more if isinstance(frame.env[n], Undefined))
                 types.extend(self.operand(frame.env[n], span).type for n in more)
                 continue
             new_types = [join(t, o.type) for t, o in zip(types, outs)]
             if new_types == types:
                 break
             types = new_types
-        init_nodes = [self.operand(v, span) for v in init]
+        init_nodes = [self.maybe_operand(v, span) for v in init]
         node = self.scope.graph.add("while", init_nodes + [self.scope.local(v) for v in group.outer],
                                     {"carried": len(carried)}, TupleType(tuple(types)), span,
                                     regions=[cond_g, body_g])
