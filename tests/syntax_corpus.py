@@ -833,6 +833,14 @@ def try_in_runtime_loop(x):
     return total
 
 
+@case("try")
+def try_returns_tuple(x):
+    try:  # <- GJ301:5
+        return x[0], x[1]
+    except IndexError:
+        return None
+
+
 @case("with")
 def with_errstate(x):
     with np.errstate(divide="ignore"):  # <- GJ302:5

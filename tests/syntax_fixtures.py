@@ -70,5 +70,29 @@ def global_list_iterated_after_append(x):
     return total
 
 
+# Names that may be unbound: Python raises UnboundLocalError only on the paths where they are (call 0
+# of the test takes those paths, call 1 the others); the graph has no unbound values.
+
+def bound_in_one_branch(x):
+    if x[0] > 1.0:
+        y = x * 2
+    return y  # <- GJ001:12
+
+
+def bound_in_a_loop_that_may_not_run(x):
+    for i in range(int(x[0])):
+        y = x * i
+    return i, y  # <- GJ001:12
+
+
+def bound_in_a_while_loop(x):
+    n = 0
+    while n < x[0]:
+        last = n
+        n += 1
+    return last  # <- GJ001:12
+
+
 CANNOT_FOLLOW = [list_grows_in_runtime_if, list_grows_in_runtime_loop, dict_keys_in_runtime_if,
-                 list_grows_in_loop_with_break, global_list_iterated_after_append]
+                 list_grows_in_loop_with_break, global_list_iterated_after_append, bound_in_one_branch,
+                 bound_in_a_loop_that_may_not_run, bound_in_a_while_loop]

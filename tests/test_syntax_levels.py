@@ -224,10 +224,11 @@ def _rejects(code: str, level: str) -> bool:
 @pytest.mark.parametrize("name", [f.__name__ for f in __import__("syntax_fixtures").CANNOT_FOLLOW])
 def test_what_the_graph_cannot_follow(name, level, capsys):
     """A list whose length depends on a run-time branch or loop, iterating a global list the function
-    changes: rejected (never computed differently) below LAX, run as fallback blocks at LAX."""
+    changes, a name unbound on some paths: rejected (never computed differently) below LAX, run as
+    fallback blocks at LAX, exactly as Python runs them (UnboundLocalError on the unbound paths)."""
     import syntax_fixtures
     fn = getattr(syntax_fixtures, name)
-    entry = syntax_corpus.Entry(name, "", fn, lambda rng, k: (rng.random(4) * 2 + k,))
+    entry = syntax_corpus.Entry(name, "", fn, lambda rng, k: (rng.random(4) * 0.5 + 2 * k,))
     expected_markers = {m for m in markers(fn) if _rejects(m[0], level)}
     if expected_markers:
         with pytest.raises(GraphSyntaxError) as info:
