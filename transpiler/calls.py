@@ -120,7 +120,7 @@ class CallLowering:
             return self.inline(fn.__graphjit_fn__, args, kwargs, span)
         if fn is range:
             return self.range_call(args, span)
-        if fn in (isinstance, len) or fn is builtins.getattr or fn is hasattr:
+        if fn in (isinstance, len, type) or fn is builtins.getattr or fn is hasattr:
             special = self.introspection(fn, args, span)
             if special is not None:
                 return special
@@ -431,8 +431,21 @@ class CallLowering:
             classes = static_value(args[1])
             if isinstance(target, Seq):
                 return Static(isinstance((), classes) if target.kind == "tuple" else isinstance([], classes))
-            probe = _probe_for(target.type)
-            return Static(probe is not None and isinstance(probe, classes))
+            probes = _probes_for(target.type)
+            answers = {isinstance(p, classes) for p in probes}
+            if len(answers) == 1:
+                return Static(answers.pop())
+            # the type does not decide it (a NumPy scalar or a 0-d array, an object): ask at run time
+            names = _class_names(classes)
+            if names is None:
+                raise LoweringError("isinstance() of this run-time value needs NumPy or builtin classes", span)
+            return self.emit("isinstance", [target], {"classes": names}, span)
+        if fn is type and len(args) == 1 and isinstance(target, Node):
+            kinds = {type(p) for p in _probes_for(target.type)}
+            if len(kinds) == 1:
+                return Static(kinds.pop())
+            raise LoweringError("type() of this run-time value is not known at compile time", span,
+                                hint="use isinstance()")
         if fn in (builtins.getattr, hasattr) and len(args) >= 2 and is_static(args[1]):
             if fn is hasattr:
                 if isinstance(target, Static):
@@ -539,6 +552,31 @@ def _owner_path(callee: Static):
         from ..graph.paths import Path
         return Path(path.root_kind, path.root, path.steps[:-1])
     return None
+
+
+def _probes_for(t) -> list:
+    """Values of every Python type a run-time value of graph type `t` may have; [object()] if unknown."""
+    if isinstance(t, ArrayType):
+        if t.shape is not None and len(t.shape) > 0:
+            return [np.empty((0,) * len(t.shape))]
+        scalars = [np.dtype(t.dtype).type(0)] if t.dtype is not None else [np.float64(0), np.int64(0), np.bool_(0)]
+        return [np.empty(())] + scalars  # a 0-d result may be a NumPy scalar or a 0-d array
+    probe = _probe_for(t)
+    return [probe] if probe is not None or getattr(t, "kind", "") == "none" else [object(), np.empty(0), 0.0]
+
+
+def _class_names(classes):
+    """Qualified names of NumPy and builtin classes (what an `isinstance` node may name), else None."""
+    out = []
+    for cls in classes if isinstance(classes, tuple) else (classes,):
+        name = getattr(cls, "__name__", "")
+        if getattr(builtins, name, None) is cls:
+            out.append(f"builtins.{name}")
+        elif getattr(np, name, None) is cls:
+            out.append(f"numpy.{name}")
+        else:
+            return None
+    return tuple(out)
 
 
 def _probe_for(t):

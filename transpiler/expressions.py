@@ -439,7 +439,16 @@ class ExpressionLowering:
                 raise UnsupportedSyntaxError("nested replacement fields in a format spec are not supported",
                                              self.span(part, frame), rule=rule_for("fstring_runtime"))
             fmt = "".join(p.value for p in spec if isinstance(p, cst.FormattedStringText)) if spec else ""
-            pieces.append(("value", value, part.conversion, fmt))
+            conversion = part.conversion
+            if part.equal is not None:  # f"{n=}": the expression's text, `=`, then its repr by default
+                eq = part.equal
+                pieces.append(("text", part.whitespace_before_expression.value
+                               + frame.parsed.module.code_for_node(part.expression)
+                               + part.whitespace_after_expression.value + eq.whitespace_before.value + "="
+                               + eq.whitespace_after.value))
+                if conversion is None and not fmt:
+                    conversion = "r"
+            pieces.append(("value", value, conversion, fmt))
             values.append(value)
         if all(is_static(v) for v in values):
             out = []

@@ -321,16 +321,17 @@ class StatementLowering:
         else:
             items = self.iterate(value, span)
         stars = [k for k, el in enumerate(elements) if isinstance(el, cst.StarredElement)]
+        if len(items) < len(elements) - len(stars) or not stars and len(items) != len(elements):
+            # Python raises ValueError when the statement runs: so does the compiled code
+            self.raise_later(_unpack_error(len(items), len(elements), bool(stars)), span)
+            if frame.loops:  # the rest of this path is dead, as after `raise`
+                raise _Stop
+            raise _Return(Static(None), span)
         if stars:
             s = stars[0]
             n_after = len(elements) - s - 1
-            if len(items) < len(elements) - 1:
-                raise LoweringError(f"not enough values to unpack (expected at least {len(elements) - 1}, "
-                                    f"got {len(items)})", span)
             middle = items[s:len(items) - n_after]
             items = items[:s] + [Seq(middle, "list")] + items[len(items) - n_after:]
-        elif len(items) != len(elements):
-            raise LoweringError(f"cannot unpack {len(items)} values into {len(elements)} targets", span)
         for el, item in zip(elements, items):
             self.assign_target(el.value, item, frame)
 
@@ -1001,6 +1002,20 @@ def _used_outside(stmt, frame, names: list) -> list:
         _OUTSIDE_CACHE[key] = cached
     mentioned = cached[1]
     return list(names) if mentioned is None else [n for n in names if n in mentioned]
+
+
+def _unpack_error(n_items: int, n_targets: int, starred: bool) -> ValueError:
+    """The ValueError this Python raises unpacking `n_items` values into `n_targets` targets."""
+    names = [f"_{k}" for k in range(n_targets)]
+    if starred:
+        names[-1] = "*" + names[-1]
+    scope: dict = {}
+    exec(f"def f(t):\n    {', '.join(names)}, = t\n", scope)  # noqa: S102 - a fixed two-line function
+    try:
+        scope["f"]((None,) * n_items)
+    except ValueError as e:
+        return e
+    return ValueError(f"cannot unpack {n_items} values into {n_targets} targets")
 
 
 def _static_trips(rng: RangeVal):
