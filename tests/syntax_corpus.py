@@ -227,6 +227,12 @@ def unpack_swap(x, y):
     return x - y
 
 
+@case("unpack", lambda rng, k: (rng.random((2 + k, 3)),))
+def unpack_wrong_count_raises(m):
+    top, bottom = m
+    return top - bottom
+
+
 @case("augassign")
 def aug_array_alias(x):
     y = x * 1.0
@@ -1227,6 +1233,12 @@ def fstring_static_return(x):
     return f"n={x.ndim} shape={x.shape!r}"
 
 
+@case("fstring_static")
+def fstring_self_documenting(x):
+    n = x.shape[0]
+    return f"{n=}", f"{ n = :>3}", f"{n=!s}"
+
+
 # =================================================================================================
 # expressions, COMPATIBLE and LAX
 # =================================================================================================
@@ -1296,6 +1308,12 @@ def builtin_isinstance(x, n):
     if isinstance(n, int) and isinstance(x, np.ndarray):
         return x * n
     return x
+
+
+@case("builtin_isinstance")
+def builtin_isinstance_runtime_scalar(x):
+    s = x.sum()
+    return isinstance(s, float), isinstance(s, np.ndarray), isinstance(x, np.ndarray), type(x) is np.ndarray
 
 
 @case("builtin_range")
