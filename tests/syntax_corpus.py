@@ -926,6 +926,20 @@ def match_statement(x, mode):
     return y
 
 
+@case("match")
+def match_runtime_value(x):
+    match int(x[0] * 3):  # <- GJ304:5
+        case 0:
+            label = "zero"
+        case 1 | 2:
+            label = "small"
+        case n if n > 5:
+            label = f"big {n}"
+        case _:
+            label = "other"
+    return label
+
+
 @case("nonlocal")
 def nonlocal_counter(x):
     count = 0
@@ -959,6 +973,13 @@ def class_inside(x):
     return p.a * 2
 
 
+@case("class")
+def class_attribute_inside(x):
+    class Const:  # <- GJ306:5
+        k = 3
+    return x * Const.k
+
+
 @case("import")
 def import_inside(x):
     import math as m  # <- GJ307:5
@@ -981,6 +1002,16 @@ def for_else(x):
     return i
 
 
+@case("for_else")
+def for_else_runtime_loop(x):
+    total = 0.0
+    for i in range(int(x.sum())):  # <- GJ308:5
+        total = total + i
+    else:
+        total = -total
+    return total
+
+
 @case("while_else")
 def while_else(x):
     i = 0
@@ -993,11 +1024,30 @@ def while_else(x):
     return i
 
 
+@case("while_else")
+def while_else_with_break(x):
+    i = 0
+    while x[i % 4] < 1.5:  # <- GJ309:5
+        i += 1
+        if i > 6:
+            break
+    else:
+        i = 100
+    return i
+
+
 @case("async")
 def async_nested(x):
     async def helper():  # <- GJ310:5
         return 1
     return x * 2
+
+
+@case("async")
+def async_comprehension_inside(x):
+    async def gather(items):  # <- GJ310:5
+        return [v async for v in items]
+    return x + 1
 
 
 @case("yield")
@@ -1017,6 +1067,21 @@ def decorated_nested(x):
     def double(n):
         return n * 2
     return x * double(3)
+
+
+def _logged(fn):
+    def wrapper(*args):
+        print("calling", fn.__name__)
+        return fn(*args)
+    return wrapper
+
+
+@case("decorated_def")
+def decorated_with_wrapper(x):
+    @_logged  # <- GJ312:5
+    def scale(v):
+        return v * 3
+    return scale(x)
 
 
 # =================================================================================================
@@ -1271,6 +1336,11 @@ def walrus_if(x):
     return -n
 
 
+@case("walrus")
+def walrus_in_comprehension(x):
+    return [y for v in (x[0], x[1], x[2]) if (y := v * 2) > 1.0]  # <- GJ320:47
+
+
 @case("set")
 def set_display(x):
     s = {1, 2, 2}  # <- GJ321:9
@@ -1294,6 +1364,11 @@ def starred_runtime_sequence(x):
     return np.add(*np.split(x, 2))  # <- GJ322:19
 
 
+@case("starred_call")
+def starred_runtime_tuple(x):
+    return max(*np.nonzero(x > 0.5))  # <- GJ322:16
+
+
 # =================================================================================================
 # builtins
 # =================================================================================================
@@ -1301,6 +1376,11 @@ def starred_runtime_sequence(x):
 @case("builtin_len")
 def builtin_len(x):
     return len(x) + len((x, x)) + len("abc")
+
+
+@case("builtin_len")
+def builtin_len_runtime_list(x):
+    return len(np.split(x, 2)), len(x.shape), len({"a": 1})
 
 
 @case("builtin_isinstance", with_static(3, 2.5))
@@ -1324,12 +1404,28 @@ def builtin_range_step(x):
     return acc, list(range(5))[1::2]
 
 
+@case("builtin_range")
+def builtin_range_runtime_start(x):
+    start = int(x[0] * 3)
+    acc = 0
+    for i in range(start, -1, -1):
+        acc = acc + i
+    return acc, len(range(2, 9, 3)), range(5)[-1]
+
+
 @case("builtin_zip")
 def builtin_zip_enumerate_reversed(x):
     out = []
     for i, (a, b) in enumerate(zip(x, reversed(x)), start=1):
         out.append(a * i - b)
     return out
+
+
+@case("builtin_zip")
+def builtin_zip_uneven_and_dict(x):
+    pairs = list(zip((1, 2, 3), (x[0], x[1])))
+    keys = [k for k, _ in enumerate({"a": 1, "b": 2})]
+    return pairs, keys, list(reversed([x[0], x[1]]))
 
 
 @case("builtin_minmax")
@@ -1345,6 +1441,11 @@ def builtin_abs_sum_round(x):
 @case("builtin_anyall")
 def builtin_any_all(x):
     return any(x > 0.9), all(x > 0.1), any((False, 0)), all(())
+
+
+@case("builtin_anyall")
+def builtin_any_all_generators(x):
+    return any(v > 1.0 for v in x), all(v < 2.0 for v in (x[0], x[1])), any([])
 
 
 @case("builtin_map")
@@ -1363,6 +1464,12 @@ def builtin_sorted(x):
 @case("builtin_convert")
 def builtin_convert(x):
     return int(x.sum()), float(x[0]), bool(x.any()), tuple(x[:2]), list((1, 2))
+
+
+@case("builtin_convert")
+def builtin_convert_static_and_rows(x):
+    m = x.reshape(2, 2)
+    return float(3), int(True), bool([]), list(m), tuple(range(3)), int(x[0] * 10)
 
 
 @case("builtin_getattr")
@@ -1384,6 +1491,12 @@ def builtin_iter_next(x):
     return first + x
 
 
+@case("builtin_iter")
+def builtin_next_with_default(x):
+    first = next(iter({"a": 1}), None)  # <- GJ330:13
+    return x, first
+
+
 @case("builtin_dynamic")
 def builtin_eval(x):
     k = eval("2 + 1")  # <- GJ331:9
@@ -1399,6 +1512,12 @@ def builtin_globals(x):
 @case("builtin_setattr")
 def builtin_setattr(x):
     setattr(BOX, "count", 7)  # <- GJ231:5
+    return x
+
+
+@case("builtin_setattr")
+def builtin_setattr_runtime_value(x):
+    setattr(BOX, "total", float(x.sum()))  # <- GJ231:5
     return x
 
 
@@ -1482,6 +1601,13 @@ def str_methods(x, name):
     return np.tanh(x), "-".join(["a", name.upper()])
 
 
+@case("str_methods", with_static("conv_3x3", "dense_8"))
+def str_methods_parse(x, spec):
+    kind, size = spec.split("_")
+    width = int(size.split("x")[0])
+    return x[:width], kind.upper(), spec.replace("_", "-"), "{}/{}".format(kind, width), spec.startswith("conv")
+
+
 # =================================================================================================
 # data types
 # =================================================================================================
@@ -1502,9 +1628,22 @@ def type_str(x):
     return s, s * 2, x
 
 
+@case("type_str", with_static("ab", "xyz"))
+def type_str_operations(x, s):
+    t = s + "!" * 2
+    return t, t[1:], len(t), "b" in s, s < "b", x
+
+
 @case("type_containers")
 def type_containers(x):
     return (1, [2, 3], {"a": 4}), x
+
+
+@case("type_containers")
+def type_containers_nested(x):
+    data = {"rows": [[1, 2], [3]], "pair": (x[0], [x[1]])}
+    data["rows"][1].append(4)
+    return data["rows"], data["pair"], len(data)
 
 
 @case("type_ndarray")
@@ -1522,6 +1661,13 @@ def type_ndarray_scalar(x):
 @case("return_dict")
 def return_dict(x):
     return {"sum": x.sum(), "n": 3}  # <- GJ251:5
+
+
+@case("return_dict")
+def return_dict_in_branch(x):
+    if x.sum() > 3:
+        return {"big": x.max()}  # <- GJ251:9
+    return {"small": 0}
 
 
 # =================================================================================================

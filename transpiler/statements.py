@@ -430,12 +430,14 @@ class StatementLowering:
         # lists and dicts built at compile time: each branch starts from their state before the `if`
         containers = _containers(frame.env)
         before = _save(containers)
-        states = []
+        states, result_spans = [], []
         for k, fn in enumerate((then_fn, else_fn)):
             self.scope = Scope(graphs[k], group, k)
             branch_frame = _fork(frame)
+            self.return_span = None
             try:
                 value = fn(branch_frame)
+                result_spans.append(self.return_span)  # where a returned value comes from
                 results.append(_copy_structure(value))
                 states.append(_save(containers))
             finally:
@@ -476,7 +478,8 @@ class StatementLowering:
             self.scope = Scope(g, group, k)
             try:
                 g.set_outputs([self.maybe_operand(v, span) if maybe_names and (v is None or isinstance(v, Undefined))
-                               else self.operand(v, span) for v in yields[k]])
+                               else self.operand(v, (result_spans[k] or span) if j == 0 and with_result else span)
+                               for j, v in enumerate(yields[k])])
             except LoweringError as e:
                 raise e.add_context("while merging the branches of an `if`")
             finally:
