@@ -100,8 +100,13 @@ class Config:
 CONFIG = Config()
 
 
+RESETS: list = []  # more state to reset (tests/syntax_fixtures.py registers its own)
+
+
 def reset() -> None:
     global COUNTER, LAST
+    for extra in RESETS:
+        extra()
     COUNTER = 0
     LAST = None
     LOG.clear()

@@ -96,3 +96,54 @@ def bound_in_a_while_loop(x):
 CANNOT_FOLLOW = [list_grows_in_runtime_if, list_grows_in_runtime_loop, dict_keys_in_runtime_if,
                  list_grows_in_loop_with_break, global_list_iterated_after_append, bound_in_one_branch,
                  bound_in_a_loop_that_may_not_run, bound_in_a_while_loop]
+
+
+# --- several rows at once: each level rejects exactly the marked constructs it does not accept ------
+
+def global_written_in_try(x):
+    global COUNT  # <- GJ202:5
+    try:  # <- GJ301:5
+        COUNT += 1
+    except NameError:
+        pass
+    return x * COUNT
+
+
+def global_list_appended_in_try(x):
+    try:  # <- GJ301:5
+        syntax_corpus.LOG.append(x[0])
+    except AttributeError:
+        pass
+    return len(syntax_corpus.LOG), syntax_corpus.LOG[-1]
+
+
+def nonlocal_two_levels_down(x):
+    total = 0
+
+    def outer():
+        def inner():
+            nonlocal total  # <- GJ305:13
+            total += 1
+        inner()
+        inner()
+    outer()
+    return x * total
+
+
+def nested_generator_consumed(x):
+    def gen(n):
+        for i in range(n):
+            yield x * i  # <- GJ311:13
+    return list(gen(3))
+
+
+PROGRAMS = [global_written_in_try, global_list_appended_in_try, nonlocal_two_levels_down,
+            nested_generator_consumed]
+
+
+def _reset():
+    global COUNT
+    COUNT = 0
+
+
+syntax_corpus.RESETS.append(_reset)

@@ -220,12 +220,18 @@ def _rejects(code: str, level: str) -> bool:
     return level != rules.LAX
 
 
+def _fixture_names():
+    import syntax_fixtures
+    return [f.__name__ for f in syntax_fixtures.CANNOT_FOLLOW + syntax_fixtures.PROGRAMS]
+
+
 @pytest.mark.parametrize("level", LEVELS)
-@pytest.mark.parametrize("name", [f.__name__ for f in __import__("syntax_fixtures").CANNOT_FOLLOW])
+@pytest.mark.parametrize("name", _fixture_names())
 def test_what_the_graph_cannot_follow(name, level, capsys):
     """A list whose length depends on a run-time branch or loop, iterating a global list the function
     changes, a name unbound on some paths: rejected (never computed differently) below LAX, run as
-    fallback blocks at LAX, exactly as Python runs them (UnboundLocalError on the unbound paths)."""
+    fallback blocks at LAX, exactly as Python runs them (UnboundLocalError on the unbound paths).
+    Also programs mixing rows: each level reports exactly the marked constructs it rejects."""
     import syntax_fixtures
     fn = getattr(syntax_fixtures, name)
     entry = syntax_corpus.Entry(name, "", fn, lambda rng, k: (rng.random(4) * 0.5 + 2 * k,))

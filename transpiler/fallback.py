@@ -48,6 +48,8 @@ class FallbackLowering:
         if isinstance(error, Poisoned):
             self.poison(stmt, frame, error)
             return False
+        for obj in _containers_named(stmt, frame):  # it may change them when it runs: read them at call time
+            self.note_container_write(obj)
         if self.level == LAX:
             return self.lower_fallback(stmt, error, rest, frame)
         self.diagnostics.append(Diagnostic.from_error(error, frame.qualname, self.level))
@@ -65,11 +67,14 @@ class FallbackLowering:
         span = self.span(stmt, frame)
         if _has_outer_loop_control(stmt):
             raise error  # the enclosing loop becomes the fallback block instead
-        if self.depth > 1 and _has_own(stmt, cst.Nonlocal):
-            raise error  # `nonlocal` needs its function: the statement calling it becomes the fallback block
+        if self.depth > 1 and (_has_own(stmt, cst.Nonlocal) or _has_own(stmt, cst.Yield)):
+            # `nonlocal` and `yield` need their function: the statement calling it becomes the fallback block
+            raise error
         module = frame.parsed.module
         used = _names_used(stmt)
         defs = self.fallback_defs(used, frame)     # nested defs and lambdas the statement calls
+        if self.depth > 1 and any(_nonlocal_names(node) for _, node, _ in defs):
+            raise error  # their `nonlocal` names may live further out: let the caller's statement run them
         for _, node, _ in defs:
             used += [n for n in _names_used(node) if n not in used]
         if _uses_dynamic_scope(stmt):              # eval/exec/locals/vars see every local name
@@ -91,19 +96,22 @@ class FallbackLowering:
         # a name deleted and not bound again is unbound after the block: not a result
         rebound = set(_assigned_names([stmt])) | set(_bound_only_names(stmt))
         writes = [n for n in dict.fromkeys(writes) if n not in deleted or n in rebound]
+        # names declared `global` in the function: the block reads and writes the module's
+        declared = [n for n in used if n in frame.declared_globals]
+        writes = [n for n in writes if n not in declared]
+        for n in declared:
+            self.written_globals.add((id(frame.globals), n))
         finder = _Finder((cst.Return,), stop_at_loops=False)
         stmt.visit(finder)
         returns = finder.found
         if returns and frame.loops:
             raise error  # a `return` out of a loop: the loop becomes the fallback block
-        for obj in _containers_named(stmt, frame):  # the block may change them: read them at call time
-            self.note_container_write(obj)
         params = reads + closure_reads
         # names that may be unbound after the block (not bound before it, not bound on every path of it)
         sure = _surely_binds([stmt])
         unsure = [n for n in writes if (n not in params or n in maybe) and n not in sure]
         code, first_line = self.fallback_code(stmt, defs, params, unbound, writes, deleted, returns, module, span,
-                                              maybe, unsure)
+                                              maybe, unsure, declared)
         scope = "globals" if frame.globals is self.root_globals else self.const_object(frame.globals).path.root
         operands = [frame.env[n].maybe if n in maybe else frame.env[n] for n in reads] + \
             [self.lookup(n, frame, span) for n in closure_reads]
@@ -146,7 +154,7 @@ class FallbackLowering:
         return out
 
     def fallback_code(self, stmt, defs, params, unbound, writes, deleted, returns, module, span, maybe=(),
-                      unsure=()):
+                      unsure=(), declared=()):
         """The fallback function's source, laid out so each piece keeps its line in the user's file."""
         results = ", ".join(f"locals().get({n!r}, {UNBOUND!r})" if n in unsure else
                             f"locals().get({n!r})" if n in deleted or n not in params else n for n in writes)
@@ -167,8 +175,10 @@ class FallbackLowering:
             pieces.append((where.line if where else 0, text))
         pieces.append((span.line if span else 1, module.code_for_node(stmt.visit(_NoComments()))))
         pieces.sort(key=lambda p: p[0])
-        first = max(pieces[0][0] - 1 - (1 if unbound else 0) - len(maybe), 1)
+        first = max(pieces[0][0] - 1 - (1 if unbound else 0) - len(maybe) - (1 if declared else 0), 1)
         lines = [f"def __graphjit_fallback__({', '.join(params)}):"]
+        if declared:
+            lines.append(f"    global {', '.join(declared)}")
         if unbound:  # names unbound here: reading one raises UnboundLocalError, as in the function
             lines.append(f"    if False: {', '.join(unbound)} = {', '.join('None' for _ in unbound)}")
         for n in maybe:  # names unbound on some paths: the graph passes UNBOUND for them there
