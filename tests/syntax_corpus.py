@@ -1299,6 +1299,14 @@ def fstring_static(x, name):
 
 
 @case("fstring_static")
+def fstring_of_unrolled_index(x):
+    for i in range(3):
+        assert x[i] < 1.5, f"element {i} is too large"
+        print(f"step {i}")
+    return x
+
+
+@case("fstring_static")
 def fstring_static_return(x):
     return f"n={x.ndim} shape={x.shape!r}"
 
@@ -1574,6 +1582,20 @@ def list_append_per_row(m):
     return sums
 
 
+@case("list_methods")
+def list_sort_remove_copy_clear(x):
+    xs = [3, 1, 2]
+    xs.sort()
+    ys = ["bb", "a", "ccc"]
+    ys.sort(key=lambda v: len(v), reverse=True)
+    zs = [x[0], x[1]]
+    ws = zs.copy()
+    ws.clear()
+    vs = [1, 2, 1]
+    vs.remove(1)
+    return xs, ys, zs, ws, vs
+
+
 @case("dict_methods")
 def dict_get_keys_values(x):
     d = {"a": x, "b": x * 2}
@@ -1597,6 +1619,16 @@ def dict_item_in_runtime_if(x):
         d["a"] = x[1]
         d.update({"b": 2.0})
     return d["a"] * d["b"], d.get("b")
+
+
+@case("dict_methods")
+def dict_popitem_clear_copy(x):
+    d = {"a": x[0], "b": 1}
+    c = d.copy()
+    c["z"] = 3
+    key, value = d.popitem()
+    d.clear()
+    return len(c), key, value, len(d)
 
 
 @case("str_methods", with_static("Relu", "tanh"))
@@ -1649,6 +1681,13 @@ def type_containers_nested(x):
     data = {"rows": [[1, 2], [3]], "pair": (x[0], [x[1]])}
     data["rows"][1].append(4)
     return data["rows"], data["pair"], len(data)
+
+
+@case("type_containers")
+def type_dict_from_pairs(x):
+    d = dict(zip(("a", "b"), (x[0], x[1])))
+    e = dict(a=x[2], b=2)
+    return d["a"] + e["a"] * e["b"], list(d), sorted(e)
 
 
 @case("type_ndarray")

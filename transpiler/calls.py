@@ -41,9 +41,16 @@ SAFE_MODULES = ("numpy", "math", "builtins", "operator")
 
 
 class NeedsStatic(LoweringError):
-    """A run-time value was used where the compiler needs a compile-time one (e.g. a list index)."""
+    """A run-time value was used where the compiler needs a compile-time one (e.g. a list index).
+
+    `instead`: the error to report when no enclosing loop can unroll to make the value compile-time.
+    """
 
     code = "GJ001"  # a lowering error, as LoweringError itself reports
+
+    def __init__(self, message, span=None, hint="", instead=None):
+        super().__init__(message, span, hint)
+        self.instead = instead
 
 
 def qualified_name(fn) -> Optional[str]:
@@ -128,6 +135,10 @@ class CallLowering:
             return Seq(self.iterate(args[0], span), "tuple" if fn is tuple else "list")
         if fn in (zip, enumerate, reversed) and not all_static:
             return self.static_iterator(fn, args, kwargs, span)
+        if fn in (sorted, min, max) and "key" in kwargs and not is_static(kwargs["key"]):
+            return self.keyed_builtin(fn, args, kwargs, span)
+        if fn is dict and not all_static:
+            return self.dict_call(args, kwargs, span)
         if fn in (sum, min, max) and not all_static:
             return self.fold_builtin(fn, args, kwargs, span)
         if fn is print:  # an ordered effect, never run at compile time
@@ -140,8 +151,6 @@ class CallLowering:
                           span)
                 return Static(None)
             return self.emit("pycall", [self.object_operand(callee, span)] + list(args), {}, span)
-        if fn in (sorted, min, max) and "key" in kwargs and not is_static(kwargs["key"]):
-            return self.keyed_builtin(fn, args, kwargs, span)
         owner = getattr(fn, "__self__", None)
         if isinstance(fn, types.BuiltinMethodType) and isinstance(owner, IMMUTABLE) and all_static:
             return self.static_call(fn, args, kwargs, span)  # "relu".upper(), (1, 2).index(2)
@@ -153,7 +162,7 @@ class CallLowering:
         if fn in (map, filter) and len(args) >= 2:
             return self.map_filter(fn, args, span)
         if fn in (str, repr, format, ascii) and not all_static:
-            self.require("fstring_runtime", span)
+            self.require_or_unroll("fstring_runtime", span)
             return self.op_call("call", args, kwargs, span, extra={"fn": f"builtins.{fn.__name__}"})
 
         op_name = _ops.OP_BY_CALLABLE.get(id(fn))
@@ -221,6 +230,24 @@ class CallLowering:
         if key is not None:
             self.require(key, span)
 
+    def dict_call(self, args, kwargs, span):
+        """`dict(pairs, **kw)` with run-time values: a compile-time dict of them (keys compile-time)."""
+        out = {}
+        if len(args) > 1:
+            raise LoweringError("dict() takes at most one positional argument", span)
+        if args:
+            source = args[0]
+            if isinstance(source, Static) and isinstance(source.value, dict):
+                out.update(source.value)
+            else:
+                for pair in self.iterate(source, span):
+                    items = self.iterate(pair, span)
+                    if len(items) != 2 or not is_static(items[0]):
+                        raise NeedsStatic("dict() of run-time values needs compile-time keys", span)
+                    out[static_value(items[0])] = items[1]
+        out.update(kwargs)
+        return Static(out)
+
     def keyed_builtin(self, fn, args, kwargs, span):
         """`sorted`/`min`/`max` with a `key` function: keys computed now, so they must be compile-time."""
         items = self.iterate(args[0], span) if len(args) == 1 else list(args)
@@ -274,6 +301,14 @@ class CallLowering:
             return wrap(d.setdefault(keys[0], args[1] if len(args) > 1 else Static(None)))
         if name == "copy":
             return Static(dict(d))
+        if name == "clear":
+            d.clear()
+            return Static(None)
+        if name == "popitem":
+            if not d:
+                return self.raise_later(KeyError("popitem(): dictionary is empty"), span)
+            key, value = d.popitem()
+            return Seq([Static(key), wrap(value)], "tuple")
         raise UnsupportedSyntaxError(f"dict.{name}() is not supported in a graph", span)
 
     def seq_method(self, method, args, kwargs, span):
@@ -290,6 +325,17 @@ class CallLowering:
             return items.pop(static_value(args[0]) if args else -1)
         elif name == "reverse":
             items.reverse()
+        elif name == "sort":
+            ordered = self.keyed_builtin(sorted, [seq], dict(kwargs, key=kwargs.get("key", Static(None))), span) \
+                if kwargs.get("key") is not None and not is_static(kwargs["key"]) else None
+            if ordered is None:
+                if not all(is_static(i) for i in items) or not all(is_static(v) for v in kwargs.values()):
+                    raise NeedsStatic("list.sort() needs compile-time items (or a key giving compile-time keys)",
+                                      span)
+                order = sorted(range(len(items)), key=[static_value(i) for i in items].__getitem__,
+                               reverse=bool(static_value(kwargs.get("reverse", Static(False)))))
+                ordered = Seq([items[k] for k in order], "list")
+            items[:] = ordered.items
         elif name == "clear":
             items.clear()
         elif name == "copy":

@@ -461,7 +461,7 @@ class ExpressionLowering:
                         else v
                     out.append(format(v, piece[3]))
             return Static("".join(out))
-        self.require("fstring_runtime", self.span(node, frame))
+        self.require_or_unroll("fstring_runtime", self.span(node, frame))
         template = "".join(p[1].replace("{", "{{").replace("}", "}}") if p[0] == "text" else
                            "{" + (f"!{p[2]}" if p[2] else "") + (f":{p[3]}" if p[3] else "") + "}" for p in pieces)
         return self.emit("format", values, {"template": template}, self.span(node, frame))
@@ -493,7 +493,7 @@ class ExpressionLowering:
         raise LoweringError(f"cannot iterate over {type(value).__name__} at compile time", span)
 
 
-SEQ_METHODS = {"append", "extend", "insert", "pop", "index", "count", "reverse", "copy", "clear", "remove"}
+SEQ_METHODS = {"append", "extend", "insert", "pop", "index", "count", "reverse", "copy", "clear", "remove", "sort"}
 
 
 class SeqMethod:

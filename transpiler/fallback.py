@@ -45,6 +45,8 @@ class FallbackLowering:
         self.rollback(mark)
         if isinstance(error, NeedsStatic) and self.unrollable:
             raise error  # the enclosing range loop unrolls instead
+        if isinstance(error, NeedsStatic) and error.instead is not None:
+            error = error.instead  # no loop to unroll: the construct itself is the problem
         if isinstance(error, Poisoned):
             self.poison(stmt, frame, error)
             return False
@@ -234,6 +236,15 @@ class FallbackLowering:
                                           GraphjitFallbackWarning, error.span.file if error.span else "<unknown>",
                                           error.span.line if error.span else 0))
         return Diagnostic(code, "warning", message, error.span, qualname, error.hint, self.level)
+
+    def require_or_unroll(self, key: str, span) -> None:
+        """As `require`, but inside a compile-time range loop first ask it to unroll (the value may
+        become compile-time: `f"{i}"` in `for i in range(3)`)."""
+        r = rule(key)
+        if self.unrollable and (r.level == LAX or not r.accepted_at(self.level)):
+            from .calls import NeedsStatic
+            raise NeedsStatic(r.message, span, instead=UnsupportedSyntaxError(r.message, span, rule=r))
+        self.require(key, span)
 
     def require(self, key: str, span, message: Optional[str] = None) -> None:
         """Raise the rule's diagnostic unless the chosen level accepts the construct."""

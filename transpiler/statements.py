@@ -782,9 +782,12 @@ class StatementLowering:
             self.statements(body, f)
             f.env[index_var] = self.binary("add", operator.add, i, step, span)
 
-        self.while_region(frame, span, body, cond_fn, body_fn, extra=[index_var] + targets,
-                          exclude=_target_names(stmt.target), stmt=stmt,
-                          maybe_extra=_target_names(stmt.target) if lax_targets else ())
+        try:
+            self.while_region(frame, span, body, cond_fn, body_fn, extra=[index_var] + targets,
+                              exclude=_target_names(stmt.target), stmt=stmt,
+                              maybe_extra=_target_names(stmt.target) if lax_targets else ())
+        except NeedsStatic as e:
+            raise _NeedsUnroll(e) from None  # a compile-time range unrolls instead
         frame.env.pop(index_var, None)
 
     def carried_names(self, body: list, frame, exclude=(), extra=(), stmt=None, maybe_extra=()) -> list:
@@ -1065,6 +1068,8 @@ def _cannot_unroll(error, span) -> LoweringError:
     """The loop needs unrolling (its index used at compile time, a list growing) but its length is run-time."""
     if isinstance(error, ContainerChanged):
         return error
+    if getattr(error, "instead", None) is not None:
+        return error.instead
     return LoweringError(f"this loop's index is used where a compile-time value is needed ({error.message}), "
                          "but its bounds are known only at run time", span)
 
