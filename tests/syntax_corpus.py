@@ -1534,6 +1534,12 @@ def builtin_setattr_runtime_value(x):
     return x
 
 
+@case("builtin_setattr")
+def builtin_setattr_then_read(x):
+    setattr(BOX, "total", 5.0)  # <- GJ231:5
+    return x * getattr(BOX, "total") + BOX.total
+
+
 # =================================================================================================
 # container methods
 # =================================================================================================

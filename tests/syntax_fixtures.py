@@ -6,6 +6,7 @@ Markers (`# <- CODE:COL`) as in tests/syntax_corpus.py.
 import numpy as np
 
 import syntax_corpus
+from graphjit import nn
 
 
 def many_problems(x):
@@ -147,3 +148,17 @@ def _reset():
 
 
 syntax_corpus.RESETS.append(_reset)
+
+
+class CountingCell(nn.Cell):
+    """A Cell whose construct keeps Python state: `self.count += 1` is a COMPATIBLE construct."""
+
+    def __init__(self):
+        super().__init__()
+        self.count = 0
+        self.seen = []
+
+    def construct(self, x):
+        self.count += 1  # <- GJ201:9
+        self.seen.append(float(x.sum()))  # <- GJ203:9
+        return x * self.count

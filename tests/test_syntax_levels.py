@@ -251,6 +251,24 @@ def test_what_the_graph_cannot_follow(name, level, capsys):
         assert any(issubclass(w.category, GraphjitFallbackWarning) for w in caught)
 
 
+@pytest.mark.parametrize("level", LEVELS)
+def test_cell_with_python_state(level):
+    """`jit` on a Cell whose construct counts its calls: its attributes change as in eager mode."""
+    from syntax_fixtures import CountingCell
+    eager, compiled = CountingCell(), CountingCell()
+    jitted = graphjit.jit(compiled, jit_config=graphjit.JitConfig(jit_syntax_level=level))
+    x = np.arange(3.0)
+    if level == rules.STRICT:
+        with pytest.raises(GraphSyntaxError) as info:
+            jitted(x)
+        got = {(d.code, d.span.line, d.span.col) for d in info.value.diagnostics}
+        assert got == markers(CountingCell.construct)
+        return
+    for k in range(3):
+        same(jitted(x + k), eager(x + k), f"call {k}")
+    assert compiled.count == eager.count == 3 and compiled.seen == eager.seen
+
+
 # --- the docs table -------------------------------------------------------------------------------
 
 def test_syntax_md_is_generated_from_the_rule_table():

@@ -109,6 +109,7 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering, FallbackLower
         # Python containers (by id) and module globals ((id of the module dict, name)) this compile
         # changes, and those read at call time because an earlier lowering found them changed
         self.container_writes: set = set()
+        self.attr_writes: set = set()         # attribute names this compile assigns (setattr nodes)
         self.written_globals: set = set()
         self.runtime_objects: set = set()
         self.runtime_globals: set = set()
@@ -116,6 +117,8 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering, FallbackLower
 
     # --- nodes -----------------------------------------------------------------------------
     def emit(self, op: str, operands=(), attrs=None, span=None, name: str = "", regions=(), type=None) -> Node:
+        if op == "setattr":
+            self.attr_writes.add(attrs["name"])  # reads of it must be made at call time (see lower_function)
         nodes = [self.operand(v, span) for v in operands]
         return self.scope.graph.add(op, nodes, attrs, type, span, name, regions)
 
@@ -354,14 +357,18 @@ def lower_function(fn, args: tuple, kwargs: dict, name: Optional[str] = None, le
     fn = unwrap(fn)
     runtime_objects: set = set()
     runtime_globals: set = set()
+    runtime_attrs: set = set()
     for _attempt in range(4):
-        lowered, lowerer = _lower_once(fn, args, kwargs, name, level, collect, runtime_objects, runtime_globals)
+        lowered, lowerer = _lower_once(fn, args, kwargs, name, level, collect, runtime_objects, runtime_globals,
+                                       runtime_attrs)
         new_objects = lowerer.container_writes - runtime_objects
         new_globals = lowerer.written_globals - runtime_globals
-        if not new_objects and not new_globals:
+        new_attrs = lowerer.attr_writes - lowerer.mutated_attrs
+        if not new_objects and not new_globals and not new_attrs:
             break
         runtime_objects |= new_objects
         runtime_globals |= new_globals
+        runtime_attrs |= new_attrs
     lowerer.flush_warnings()
     errors = [d for d in lowered.diagnostics if d.severity == "error"]
     if errors and not collect:
@@ -369,13 +376,14 @@ def lower_function(fn, args: tuple, kwargs: dict, name: Optional[str] = None, le
     return lowered
 
 
-def _lower_once(fn, args, kwargs, name, level, collect, runtime_objects, runtime_globals):
+def _lower_once(fn, args, kwargs, name, level, collect, runtime_objects, runtime_globals, runtime_attrs=()):
     parsed, node = function_source(fn)
     graph = Graph(name or fn.__qualname__)
     graph.span = parsed.span(node)
     lowerer = Lowerer(fn, graph, level, quiet=collect)
     lowerer.runtime_objects = set(runtime_objects)
     lowerer.runtime_globals = set(runtime_globals)
+    lowerer.mutated_attrs |= set(runtime_attrs)   # written by setattr(obj, "name", v) found last time
     sig = inspect.signature(fn)
     try:
         bound = sig.bind(*args, **kwargs)
