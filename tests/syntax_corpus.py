@@ -769,6 +769,15 @@ def global_written_by_helper(x):
     return x * before + COUNTER
 
 
+@case("mutate_object")
+def mutate_in_while_condition(x):
+    LOG.extend([1, 2, 3])  # <- GJ203:5
+    n = 0
+    while LOG.pop() > 1:  # <- GJ203:11
+        n += 1
+    return x * n, len(LOG)
+
+
 @case("global")
 def global_read_after_write(x):
     global COUNTER  # <- GJ202:5

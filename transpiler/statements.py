@@ -370,7 +370,7 @@ class StatementLowering:
     def store_static_item(self, base, key, value, span) -> None:
         """`xs[k] = v` on a list (dict) of compile-time structure: the structure changes now."""
         if not is_static(key) or isinstance(key, tuple):
-            raise NeedsStaticKey("assigning an item of a list or dict built here needs a compile-time key", span)
+            raise NeedsStatic("assigning an item of a list or dict built here needs a compile-time key", span)
         k = static_value(key)
         if isinstance(base, Seq):
             if base.kind == "tuple":
@@ -1045,14 +1045,6 @@ def _rebound(outer: dict, inner: dict, carried: list, exclude) -> list:
             continue
         out.append(name)
     return out
-
-
-def _needs_static_key(message, span):
-    from .calls import NeedsStatic
-    return NeedsStatic(message, span)
-
-
-NeedsStaticKey = _needs_static_key
 
 
 class ContainerChanged(NeedsStatic):
