@@ -7,6 +7,18 @@ When a statement fails to lower, the nodes it added are dropped and then:
   run by the interpreter inside the generated code, called with the values it reads and
   returning the values it writes; its order among effects is kept. Each one is reported once
   as a warning naming the construct, its span and why.
+
+What a block needs to run as the function would have run it:
+- the nested defs and lambdas it calls are part of its code (with their free names as inputs);
+- a statement that cannot stand alone widens the block: `break`/`continue` of an outer loop and
+  `return` inside a loop make the loop the block; `nonlocal` and `yield` inside a nested def make
+  the statement calling that def the block;
+- names the function declares `global` are declared in the block too;
+- a name unbound on some paths arrives as its value or `UNBOUND` and is deleted before the block
+  runs, and a name the block may leave unbound leaves as `UNBOUND`: reading it raises
+  UnboundLocalError exactly where Python would;
+- containers of the module the block names may change: the function is lowered again with
+  reads of them made at call time (see `lower_function`).
 """
 
 from __future__ import annotations
