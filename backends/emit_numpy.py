@@ -433,6 +433,10 @@ class Emitter:
         if op == "dict":
             items = ", ".join(f"{format_literal(k)}: {self.value(o)}" for k, o in zip(node.attrs["keys"], ops))
             return ("{" + items + "}", PREC_ATOM)
+        if op == "isinstance":
+            names = [_callee(c) for c in node.attrs["classes"]]
+            classes = names[0] if len(names) == 1 else "(" + ", ".join(names) + ")"
+            return (f"isinstance({self.value(ops[0])}, {classes})", PREC_ATOM)
         if op == "format":
             return (f"{format_literal(node.attrs['template'])}.format({', '.join(self.value(o) for o in ops)})",
                     PREC_ATOM)

@@ -137,6 +137,8 @@ class Interpreter:
             return self._call(vals[0], vals[1:], node.attrs)
         if op == "dict":
             return dict(zip(node.attrs["keys"], vals))
+        if op == "isinstance":
+            return isinstance(vals[0], tuple(resolve_callable(c) for c in node.attrs["classes"]))
         if op == "format":
             return node.attrs["template"].format(*vals)
         if op == "fallback":

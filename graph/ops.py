@@ -170,6 +170,8 @@ _SPECIAL = [
      "values)"),
     ("fallback", None, False, R.fixed(OBJECT), "statements run by the Python interpreter (LAX): attrs hold the "
      "code, the names read (operands) and written (results)"),
+    ("isinstance", 1, True, R.fixed(BOOL), "`isinstance(a, classes)` decided at run time; attr `classes` holds "
+     "qualified names (`'numpy.floating'`, `'builtins.float'`)"),
     ("call", None, False, R.fixed(OBJECT), "an opaque call of a NumPy/math function the table does not know"),
     ("if", None, False, R.fixed(OBJECT), "run-time branch: regions `then`, `else`; yields a tuple"),
     ("for_range", None, False, R.fixed(OBJECT), "`for i in range(start, stop, step)` with carried values"),

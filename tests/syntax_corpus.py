@@ -100,12 +100,18 @@ class Config:
 CONFIG = Config()
 
 
+RESETS: list = []  # more state to reset (tests/syntax_fixtures.py registers its own)
+
+
 def reset() -> None:
     global COUNTER, LAST
+    for extra in RESETS:
+        extra()
     COUNTER = 0
     LAST = None
     LOG.clear()
     TABLE.clear()
+    TABLE["seed"] = 1.0
     BOX.__dict__.clear()
     BOX.__init__()
     np.random.seed(7)
@@ -224,6 +230,12 @@ def unpack_rows(m):
 def unpack_swap(x, y):
     x, y = y, x
     return x - y
+
+
+@case("unpack", lambda rng, k: (rng.random((2 + k, 3)),))
+def unpack_wrong_count_raises(m):
+    top, bottom = m
+    return top - bottom
 
 
 @case("augassign")
@@ -423,6 +435,28 @@ def for_rows(m):
     return total
 
 
+@case("for")
+def for_variables_after_loop(x):
+    for i in range(3):
+        y = x * i
+    return i, y
+
+
+@case("for", mat())
+def for_row_after_loop(m):
+    for row in m:
+        pass
+    return row
+
+
+@case("for")
+def for_runtime_range_variable_after(x):
+    i = -1
+    for i in range(int(x.sum())):
+        pass
+    return i
+
+
 @case("while")
 def while_runtime(x):
     y = x.copy()
@@ -456,6 +490,14 @@ def break_for(x):
             break
         total = total + x[i]
     return total
+
+
+@case("break")
+def break_keeps_loop_variable(x):
+    for i in range(4):
+        if x[i] > 0.7:
+            break
+    return i
 
 
 @case("break", mat())
@@ -604,6 +646,12 @@ def print_ordered(x):
     return y
 
 
+@case("print")
+def print_containers(x):
+    print([1, 2], (3,), {"k": 4}, [x[0] > 2])
+    return x
+
+
 @case("assert")
 def assert_static(x):
     assert x.shape[0] == 4
@@ -698,6 +746,47 @@ def mutate_attribute_list(x):
     return x
 
 
+@case("mutate_object")
+def mutate_then_read_global_list(x):
+    LOG.append(x[0])  # <- GJ203:5
+    return len(LOG), LOG[-1]
+
+
+@case("mutate_object")
+def mutate_global_dict_in_loop(x):
+    for i in range(2):
+        TABLE[i] = x[i]  # <- GJ203:9
+    return x
+
+
+@case("global")
+def global_written_by_helper(x):
+    def bump(k):
+        global COUNTER  # <- GJ202:9
+        COUNTER += k
+    before = COUNTER
+    bump(2)
+    return x * before + COUNTER
+
+
+@case("mutate_object")
+def mutate_in_while_condition(x):
+    LOG.extend([1, 2, 3])  # <- GJ203:5
+    n = 0
+    while LOG.pop() > 1:  # <- GJ203:11
+        n += 1
+    return x * n, len(LOG)
+
+
+@case("global")
+def global_read_after_write(x):
+    global COUNTER  # <- GJ202:5
+    COUNTER = COUNTER + 2
+    if COUNTER > 3:
+        return x
+    return x * COUNTER
+
+
 # =================================================================================================
 # statements, LAX
 # =================================================================================================
@@ -741,6 +830,37 @@ def try_raises_through(x):
     return x
 
 
+@case("try")
+def try_calls_nested_def(x):
+    def halve(v):
+        return v / 2
+    double = lambda v: v * 2  # noqa: E731
+    try:  # <- GJ301:5
+        y = halve(x) + double(x)
+    except ValueError:
+        y = x
+    return y
+
+
+@case("try")
+def try_in_runtime_loop(x):
+    total = 0.0
+    for i in range(int(x.sum()) + 1):
+        try:  # <- GJ301:9
+            total = total + 1.0 / (i - 2)
+        except ZeroDivisionError:
+            total = total - 100.0
+    return total
+
+
+@case("try")
+def try_returns_tuple(x):
+    try:  # <- GJ301:5
+        return x[0], x[1]
+    except IndexError:
+        return None
+
+
 @case("with")
 def with_errstate(x):
     with np.errstate(divide="ignore"):  # <- GJ302:5
@@ -754,6 +874,15 @@ def with_raises(x):
         if x[0] > 1.0:
             raise RuntimeError("inside with")
     return x
+
+
+@case("with")
+def with_return_in_loop(x):
+    for i in range(4):
+        with np.errstate(all="ignore"):  # <- GJ302:9
+            if x[i] > 0.5:
+                return x[i] * 10
+    return x.sum()
 
 
 @case("del")
@@ -778,6 +907,29 @@ def del_then_use(x):
     return y
 
 
+@case("del")
+def del_missing_key(x):
+    d = {"a": x}
+    del d["zz"]  # <- GJ303:5
+    return d["a"]
+
+
+@case("del")
+def del_in_loop(x):
+    out = x
+    for i in range(2):
+        tmp = out * 2
+        out = tmp + i
+        del tmp  # <- GJ303:9
+    return out
+
+
+@case("del")
+def del_global_key_then_read(x):
+    del TABLE["seed"]  # <- GJ303:5
+    return x * len(TABLE)
+
+
 @case("match", with_static("double", "other"))
 def match_statement(x, mode):
     match mode:  # <- GJ304:5
@@ -786,6 +938,20 @@ def match_statement(x, mode):
         case _:
             y = x
     return y
+
+
+@case("match")
+def match_runtime_value(x):
+    match int(x[0] * 3):  # <- GJ304:5
+        case 0:
+            label = "zero"
+        case 1 | 2:
+            label = "small"
+        case n if n > 5:
+            label = f"big {n}"
+        case _:
+            label = "other"
+    return label
 
 
 @case("nonlocal")
@@ -800,6 +966,18 @@ def nonlocal_counter(x):
     return x * count
 
 
+@case("nonlocal")
+def nonlocal_in_loop(x):
+    total = 0.0
+
+    def add(v):
+        nonlocal total  # <- GJ305:9
+        total = total + v
+    for i in range(3):
+        add(x[i])
+    return total
+
+
 @case("class")
 def class_inside(x):
     class Pair:  # <- GJ306:5
@@ -807,6 +985,13 @@ def class_inside(x):
             self.a = a
     p = Pair(x)
     return p.a * 2
+
+
+@case("class")
+def class_attribute_inside(x):
+    class Const:  # <- GJ306:5
+        k = 3
+    return x * Const.k
 
 
 @case("import")
@@ -831,6 +1016,16 @@ def for_else(x):
     return i
 
 
+@case("for_else")
+def for_else_runtime_loop(x):
+    total = 0.0
+    for i in range(int(x.sum())):  # <- GJ308:5
+        total = total + i
+    else:
+        total = -total
+    return total
+
+
 @case("while_else")
 def while_else(x):
     i = 0
@@ -843,11 +1038,30 @@ def while_else(x):
     return i
 
 
+@case("while_else")
+def while_else_with_break(x):
+    i = 0
+    while x[i % 4] < 1.5:  # <- GJ309:5
+        i += 1
+        if i > 6:
+            break
+    else:
+        i = 100
+    return i
+
+
 @case("async")
 def async_nested(x):
     async def helper():  # <- GJ310:5
         return 1
     return x * 2
+
+
+@case("async")
+def async_comprehension_inside(x):
+    async def gather(items):  # <- GJ310:5
+        return [v async for v in items]
+    return x + 1
 
 
 @case("yield")
@@ -867,6 +1081,21 @@ def decorated_nested(x):
     def double(n):
         return n * 2
     return x * double(3)
+
+
+def _logged(fn):
+    def wrapper(*args):
+        print("calling", fn.__name__)
+        return fn(*args)
+    return wrapper
+
+
+@case("decorated_def")
+def decorated_with_wrapper(x):
+    @_logged  # <- GJ312:5
+    def scale(v):
+        return v * 3
+    return scale(x)
 
 
 # =================================================================================================
@@ -1079,8 +1308,22 @@ def fstring_static(x, name):
 
 
 @case("fstring_static")
+def fstring_of_unrolled_index(x):
+    for i in range(3):
+        assert x[i] < 1.5, f"element {i} is too large"
+        print(f"step {i}")
+    return x
+
+
+@case("fstring_static")
 def fstring_static_return(x):
     return f"n={x.ndim} shape={x.shape!r}"
+
+
+@case("fstring_static")
+def fstring_self_documenting(x):
+    n = x.shape[0]
+    return f"{n=}", f"{ n = :>3}", f"{n=!s}"
 
 
 # =================================================================================================
@@ -1115,6 +1358,11 @@ def walrus_if(x):
     return -n
 
 
+@case("walrus")
+def walrus_in_comprehension(x):
+    return [y for v in (x[0], x[1], x[2]) if (y := v * 2) > 1.0]  # <- GJ320:47
+
+
 @case("set")
 def set_display(x):
     s = {1, 2, 2}  # <- GJ321:9
@@ -1138,6 +1386,11 @@ def starred_runtime_sequence(x):
     return np.add(*np.split(x, 2))  # <- GJ322:19
 
 
+@case("starred_call")
+def starred_runtime_tuple(x):
+    return max(*np.nonzero(x > 0.5))  # <- GJ322:16
+
+
 # =================================================================================================
 # builtins
 # =================================================================================================
@@ -1147,11 +1400,22 @@ def builtin_len(x):
     return len(x) + len((x, x)) + len("abc")
 
 
+@case("builtin_len")
+def builtin_len_runtime_list(x):
+    return len(np.split(x, 2)), len(x.shape), len({"a": 1})
+
+
 @case("builtin_isinstance", with_static(3, 2.5))
 def builtin_isinstance(x, n):
     if isinstance(n, int) and isinstance(x, np.ndarray):
         return x * n
     return x
+
+
+@case("builtin_isinstance")
+def builtin_isinstance_runtime_scalar(x):
+    s = x.sum()
+    return isinstance(s, float), isinstance(s, np.ndarray), isinstance(x, np.ndarray), type(x) is np.ndarray
 
 
 @case("builtin_range")
@@ -1162,12 +1426,28 @@ def builtin_range_step(x):
     return acc, list(range(5))[1::2]
 
 
+@case("builtin_range")
+def builtin_range_runtime_start(x):
+    start = int(x[0] * 3)
+    acc = 0
+    for i in range(start, -1, -1):
+        acc = acc + i
+    return acc, len(range(2, 9, 3)), range(5)[-1]
+
+
 @case("builtin_zip")
 def builtin_zip_enumerate_reversed(x):
     out = []
     for i, (a, b) in enumerate(zip(x, reversed(x)), start=1):
         out.append(a * i - b)
     return out
+
+
+@case("builtin_zip")
+def builtin_zip_uneven_and_dict(x):
+    pairs = list(zip((1, 2, 3), (x[0], x[1])))
+    keys = [k for k, _ in enumerate({"a": 1, "b": 2})]
+    return pairs, keys, list(reversed([x[0], x[1]]))
 
 
 @case("builtin_minmax")
@@ -1183,6 +1463,11 @@ def builtin_abs_sum_round(x):
 @case("builtin_anyall")
 def builtin_any_all(x):
     return any(x > 0.9), all(x > 0.1), any((False, 0)), all(())
+
+
+@case("builtin_anyall")
+def builtin_any_all_generators(x):
+    return any(v > 1.0 for v in x), all(v < 2.0 for v in (x[0], x[1])), any([])
 
 
 @case("builtin_map")
@@ -1203,6 +1488,12 @@ def builtin_convert(x):
     return int(x.sum()), float(x[0]), bool(x.any()), tuple(x[:2]), list((1, 2))
 
 
+@case("builtin_convert")
+def builtin_convert_static_and_rows(x):
+    m = x.reshape(2, 2)
+    return float(3), int(True), bool([]), list(m), tuple(range(3)), int(x[0] * 10)
+
+
 @case("builtin_getattr")
 def builtin_getattr_hasattr(x):
     shape = getattr(x, "shape")
@@ -1210,11 +1501,22 @@ def builtin_getattr_hasattr(x):
     return x * scale + len(shape), hasattr(CONFIG, "scale"), hasattr(CONFIG, "nothing")
 
 
+@case("builtin_getattr")
+def builtin_hasattr_array(x):
+    return hasattr(x, "shape"), hasattr(x, "nope"), getattr(x, "ndim"), getattr(x, "T")
+
+
 @case("builtin_iter")
 def builtin_iter_next(x):
     it = iter((x, x * 2))  # <- GJ330:10
     first = next(it)  # <- GJ330:13
     return first + x
+
+
+@case("builtin_iter")
+def builtin_next_with_default(x):
+    first = next(iter({"a": 1}), None)  # <- GJ330:13
+    return x, first
 
 
 @case("builtin_dynamic")
@@ -1233,6 +1535,18 @@ def builtin_globals(x):
 def builtin_setattr(x):
     setattr(BOX, "count", 7)  # <- GJ231:5
     return x
+
+
+@case("builtin_setattr")
+def builtin_setattr_runtime_value(x):
+    setattr(BOX, "total", float(x.sum()))  # <- GJ231:5
+    return x
+
+
+@case("builtin_setattr")
+def builtin_setattr_then_read(x):
+    setattr(BOX, "total", 5.0)  # <- GJ231:5
+    return x * getattr(BOX, "total") + BOX.total
 
 
 # =================================================================================================
@@ -1257,6 +1571,46 @@ def list_index_count_reverse(x):
     return x * names.count("a") + names.index("b"), items
 
 
+@case("list_methods")
+def list_append_in_range_loop(x):
+    xs = []
+    for i in range(3):
+        xs.append(x[i] * i)
+    return xs
+
+
+@case("list_methods")
+def list_same_length_in_runtime_if(x):
+    xs = [x[0], x[1]]
+    if x.sum() > 3:
+        xs[0] = x[2]
+    else:
+        xs.reverse()
+    return xs
+
+
+@case("list_methods", mat())
+def list_append_per_row(m):
+    sums = []
+    for row in m:
+        sums.append(row.sum())
+    return sums
+
+
+@case("list_methods")
+def list_sort_remove_copy_clear(x):
+    xs = [3, 1, 2]
+    xs.sort()
+    ys = ["bb", "a", "ccc"]
+    ys.sort(key=lambda v: len(v), reverse=True)
+    zs = [x[0], x[1]]
+    ws = zs.copy()
+    ws.clear()
+    vs = [1, 2, 1]
+    vs.remove(1)
+    return xs, ys, zs, ws, vs
+
+
 @case("dict_methods")
 def dict_get_keys_values(x):
     d = {"a": x, "b": x * 2}
@@ -1273,11 +1627,37 @@ def dict_update_pop_setdefault(x):
     return x * b + len(d), [k for k, v in d.items()]
 
 
+@case("dict_methods")
+def dict_item_in_runtime_if(x):
+    d = {"a": x[0], "b": 1.0}
+    if x[0] > 0.5:
+        d["a"] = x[1]
+        d.update({"b": 2.0})
+    return d["a"] * d["b"], d.get("b")
+
+
+@case("dict_methods")
+def dict_popitem_clear_copy(x):
+    d = {"a": x[0], "b": 1}
+    c = d.copy()
+    c["z"] = 3
+    key, value = d.popitem()
+    d.clear()
+    return len(c), key, value, len(d)
+
+
 @case("str_methods", with_static("Relu", "tanh"))
 def str_methods(x, name):
     if name.lower().startswith("relu"):
         return np.maximum(x, 0.5)
     return np.tanh(x), "-".join(["a", name.upper()])
+
+
+@case("str_methods", with_static("conv_3x3", "dense_8"))
+def str_methods_parse(x, spec):
+    kind, size = spec.split("_")
+    width = int(size.split("x")[0])
+    return x[:width], kind.upper(), spec.replace("_", "-"), "{}/{}".format(kind, width), spec.startswith("conv")
 
 
 # =================================================================================================
@@ -1300,9 +1680,29 @@ def type_str(x):
     return s, s * 2, x
 
 
+@case("type_str", with_static("ab", "xyz"))
+def type_str_operations(x, s):
+    t = s + "!" * 2
+    return t, t[1:], len(t), "b" in s, s < "b", x
+
+
 @case("type_containers")
 def type_containers(x):
     return (1, [2, 3], {"a": 4}), x
+
+
+@case("type_containers")
+def type_containers_nested(x):
+    data = {"rows": [[1, 2], [3]], "pair": (x[0], [x[1]])}
+    data["rows"][1].append(4)
+    return data["rows"], data["pair"], len(data)
+
+
+@case("type_containers")
+def type_dict_from_pairs(x):
+    d = dict(zip(("a", "b"), (x[0], x[1])))
+    e = dict(a=x[2], b=2)
+    return d["a"] + e["a"] * e["b"], list(d), sorted(e)
 
 
 @case("type_ndarray")
@@ -1320,6 +1720,13 @@ def type_ndarray_scalar(x):
 @case("return_dict")
 def return_dict(x):
     return {"sum": x.sum(), "n": 3}  # <- GJ251:5
+
+
+@case("return_dict")
+def return_dict_in_branch(x):
+    if x.sum() > 3:
+        return {"big": x.max()}  # <- GJ251:9
+    return {"small": 0}
 
 
 # =================================================================================================

@@ -211,6 +211,64 @@ def test_many_problems_run_at_lax(capsys):
     assert sum(issubclass(w.category, GraphjitFallbackWarning) for w in caught) == len(lax_rows)
 
 
+# --- programs the graph cannot follow ---------------------------------------------------------------
+
+def _rejects(code: str, level: str) -> bool:
+    """GJ001 (a lowering error) is rejected below LAX; a row's code below the row's level."""
+    if code in rules.BY_CODE:
+        return not rules.BY_CODE[code].accepted_at(level)
+    return level != rules.LAX
+
+
+def _fixture_names():
+    import syntax_fixtures
+    return [f.__name__ for f in syntax_fixtures.CANNOT_FOLLOW + syntax_fixtures.PROGRAMS]
+
+
+@pytest.mark.parametrize("level", LEVELS)
+@pytest.mark.parametrize("name", _fixture_names())
+def test_what_the_graph_cannot_follow(name, level, capsys):
+    """A list whose length depends on a run-time branch or loop, iterating a global list the function
+    changes, a name unbound on some paths: rejected (never computed differently) below LAX, run as
+    fallback blocks at LAX, exactly as Python runs them (UnboundLocalError on the unbound paths).
+    Also programs mixing rows: each level reports exactly the marked constructs it rejects."""
+    import syntax_fixtures
+    fn = getattr(syntax_fixtures, name)
+    entry = syntax_corpus.Entry(name, "", fn, lambda rng, k: (rng.random(4) * 0.5 + 2 * k,))
+    expected_markers = {m for m in markers(fn) if _rejects(m[0], level)}
+    if expected_markers:
+        with pytest.raises(GraphSyntaxError) as info:
+            jit_at(fn, level)(*entry.make_args(np.random.default_rng(1000), 0))
+        got = {(d.code, d.span.line, d.span.col) for d in info.value.diagnostics}
+        assert got == expected_markers
+        return
+    expected = run_calls(fn, entry, capsys)
+    for mode in ("auto", "no_sink"):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            actual = run_calls(jit_at(fn, level, mode), entry, capsys)
+        compare_runs(actual, expected)
+        assert any(issubclass(w.category, GraphjitFallbackWarning) for w in caught)
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_cell_with_python_state(level):
+    """`jit` on a Cell whose construct counts its calls: its attributes change as in eager mode."""
+    from syntax_fixtures import CountingCell
+    eager, compiled = CountingCell(), CountingCell()
+    jitted = graphjit.jit(compiled, jit_config=graphjit.JitConfig(jit_syntax_level=level))
+    x = np.arange(3.0)
+    if level == rules.STRICT:
+        with pytest.raises(GraphSyntaxError) as info:
+            jitted(x)
+        got = {(d.code, d.span.line, d.span.col) for d in info.value.diagnostics}
+        assert got == markers(CountingCell.construct)
+        return
+    for k in range(3):
+        same(jitted(x + k), eager(x + k), f"call {k}")
+    assert compiled.count == eager.count == 3 and compiled.seen == eager.seen
+
+
 # --- the docs table -------------------------------------------------------------------------------
 
 def test_syntax_md_is_generated_from_the_rule_table():

@@ -41,7 +41,16 @@ SAFE_MODULES = ("numpy", "math", "builtins", "operator")
 
 
 class NeedsStatic(LoweringError):
-    """A run-time value was used where the compiler needs a compile-time one (e.g. a list index)."""
+    """A run-time value was used where the compiler needs a compile-time one (e.g. a list index).
+
+    `instead`: the error to report when no enclosing loop can unroll to make the value compile-time.
+    """
+
+    code = "GJ001"  # a lowering error, as LoweringError itself reports
+
+    def __init__(self, message, span=None, hint="", instead=None):
+        super().__init__(message, span, hint)
+        self.instead = instead
 
 
 def qualified_name(fn) -> Optional[str]:
@@ -118,7 +127,7 @@ class CallLowering:
             return self.inline(fn.__graphjit_fn__, args, kwargs, span)
         if fn is range:
             return self.range_call(args, span)
-        if fn in (isinstance, len) or fn is builtins.getattr or fn is hasattr:
+        if fn in (isinstance, len, type) or fn is builtins.getattr or fn is hasattr:
             special = self.introspection(fn, args, span)
             if special is not None:
                 return special
@@ -126,6 +135,10 @@ class CallLowering:
             return Seq(self.iterate(args[0], span), "tuple" if fn is tuple else "list")
         if fn in (zip, enumerate, reversed) and not all_static:
             return self.static_iterator(fn, args, kwargs, span)
+        if fn in (sorted, min, max) and "key" in kwargs and not is_static(kwargs["key"]):
+            return self.keyed_builtin(fn, args, kwargs, span)
+        if fn is dict and not all_static:
+            return self.dict_call(args, kwargs, span)
         if fn in (sum, min, max) and not all_static:
             return self.fold_builtin(fn, args, kwargs, span)
         if fn is print:  # an ordered effect, never run at compile time
@@ -138,8 +151,6 @@ class CallLowering:
                           span)
                 return Static(None)
             return self.emit("pycall", [self.object_operand(callee, span)] + list(args), {}, span)
-        if fn in (sorted, min, max) and "key" in kwargs and not is_static(kwargs["key"]):
-            return self.keyed_builtin(fn, args, kwargs, span)
         owner = getattr(fn, "__self__", None)
         if isinstance(fn, types.BuiltinMethodType) and isinstance(owner, IMMUTABLE) and all_static:
             return self.static_call(fn, args, kwargs, span)  # "relu".upper(), (1, 2).index(2)
@@ -151,7 +162,7 @@ class CallLowering:
         if fn in (map, filter) and len(args) >= 2:
             return self.map_filter(fn, args, span)
         if fn in (str, repr, format, ascii) and not all_static:
-            self.require("fstring_runtime", span)
+            self.require_or_unroll("fstring_runtime", span)
             return self.op_call("call", args, kwargs, span, extra={"fn": f"builtins.{fn.__name__}"})
 
         op_name = _ops.OP_BY_CALLABLE.get(id(fn))
@@ -219,6 +230,24 @@ class CallLowering:
         if key is not None:
             self.require(key, span)
 
+    def dict_call(self, args, kwargs, span):
+        """`dict(pairs, **kw)` with run-time values: a compile-time dict of them (keys compile-time)."""
+        out = {}
+        if len(args) > 1:
+            raise LoweringError("dict() takes at most one positional argument", span)
+        if args:
+            source = args[0]
+            if isinstance(source, Static) and isinstance(source.value, dict):
+                out.update(source.value)
+            else:
+                for pair in self.iterate(source, span):
+                    items = self.iterate(pair, span)
+                    if len(items) != 2 or not is_static(items[0]):
+                        raise NeedsStatic("dict() of run-time values needs compile-time keys", span)
+                    out[static_value(items[0])] = items[1]
+        out.update(kwargs)
+        return Static(out)
+
     def keyed_builtin(self, fn, args, kwargs, span):
         """`sorted`/`min`/`max` with a `key` function: keys computed now, so they must be compile-time."""
         items = self.iterate(args[0], span) if len(args) == 1 else list(args)
@@ -241,6 +270,8 @@ class CallLowering:
         fn = callee.value
         owner = getattr(fn, "__self__", None)
         if isinstance(owner, (list, dict, set)) and callee.path is not None:
+            if getattr(fn, "__name__", "") in MUTATING_METHODS:
+                self.note_container_write(owner)
             self.require("mutate_object", span, f"`{_name(fn)}` mutates a container held outside the function")
         else:
             self.require("call_opaque", span, f"calling {_name(fn)} on run-time values needs the Python "
@@ -270,6 +301,14 @@ class CallLowering:
             return wrap(d.setdefault(keys[0], args[1] if len(args) > 1 else Static(None)))
         if name == "copy":
             return Static(dict(d))
+        if name == "clear":
+            d.clear()
+            return Static(None)
+        if name == "popitem":
+            if not d:
+                return self.raise_later(KeyError("popitem(): dictionary is empty"), span)
+            key, value = d.popitem()
+            return Seq([Static(key), wrap(value)], "tuple")
         raise UnsupportedSyntaxError(f"dict.{name}() is not supported in a graph", span)
 
     def seq_method(self, method, args, kwargs, span):
@@ -286,6 +325,17 @@ class CallLowering:
             return items.pop(static_value(args[0]) if args else -1)
         elif name == "reverse":
             items.reverse()
+        elif name == "sort":
+            ordered = self.keyed_builtin(sorted, [seq], dict(kwargs, key=kwargs.get("key", Static(None))), span) \
+                if kwargs.get("key") is not None and not is_static(kwargs["key"]) else None
+            if ordered is None:
+                if not all(is_static(i) for i in items) or not all(is_static(v) for v in kwargs.values()):
+                    raise NeedsStatic("list.sort() needs compile-time items (or a key giving compile-time keys)",
+                                      span)
+                order = sorted(range(len(items)), key=[static_value(i) for i in items].__getitem__,
+                               reverse=bool(static_value(kwargs.get("reverse", Static(False)))))
+                ordered = Seq([items[k] for k in order], "list")
+            items[:] = ordered.items
         elif name == "clear":
             items.clear()
         elif name == "copy":
@@ -374,6 +424,8 @@ class CallLowering:
     def array_method(self, method: MethodVal, args: list, kwargs: dict, span) -> Node:
         name = method.name
         op_name = _ops.METHOD_OPS.get(name)
+        if op_name is None and not isinstance(method.obj.type, ArrayType):
+            return self.object_method(method, args, kwargs, span)
         if op_name is None:
             raise UnsupportedSyntaxError(f"array method `.{name}()` is not supported in a graph yet", span)
         if name == "reshape":
@@ -386,6 +438,20 @@ class CallLowering:
         if name == "astype":
             return self.emit("astype", [method.obj], {"dtype": np.dtype(static_value(args[0])).type}, span)
         return self.op_call(op_name, [method.obj] + list(args), kwargs, span)
+
+    def object_method(self, method: MethodVal, args: list, kwargs: dict, span) -> Node:
+        """A method of a run-time Python object (a container read at call time): an ordered opaque call."""
+        obj = self.param_objects.get(method.obj.id)
+        if isinstance(obj, (list, dict, set)):
+            if method.name in MUTATING_METHODS:
+                self.note_container_write(obj)
+            self.require("mutate_object", span, f"`{type(obj).__name__}.{method.name}` on a container held outside "
+                                                "the function")
+        else:
+            self.require("call_opaque", span, f"calling `.{method.name}()` of a run-time Python object needs the "
+                                              "Python interpreter")
+        bound = self.emit("getattr", [method.obj], {"name": method.name}, span)
+        return self.op_call("pycall", [bound] + list(args), kwargs, span)
 
     def range_call(self, args: list, span):
         if all(is_static(a) for a in args):
@@ -411,8 +477,21 @@ class CallLowering:
             classes = static_value(args[1])
             if isinstance(target, Seq):
                 return Static(isinstance((), classes) if target.kind == "tuple" else isinstance([], classes))
-            probe = _probe_for(target.type)
-            return Static(probe is not None and isinstance(probe, classes))
+            probes = _probes_for(target.type)
+            answers = {isinstance(p, classes) for p in probes}
+            if len(answers) == 1:
+                return Static(answers.pop())
+            # the type does not decide it (a NumPy scalar or a 0-d array, an object): ask at run time
+            names = _class_names(classes)
+            if names is None:
+                raise LoweringError("isinstance() of this run-time value needs NumPy or builtin classes", span)
+            return self.emit("isinstance", [target], {"classes": names}, span)
+        if fn is type and len(args) == 1 and isinstance(target, Node):
+            kinds = {type(p) for p in _probes_for(target.type)}
+            if len(kinds) == 1:
+                return Static(kinds.pop())
+            raise LoweringError("type() of this run-time value is not known at compile time", span,
+                                hint="use isinstance()")
         if fn is len and isinstance(target, Static):
             self.guards.length(target.path, target.value)
             return None  # computed as any pure builtin
@@ -422,6 +501,9 @@ class CallLowering:
                     result = hasattr(target.value, static_value(args[1]))
                     self.guards.has(target.path, static_value(args[1]), result, target.value)
                     return Static(result)
+                probe = _probe_for(target.type) if isinstance(target, Node) else None
+                if isinstance(probe, np.ndarray):  # every array has the same attributes
+                    return Static(hasattr(probe, static_value(args[1])))
                 return None
             try:
                 return self.attribute(target, static_value(args[1]), span)
@@ -497,6 +579,9 @@ class CallLowering:
 
 
 IMMUTABLE = (str, bytes, int, float, complex, tuple, frozenset, range)
+MUTATING_METHODS = {"append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse", "update",
+                    "setdefault", "popitem", "add", "discard", "difference_update", "intersection_update",
+                    "symmetric_difference_update", "__setitem__", "__delitem__", "__iadd__"}
 
 
 def _builtin_rule(fn):
@@ -520,6 +605,31 @@ def _owner_path(callee: Static):
         from ..graph.paths import Path
         return Path(path.root_kind, path.root, path.steps[:-1])
     return None
+
+
+def _probes_for(t) -> list:
+    """Values of every Python type a run-time value of graph type `t` may have; [object()] if unknown."""
+    if isinstance(t, ArrayType):
+        if t.shape is not None and len(t.shape) > 0:
+            return [np.empty((0,) * len(t.shape))]
+        scalars = [np.dtype(t.dtype).type(0)] if t.dtype is not None else [np.float64(0), np.int64(0), np.bool_(0)]
+        return [np.empty(())] + scalars  # a 0-d result may be a NumPy scalar or a 0-d array
+    probe = _probe_for(t)
+    return [probe] if probe is not None or getattr(t, "kind", "") == "none" else [object(), np.empty(0), 0.0]
+
+
+def _class_names(classes):
+    """Qualified names of NumPy and builtin classes (what an `isinstance` node may name), else None."""
+    out = []
+    for cls in classes if isinstance(classes, tuple) else (classes,):
+        name = getattr(cls, "__name__", "")
+        if getattr(builtins, name, None) is cls:
+            out.append(f"builtins.{name}")
+        elif getattr(np, name, None) is cls:
+            out.append(f"numpy.{name}")
+        else:
+            return None
+    return tuple(out)
 
 
 def _probe_for(t):

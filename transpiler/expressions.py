@@ -61,7 +61,9 @@ class ExpressionLowering:
 
     def lookup(self, name: str, frame, span) -> Any:
         from ..graph.paths import Path
-        if name in frame.declared_globals:
+        if name in frame.declared_globals or (name not in frame.env and name not in frame.closure
+                                              and (id(frame.globals), name) in self.runtime_globals):
+            # declared `global` here, or written by a helper's `global`: read at call time
             return self.emit("load_global", [], {"name": name, "scope": self.globals_scope(frame)}, span, name=name)
         if name in frame.env:
             value = frame.env[name]
@@ -81,7 +83,7 @@ class ExpressionLowering:
             is_root = frame.closure is self.root_closure
             path = Path("closure", name) if is_root else None
             self.guards.read(path, value)
-            return Static(value, path)
+            return self.runtime_container(Static(value, path))
         if name in frame.globals:
             if getattr(type(frame.globals[name]), "__graphjit_unresolved__", False):
                 raise frame.globals[name].error(span)
@@ -89,11 +91,11 @@ class ExpressionLowering:
             value = frame.globals[name]
             if is_root:
                 self.guards.read(Path("globals", name), value)
-                return Static(value, Path("globals", name))
+                return self.runtime_container(Static(value, Path("globals", name)))
             module = self.module_of(frame)
             if module is not None:
                 self.guards.read(Path("module", module.__name__).attr(name), value, module)
-            return Static(value, self.foreign_global(frame, name))
+            return self.runtime_container(Static(value, self.foreign_global(frame, name)))
         if name in ("True", "False", "None"):
             return Static({"True": True, "False": False, "None": None}[name])
         if hasattr(builtins, name):
@@ -280,7 +282,7 @@ class ExpressionLowering:
                 raise LoweringError(str(e), span) from None
             path = value.path.attr(name) if value.path else None
             self.guards.read(path, result, value.value)
-            return Static(result, path)
+            return self.runtime_container(Static(result, path))
         if isinstance(value, Seq) and name in SEQ_METHODS:
             return SeqMethod(value, name)
         if isinstance(value, Node):
@@ -459,7 +461,16 @@ class ExpressionLowering:
                 raise UnsupportedSyntaxError("nested replacement fields in a format spec are not supported",
                                              self.span(part, frame), rule=rule_for("fstring_runtime"))
             fmt = "".join(p.value for p in spec if isinstance(p, cst.FormattedStringText)) if spec else ""
-            pieces.append(("value", value, part.conversion, fmt))
+            conversion = part.conversion
+            if part.equal is not None:  # f"{n=}": the expression's text, `=`, then its repr by default
+                eq = part.equal
+                pieces.append(("text", part.whitespace_before_expression.value
+                               + frame.parsed.module.code_for_node(part.expression)
+                               + part.whitespace_after_expression.value + eq.whitespace_before.value + "="
+                               + eq.whitespace_after.value))
+                if conversion is None and not fmt:
+                    conversion = "r"
+            pieces.append(("value", value, conversion, fmt))
             values.append(value)
         if all(is_static(v) for v in values):
             out = []
@@ -472,7 +483,7 @@ class ExpressionLowering:
                         else v
                     out.append(format(v, piece[3]))
             return Static("".join(out))
-        self.require("fstring_runtime", self.span(node, frame))
+        self.require_or_unroll("fstring_runtime", self.span(node, frame))
         template = "".join(p[1].replace("{", "{{").replace("}", "}}") if p[0] == "text" else
                            "{" + (f"!{p[2]}" if p[2] else "") + (f":{p[3]}" if p[3] else "") + "}" for p in pieces)
         return self.emit("format", values, {"template": template}, self.span(node, frame))
@@ -504,10 +515,12 @@ class ExpressionLowering:
         if isinstance(value, Node) and isinstance(value.type, ArrayType) and value.type.shape and \
                 value.type.shape[0] is not None:
             return [self.emit("getitem", [value], {"index": Index([k])}, span) for k in range(value.type.shape[0])]
+        if isinstance(value, Node) and isinstance(value.type, TupleType):
+            return [self.emit("tuple_get", [value], {"index": k}, span) for k in range(len(value.type.items))]
         raise LoweringError(f"cannot iterate over {type(value).__name__} at compile time", span)
 
 
-SEQ_METHODS = {"append", "extend", "insert", "pop", "index", "count", "reverse", "copy", "clear", "remove"}
+SEQ_METHODS = {"append", "extend", "insert", "pop", "index", "count", "reverse", "copy", "clear", "remove", "sort"}
 
 
 class SeqMethod:

@@ -7,6 +7,18 @@ When a statement fails to lower, the nodes it added are dropped and then:
   run by the interpreter inside the generated code, called with the values it reads and
   returning the values it writes; its order among effects is kept. Each one is reported once
   as a warning naming the construct, its span and why.
+
+What a block needs to run as the function would have run it:
+- the nested defs and lambdas it calls are part of its code (with their free names as inputs);
+- a statement that cannot stand alone widens the block: `break`/`continue` of an outer loop and
+  `return` inside a loop make the loop the block; `nonlocal` and `yield` inside a nested def make
+  the statement calling that def the block;
+- names the function declares `global` are declared in the block too;
+- a name unbound on some paths arrives as its value or `UNBOUND` and is deleted before the block
+  runs, and a name the block may leave unbound leaves as `UNBOUND`: reading it raises
+  UnboundLocalError exactly where Python would;
+- containers of the module the block names may change: the function is lowered again with
+  reads of them made at call time (see `lower_function`).
 """
 
 from __future__ import annotations
@@ -20,7 +32,7 @@ import libcst as cst
 from ..graph.diagnostics import Diagnostic, GraphjitError, LoweringError, UnsupportedSyntaxError
 from ..graph.ir import Node
 from .rules import COMPATIBLE, LAX, STRICT, rule
-from .values import MethodVal, RangeVal, Seq, SourceFunc, Static, Undefined, is_static
+from .values import UNBOUND, MethodVal, RangeVal, Seq, SourceFunc, Static, Undefined, is_static
 
 
 class GraphjitFallbackWarning(UserWarning):
@@ -45,9 +57,13 @@ class FallbackLowering:
         self.rollback(mark)
         if isinstance(error, NeedsStatic) and self.unrollable:
             raise error  # the enclosing range loop unrolls instead
+        if isinstance(error, NeedsStatic) and error.instead is not None:
+            error = error.instead  # no loop to unroll: the construct itself is the problem
         if isinstance(error, Poisoned):
             self.poison(stmt, frame, error)
             return False
+        for obj in _containers_named(stmt, frame):  # it may change them when it runs: read them at call time
+            self.note_container_write(obj)
         if self.level == LAX:
             return self.lower_fallback(stmt, error, rest, frame)
         self.diagnostics.append(Diagnostic.from_error(error, frame.qualname, self.level))
@@ -65,37 +81,54 @@ class FallbackLowering:
         span = self.span(stmt, frame)
         if _has_outer_loop_control(stmt):
             raise error  # the enclosing loop becomes the fallback block instead
-        if self.depth > 1 and _has_own(stmt, cst.Nonlocal):
-            raise error  # `nonlocal` needs its function: the statement calling it becomes the fallback block
+        if self.depth > 1 and (_has_own(stmt, cst.Nonlocal) or _has_own(stmt, cst.Yield)):
+            # `nonlocal` and `yield` need their function: the statement calling it becomes the fallback block
+            raise error
         module = frame.parsed.module
         used = _names_used(stmt)
         defs = self.fallback_defs(used, frame)     # nested defs and lambdas the statement calls
+        if self.depth > 1 and any(_nonlocal_names(node) for _, node, _ in defs):
+            raise error  # their `nonlocal` names may live further out: let the caller's statement run them
         for _, node, _ in defs:
             used += [n for n in _names_used(node) if n not in used]
         if _uses_dynamic_scope(stmt):              # eval/exec/locals/vars see every local name
             used += [n for n in frame.env if n not in used and not n.startswith("$")]
-        reads = [n for n in used if n in frame.env and not isinstance(frame.env[n], Undefined)
+        reads = [n for n in used if n in frame.env and (not isinstance(frame.env[n], Undefined)
+                                                        or frame.env[n].maybe is not None)
                  and not isinstance(frame.env[n], (SourceFunc, RangeVal, MethodVal))]
-        unbound = [n for n in used if isinstance(frame.env.get(n), Undefined)]
+        maybe = [n for n in reads if isinstance(frame.env[n], Undefined)]  # value, or UNBOUND: deleted first
+        unbound = [n for n in used if isinstance(frame.env.get(n), Undefined) and frame.env[n].unbound]
         closure_reads = [n for n in used if n not in frame.env and n in frame.closure]
         deleted = [n for n in _deleted_names(stmt) if not n.startswith("$")]
         writes = [n for n in _assigned_names([stmt]) + _deleted_or_bound_names(stmt) if not n.startswith("$")]
         writes += [n for _, node, _ in defs for n in _nonlocal_names(node) if n in reads]
         for n in reads:  # containers built by the compiled code may be mutated in place
-            if isinstance(frame.env[n], Seq) and frame.env[n].kind == "list" and n not in writes:
+            v = frame.env[n]
+            if (isinstance(v, Seq) and v.kind == "list" or isinstance(v, Static) and v.path is None
+                    and isinstance(v.value, (list, dict))) and n not in writes:
                 writes.append(n)
         # a name deleted and not bound again is unbound after the block: not a result
         rebound = set(_assigned_names([stmt])) | set(_bound_only_names(stmt))
         writes = [n for n in dict.fromkeys(writes) if n not in deleted or n in rebound]
+        # names declared `global` in the function: the block reads and writes the module's
+        declared = [n for n in used if n in frame.declared_globals]
+        writes = [n for n in writes if n not in declared]
+        for n in declared:
+            self.written_globals.add((id(frame.globals), n))
         finder = _Finder((cst.Return,), stop_at_loops=False)
         stmt.visit(finder)
         returns = finder.found
         if returns and frame.loops:
             raise error  # a `return` out of a loop: the loop becomes the fallback block
         params = reads + closure_reads
-        code, first_line = self.fallback_code(stmt, defs, params, unbound, writes, deleted, returns, module, span)
+        # names that may be unbound after the block (not bound before it, not bound on every path of it)
+        sure = _surely_binds([stmt])
+        unsure = [n for n in writes if (n not in params or n in maybe) and n not in sure]
+        code, first_line = self.fallback_code(stmt, defs, params, unbound, writes, deleted, returns, module, span,
+                                              maybe, unsure, declared)
         scope = "globals" if frame.globals is self.root_globals else self.const_object(frame.globals).path.root
-        operands = [frame.env[n] for n in reads] + [self.lookup(n, frame, span) for n in closure_reads]
+        operands = [frame.env[n].maybe if n in maybe else frame.env[n] for n in reads] + \
+            [self.lookup(n, frame, span) for n in closure_reads]
         attrs = {"code": code, "file": span.file if span else "<unknown>", "line": first_line,
                  "reads": tuple(params), "writes": tuple(writes), "returns": returns, "scope": scope}
         node = self.emit("fallback", [self.operand(v, span) for v in operands], attrs, span)
@@ -103,10 +136,12 @@ class FallbackLowering:
         self.warn_fallback(error, span, frame)
         offset = 2 if returns else 0
         for k, name in enumerate(writes):
-            frame.env[name] = self.emit("tuple_get", [node], {"index": k + offset}, span, name=name)
+            value = self.emit("tuple_get", [node], {"index": k + offset}, span, name=name)
+            frame.env[name] = Undefined(name, f"the fallback block at {span} may leave it unbound", maybe=value) \
+                if name in unsure else value
         for name in deleted:
             if name not in writes:
-                frame.env[name] = Undefined(name, f"it was deleted at {span}")
+                frame.env[name] = Undefined(name, f"it was deleted at {span}", unbound=True)
         if not returns:
             return False
         flag = self.emit("tuple_get", [node], {"index": 0}, span)
@@ -132,9 +167,11 @@ class FallbackLowering:
             todo += _names_used(value.node)
         return out
 
-    def fallback_code(self, stmt, defs, params, unbound, writes, deleted, returns, module, span):
+    def fallback_code(self, stmt, defs, params, unbound, writes, deleted, returns, module, span, maybe=(),
+                      unsure=(), declared=()):
         """The fallback function's source, laid out so each piece keeps its line in the user's file."""
-        results = ", ".join(f"locals().get({n!r})" if n in deleted or n not in params else n for n in writes)
+        results = ", ".join(f"locals().get({n!r}, {UNBOUND!r})" if n in unsure else
+                            f"locals().get({n!r})" if n in deleted or n not in params else n for n in writes)
         comma = "," if len(writes) == 1 else ""
         if returns:
             stmt = stmt.visit(_ReturnMarker(len(writes)))
@@ -152,10 +189,14 @@ class FallbackLowering:
             pieces.append((where.line if where else 0, text))
         pieces.append((span.line if span else 1, module.code_for_node(stmt.visit(_NoComments()))))
         pieces.sort(key=lambda p: p[0])
-        first = max(pieces[0][0] - 1 - (1 if unbound else 0), 1)
+        first = max(pieces[0][0] - 1 - (1 if unbound else 0) - len(maybe) - (1 if declared else 0), 1)
         lines = [f"def __graphjit_fallback__({', '.join(params)}):"]
+        if declared:
+            lines.append(f"    global {', '.join(declared)}")
         if unbound:  # names unbound here: reading one raises UnboundLocalError, as in the function
             lines.append(f"    if False: {', '.join(unbound)} = {', '.join('None' for _ in unbound)}")
+        for n in maybe:  # names unbound on some paths: the graph passes UNBOUND for them there
+            lines.append(f"    if type({n}) is str and {n} == {UNBOUND!r}: del {n}")
         for line, text in pieces:
             while first + len(lines) < line:
                 lines.append("")
@@ -170,8 +211,8 @@ class FallbackLowering:
         self.diagnostics.append(Diagnostic(code, "warning", error.message + " (runs as a fallback block)", span,
                                            frame.qualname, error.hint, self.level))
         if not self.quiet:
-            warnings.warn_explicit(text, GraphjitFallbackWarning, span.file if span else "<unknown>",
-                                   span.line if span else 0)
+            self.pending_warnings.append((text, GraphjitFallbackWarning, span.file if span else "<unknown>",
+                                          span.line if span else 0))
 
     def whole_function_problem(self, node, parsed):
         """A generator or coroutine cannot be compiled piecewise: all of it is the problem.
@@ -203,10 +244,19 @@ class FallbackLowering:
         code = getattr(error, "code", "GJ001")
         message = error.message + " (the function runs eagerly)"
         if not self.quiet:
-            warnings.warn_explicit(f"[{code}] {message} (jit_syntax_level=LAX) in `{qualname}`",
-                                   GraphjitFallbackWarning, error.span.file if error.span else "<unknown>",
-                                   error.span.line if error.span else 0)
+            self.pending_warnings.append((f"[{code}] {message} (jit_syntax_level=LAX) in `{qualname}`",
+                                          GraphjitFallbackWarning, error.span.file if error.span else "<unknown>",
+                                          error.span.line if error.span else 0))
         return Diagnostic(code, "warning", message, error.span, qualname, error.hint, self.level)
+
+    def require_or_unroll(self, key: str, span) -> None:
+        """As `require`, but inside a compile-time range loop first ask it to unroll (the value may
+        become compile-time: `f"{i}"` in `for i in range(3)`)."""
+        r = rule(key)
+        if self.unrollable and (r.level == LAX or not r.accepted_at(self.level)):
+            from .calls import NeedsStatic
+            raise NeedsStatic(r.message, span, instead=UnsupportedSyntaxError(r.message, span, rule=r))
+        self.require(key, span)
 
     def require(self, key: str, span, message: Optional[str] = None) -> None:
         """Raise the rule's diagnostic unless the chosen level accepts the construct."""
@@ -262,6 +312,8 @@ class _ReturnMarker(cst.CSTTransformer):
 
     def leave_Return(self, original, updated):
         value = updated.value if updated.value is not None else cst.Name("None")
+        if isinstance(value, cst.Tuple) and not value.lpar:  # `return a, b` returns one tuple
+            value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
         pad = [cst.Element(cst.Name("None")) for _ in range(self.writes)]
         return updated.with_changes(value=cst.Tuple([cst.Element(cst.Name("True")), cst.Element(value)] + pad))
 
@@ -336,6 +388,45 @@ def _deleted_or_bound_names(stmt) -> list:
     return visitor.names
 
 
+def _surely_binds(stmts: list) -> set:
+    """Names bound on every path through the statements that completes (no exception, no return)."""
+    from .statements import _target_names
+    sure: set = set()
+    for stmt in stmts:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                if isinstance(small, cst.Assign):
+                    for t in small.targets:
+                        sure.update(_target_names(t.target))
+                elif isinstance(small, (cst.AnnAssign, cst.AugAssign)) and \
+                        (not isinstance(small, cst.AnnAssign) or small.value is not None):
+                    sure.update(_target_names(small.target))
+                elif isinstance(small, (cst.Import, cst.ImportFrom)):
+                    sure.update(_deleted_or_bound_names(small))
+                elif isinstance(small, cst.Del):
+                    sure.difference_update(_target_names(small.target))
+        elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+            sure.add(stmt.name.value)
+        elif isinstance(stmt, cst.With):
+            for item in stmt.items:
+                if item.asname is not None:
+                    sure.update(_target_names(item.asname.name))
+            sure |= _surely_binds(list(stmt.body.body))
+        elif isinstance(stmt, cst.If):
+            orelse = [] if stmt.orelse is None else [stmt.orelse] if isinstance(stmt.orelse, cst.If) \
+                else list(stmt.orelse.body.body)
+            sure |= _surely_binds(list(stmt.body.body)) & _surely_binds(orelse) if stmt.orelse is not None \
+                else set()
+        elif isinstance(stmt, cst.Try):
+            paths = _surely_binds(list(stmt.body.body) + (list(stmt.orelse.body.body) if stmt.orelse else []))
+            for handler in stmt.handlers:
+                paths &= _surely_binds(list(handler.body.body))
+            sure |= paths
+            if stmt.finalbody is not None:
+                sure |= _surely_binds(list(stmt.finalbody.body.body))
+    return sure
+
+
 def _deleted_names(stmt) -> list:
     """Names a `del` in the statement unbinds (`del y`, not `del y[0]`)."""
     from .statements import _target_names
@@ -383,6 +474,46 @@ def _nonlocal_names(node) -> list:
             out.extend(item.name.value for item in n.names)
 
     node.visit(Finder())
+    return out
+
+
+def _containers_named(stmt, frame) -> list:
+    """Lists, dicts and sets of the module (or closure) a statement names: `LOG`, `BOX.items`."""
+    out = []
+
+    def resolve(node):
+        if isinstance(node, cst.Name):
+            name = node.value
+            if name in frame.env:
+                return None
+            if name in frame.closure:
+                try:
+                    return frame.closure[name].cell_contents
+                except ValueError:
+                    return None
+            return frame.globals.get(name)
+        if isinstance(node, cst.Attribute):
+            owner = resolve(node.value)
+            if owner is None or isinstance(owner, (list, dict, set)):
+                return None
+            try:
+                return getattr(owner, node.attr.value, None)
+            except Exception:  # noqa: BLE001 - a property that fails is not a container
+                return None
+        return None
+
+    class Finder(cst.CSTVisitor):
+        def visit_Name(self, node) -> None:
+            value = resolve(node)
+            if isinstance(value, (list, dict, set)):
+                out.append(value)
+
+        def visit_Attribute(self, node) -> None:
+            value = resolve(node)
+            if isinstance(value, (list, dict, set)):
+                out.append(value)
+
+    stmt.visit(Finder())
     return out
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import builtins
 import hashlib
 import inspect
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
@@ -30,7 +31,7 @@ from .rules import LAX, rule
 from .scope import Scope
 from .source import ParsedFile, function_source, unwrap
 from .statements import StatementLowering
-from .values import Seq, Static, is_static
+from .values import UNBOUND, Seq, Static, Undefined, is_static
 
 MAX_INLINE_DEPTH = 64
 
@@ -112,9 +113,20 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering, FallbackLower
         self.root_fn = root_fn
         self.root_globals = getattr(root_fn, "__globals__", {})
         self.root_closure = _closure_of(root_fn)
+        self.pending_warnings: list = []      # (message, category, file, line), issued once lowering is final
+        # Python containers (by id) and module globals ((id of the module dict, name)) this compile
+        # changes, and those read at call time because an earlier lowering found them changed
+        self.container_writes: set = set()
+        self.attr_writes: set = set()         # attribute names this compile assigns (setattr nodes)
+        self.written_globals: set = set()
+        self.runtime_objects: set = set()
+        self.runtime_globals: set = set()
+        self.param_objects: dict = {}         # node id of an object parameter -> the object
 
     # --- nodes -----------------------------------------------------------------------------
     def emit(self, op: str, operands=(), attrs=None, span=None, name: str = "", regions=(), type=None) -> Node:
+        if op == "setattr":
+            self.attr_writes.add(attrs["name"])  # reads of it must be made at call time (see lower_function)
         nodes = [self.operand(v, span) for v in operands]
         return self.scope.graph.add(op, nodes, attrs, type, span, name, regions)
 
@@ -146,7 +158,20 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering, FallbackLower
             return self.scope.graph.const(_freeze(value.value), span)
         if isinstance(value, Seq):
             return self.emit("tuple" if value.kind == "tuple" else "list", value.items, span=span)
+        if isinstance(value, Undefined):
+            from .fallback import Poisoned
+            error = Poisoned if value.poisoned else LoweringError
+            raise error(f"`{value.name}` may be unbound here: {value.reason}", span)
         raise LoweringError(f"{_describe(value)} cannot be used as a value here", span)
+
+    def maybe_operand(self, value, span) -> Node:
+        """A value flowing into a phi; at LAX a maybe-unbound name flows as its value-or-UNBOUND."""
+        if isinstance(value, Undefined) and not value.poisoned and self.level == LAX:
+            return self.operand(value.maybe, span) if value.maybe is not None else \
+                self.scope.graph.const(UNBOUND, span)
+        if value is None and self.level == LAX:
+            return self.scope.graph.const(UNBOUND, span)
+        return self.operand(value, span)
 
     def dict_value(self, items: dict, span) -> Node:
         """A dict built at each call (returned, or passed to a Python function): COMPATIBLE."""
@@ -162,7 +187,28 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering, FallbackLower
         key = str(value.path)
         if key not in self.params:
             self.params[key] = self.graph.add_param(key, type_of_value(value.value), value.path.flat_name())
+            self.param_objects[self.params[key].id] = value.value
         return self.params[key]
+
+    def runtime_container(self, value: Static):
+        """A list/dict/set this compile changes, as a run-time value (read at call time), else `value`."""
+        if value.path is not None and isinstance(value.value, (list, dict, set)) \
+                and id(value.value) in self.runtime_objects:
+            node = self.scope.local(self.object_param(value))
+            self.param_objects[node.id] = value.value  # also the region argument that captures it
+            return node
+        return value
+
+    def note_container_write(self, obj) -> None:
+        if isinstance(obj, (list, dict, set)):
+            self.container_writes.add(id(obj))
+
+    def flush_warnings(self) -> None:
+        seen = set()
+        for message, category, file, line in self.pending_warnings:
+            if (message, file, line) not in seen:
+                seen.add((message, file, line))
+                warnings.warn_explicit(message, category, file, line)
 
     def object_operand(self, value, span) -> Node:
         if isinstance(value, Static) and not isinstance(value.value, np.ndarray):
@@ -324,12 +370,42 @@ def lower_function(fn, args: tuple, kwargs: dict, name: Optional[str] = None, le
     `GraphSyntaxError`; at LAX they become fallback blocks. With `collect`, nothing is raised
     for them: `Lowered.diagnostics` lists them (what `graphjit check` prints). `static` names
     parameters that are compile-time values whatever their type (`static_argnums`).
+
+    A Python container or module global the compiled code changes (`LOG.append(v)`, a helper's
+    `global n`) must be read at call time everywhere in the function, also before the change: when
+    lowering finds such a write, it lowers the function again with those reads made at run time.
     """
     fn = unwrap(fn)
+    runtime_objects: set = set()
+    runtime_globals: set = set()
+    runtime_attrs: set = set()
+    for _attempt in range(4):
+        lowered, lowerer = _lower_once(fn, args, kwargs, name, level, collect, runtime_objects, runtime_globals,
+                                       runtime_attrs, static)
+        new_objects = lowerer.container_writes - runtime_objects
+        new_globals = lowerer.written_globals - runtime_globals
+        new_attrs = lowerer.attr_writes - lowerer.mutated_attrs
+        if not new_objects and not new_globals and not new_attrs:
+            break
+        runtime_objects |= new_objects
+        runtime_globals |= new_globals
+        runtime_attrs |= new_attrs
+    lowerer.flush_warnings()
+    errors = [d for d in lowered.diagnostics if d.severity == "error"]
+    if errors and not collect:
+        raise GraphSyntaxError(errors)
+    return lowered
+
+
+def _lower_once(fn, args, kwargs, name, level, collect, runtime_objects, runtime_globals, runtime_attrs=(),
+                static=()):
     parsed, node = function_source(fn)
     graph = Graph(name or fn.__qualname__)
     graph.span = parsed.span(node)
     lowerer = Lowerer(fn, graph, level, quiet=collect)
+    lowerer.runtime_objects = set(runtime_objects)
+    lowerer.runtime_globals = set(runtime_globals)
+    lowerer.mutated_attrs |= set(runtime_attrs)   # written by setattr(obj, "name", v) found last time
     sig = inspect.signature(fn)
     try:
         bound = sig.bind(*args, **kwargs)
@@ -374,15 +450,13 @@ def lower_function(fn, args: tuple, kwargs: dict, name: Optional[str] = None, le
             whole = lowerer.return_problem(error, fn.__qualname__)
             if whole is not None:
                 lowerer.diagnostics.append(whole)
-    errors = _unique([d for d in lowerer.diagnostics if d.severity == "error"])
-    if errors and not collect:
-        raise GraphSyntaxError(errors)
     if out is None:
         out = graph.const(None, graph.span)
     graph.set_outputs([out])
-    return Lowered(graph, fn.__globals__, lowerer.root_closure, lowerer.consts, lowerer.sources, arg_names, sig,
-                   lowerer.recipes, _unique(lowerer.diagnostics), lowerer.fallbacks, whole is not None,
-                   list(lowerer.inlined.values()), lowerer.guards.result())
+    lowered = Lowered(graph, fn.__globals__, lowerer.root_closure, lowerer.consts, lowerer.sources, arg_names, sig,
+                      lowerer.recipes, _unique(lowerer.diagnostics), lowerer.fallbacks, whole is not None,
+                      list(lowerer.inlined.values()), lowerer.guards.result())
+    return lowered, lowerer
 
 
 def _unique(diagnostics: list) -> list:

@@ -15,9 +15,10 @@ import libcst as cst
 from ..graph.diagnostics import GraphjitError, LoweringError, UnsupportedSyntaxError
 from ..graph.ir import Graph, Node
 from ..graph.literals import Index
-from ..graph.types import TupleType, join
+from ..graph.types import ArrayType, TupleType, join
+from .calls import NeedsStatic
 from .scope import RegionGroup, Scope
-from .rules import STATEMENT_RULES, rule
+from .rules import LAX, STATEMENT_RULES, rule
 from .values import RangeVal, Seq, SourceFunc, Static, Undefined, is_static, static_value
 
 UNROLL_LIMIT = 1024  # a range loop needing its index at compile time unrolls up to this many times
@@ -54,6 +55,7 @@ class StatementLowering:
             if self.control_pending(stmts[k:], frame):
                 return
             mark = self.mark()
+            saved = _save(_containers(frame.env))
             try:
                 if not frame.loops and isinstance(stmt, cst.If) and _contains_return(stmt):
                     test = self.expr(stmt.test, frame)
@@ -68,6 +70,7 @@ class StatementLowering:
             except _Stop:
                 return
             except GraphjitError as error:
+                _restore(saved)  # a failed statement leaves compile-time lists and dicts as they were
                 if self.recover(stmt, error, stmts[k + 1:], frame, mark):
                     return
         if not frame.loops:
@@ -298,6 +301,7 @@ class StatementLowering:
 
     def assign_name(self, name: str, value, frame) -> None:
         if name in frame.declared_globals:
+            self.written_globals.add((id(frame.globals), name))
             self.emit("store_global", [value], {"name": name, "scope": self.globals_scope(frame)})
             return
         if isinstance(value, Node) and not value.name and value.op not in ("const", "arg", "param"):
@@ -317,16 +321,17 @@ class StatementLowering:
         else:
             items = self.iterate(value, span)
         stars = [k for k, el in enumerate(elements) if isinstance(el, cst.StarredElement)]
+        if len(items) < len(elements) - len(stars) or not stars and len(items) != len(elements):
+            # Python raises ValueError when the statement runs: so does the compiled code
+            self.raise_later(_unpack_error(len(items), len(elements), bool(stars)), span)
+            if frame.loops:  # the rest of this path is dead, as after `raise`
+                raise _Stop
+            raise _Return(Static(None), span)
         if stars:
             s = stars[0]
             n_after = len(elements) - s - 1
-            if len(items) < len(elements) - 1:
-                raise LoweringError(f"not enough values to unpack (expected at least {len(elements) - 1}, "
-                                    f"got {len(items)})", span)
             middle = items[s:len(items) - n_after]
             items = items[:s] + [Seq(middle, "list")] + items[len(items) - n_after:]
-        elif len(items) != len(elements):
-            raise LoweringError(f"cannot unpack {len(items)} values into {len(elements)} targets", span)
         for el, item in zip(elements, items):
             self.assign_target(el.value, item, frame)
 
@@ -344,7 +349,11 @@ class StatementLowering:
                 and isinstance(base.value, (list, dict)):
             self.store_static_item(base, key, value, span)
             return
+        if isinstance(base, Node) and base.id in self.param_objects and not isinstance(base.type, ArrayType):
+            self.note_container_write(self.param_objects.get(base.id))
+            self.require("mutate_object", span, "assigning an item of a container held outside the function")
         if isinstance(base, Static) and not hasattr(base.value, "shape"):
+            self.note_container_write(base.value)
             if not hasattr(type(base.value), "__setitem__"):
                 self.raise_later(TypeError(f"'{type(base.value).__name__}' object does not support item "
                                            "assignment"), span)
@@ -361,7 +370,7 @@ class StatementLowering:
     def store_static_item(self, base, key, value, span) -> None:
         """`xs[k] = v` on a list (dict) of compile-time structure: the structure changes now."""
         if not is_static(key) or isinstance(key, tuple):
-            raise NeedsStaticKey("assigning an item of a list or dict built here needs a compile-time key", span)
+            raise NeedsStatic("assigning an item of a list or dict built here needs a compile-time key", span)
         k = static_value(key)
         if isinstance(base, Seq):
             if base.kind == "tuple":
@@ -400,14 +409,14 @@ class StatementLowering:
         span = self.span(stmt, frame)
         orelse = _else_body(stmt)
         self.branch(test, lambda f: self.statements(_body(stmt), f), lambda f: self.statements(orelse, f),
-                    frame, span)
+                    frame, span, stmt=stmt)
 
     def decided_if(self, stmt: cst.If, test, frame) -> None:
         truth = bool(static_value(test)) if is_static(test) else bool(test.items)
         self.statements(_body(stmt) if truth else _else_body(stmt), frame)
 
     def branch(self, test, then_fn: Callable, else_fn: Callable, frame, span,
-               result_fns: Optional[tuple] = None) -> list:
+               result_fns: Optional[tuple] = None, stmt=None) -> list:
         """Lower a run-time `if`: both branches in regions, names they assign merged.
 
         `result_fns` (for ternaries and returning branches) give one extra value per branch,
@@ -418,21 +427,39 @@ class StatementLowering:
         graphs = [Graph(f"{outer.graph.name}.then", label="then"), Graph(f"{outer.graph.name}.else", label="else")]
         group = RegionGroup(graphs, outer)
         envs, results = [], []
+        # lists and dicts built at compile time: each branch starts from their state before the `if`
+        containers = _containers(frame.env)
+        before = _save(containers)
+        states, result_spans = [], []
         for k, fn in enumerate((then_fn, else_fn)):
             self.scope = Scope(graphs[k], group, k)
             branch_frame = _fork(frame)
+            self.return_span = None
             try:
                 value = fn(branch_frame)
+                result_spans.append(self.return_span)  # where a returned value comes from
+                results.append(_copy_structure(value))
+                states.append(_save(containers))
             finally:
                 self.scope = outer
+                _restore(before)
             envs.append(branch_frame.env)
-            results.append(value)
         names = _changed_names(frame.env, envs)
-        merged: list[tuple[str, list]] = []
+        merged: list[tuple[Any, list]] = self.merge_containers(containers, before, states, frame, span)
+        maybe_names = set()
+        # LAX: a name one branch of the `if` statement binds, mentioned after it, flows as value-or-UNBOUND
+        lax_names = set(_used_outside(stmt, frame, names)) if self.level == LAX and stmt is not None else set()
         for name in names:
             values = [env.get(name, frame.env.get(name)) for env in envs]
             if any(v is None or isinstance(v, Undefined) for v in values):
-                frame.env[name] = Undefined(name, f"it is assigned in only one branch of the `if` at {span}")
+                reason = f"it is assigned in only one branch of the `if` at {span}"
+                if name in lax_names and not name.startswith("$") and not any(
+                        isinstance(v, Undefined) and v.poisoned for v in values) and \
+                        all(v is None or isinstance(v, (Undefined, Node, Static, Seq)) for v in values):
+                    maybe_names.add(name)  # the branch yields its value, or UNBOUND
+                    merged.append((name, values))
+                    continue
+                frame.env[name] = Undefined(name, reason)
                 continue
             if all(is_static(v) for v in values) and _same_static(values):
                 frame.env[name] = values[0]
@@ -450,7 +477,9 @@ class StatementLowering:
         for k, g in enumerate(graphs):
             self.scope = Scope(g, group, k)
             try:
-                g.set_outputs([self.operand(v, span) for v in yields[k]])
+                g.set_outputs([self.maybe_operand(v, span) if maybe_names and (v is None or isinstance(v, Undefined))
+                               else self.operand(v, (result_spans[k] or span) if j == 0 and with_result else span)
+                               for j, v in enumerate(yields[k])])
             except LoweringError as e:
                 raise e.add_context("while merging the branches of an `if`")
             finally:
@@ -463,8 +492,55 @@ class StatementLowering:
                 for k, t in enumerate(out_types)]
         offset = 1 if with_result else 0
         for (name, _), value in zip(merged, outs[offset:]):
-            self.assign_name(name, value, frame)
+            if callable(name):
+                name(value)  # an item of a compile-time list or dict
+            elif name in maybe_names:
+                frame.env[name] = Undefined(name, f"it is assigned in only one branch of the `if` at {span}",
+                                            maybe=value)
+            else:
+                self.assign_name(name, value, frame)
         return outs[:offset]
+
+    def merge_containers(self, containers: list, before: list, states: list, frame, span) -> list:
+        """Lists/dicts both branches left with the same shape: their differing items become phis.
+
+        A list (dict) whose length (keys) depends on the run-time branch cannot be followed by the
+        graph: that is a lowering error (at LAX the `if` runs as a fallback block).
+        """
+        merged = []
+        for obj, old, then_state, else_state in zip(containers, before, states[0], states[1]):
+            old_items, new = old[1], (then_state[1], else_state[1])
+            if all(_same_items(old_items, n) for n in new):
+                continue
+            name = _name_of(obj, frame.env)
+            if isinstance(obj, Seq):
+                if len(new[0]) != len(new[1]):
+                    raise LoweringError(f"the list `{name}` has a different length after each branch of this "
+                                        "run-time `if`", span, hint="make both branches add the same number of "
+                                        "items, or collect the values in an array")
+                obj.items[:] = list(new[0])
+                for k, (a, b) in enumerate(zip(*new)):
+                    if not _same_value(a, b):
+                        merged.append((_item_setter(obj.items, k), [a, b]))
+            else:
+                if list(new[0]) != list(new[1]):
+                    raise LoweringError(f"the dict `{name}` has different keys after each branch of this "
+                                        "run-time `if`", span, hint="set the same keys in both branches")
+                obj.value.clear()
+                obj.value.update(new[0])
+                for key in new[0]:
+                    a, b = (v if isinstance(v, (Node, Static, Seq)) else Static(v) for v in (new[0][key], new[1][key]))
+                    if not _same_value(a, b):
+                        merged.append((_item_setter(obj.value, key), [a, b]))
+        return merged
+
+    def check_loop_containers(self, saved: list, frame, span) -> None:
+        """A compile-time list or dict may not change inside a run-time loop (the body runs once here)."""
+        for obj, old in saved:
+            if not _same_items(old, _items(obj)):
+                kind = "list" if isinstance(obj, Seq) else "dict"
+                raise _container_changed(f"the {kind} `{_name_of(obj, frame.env)}` changes inside this run-time "
+                                         "loop", span)
 
     def ternary(self, test, then_fn, else_fn, frame, span):
         return self.branch(test, then_fn, else_fn, frame, span, result_fns=(then_fn, else_fn))[0]
@@ -500,10 +576,13 @@ class StatementLowering:
             try:
                 return self.range_loop(stmt, iterable, frame)
             except _NeedsUnroll as e:
-                raise LoweringError(f"this loop's index is used where a compile-time value is needed ({e}), "
-                                    "but its bounds are known only at run time", span) from None
+                raise _cannot_unroll(e.args[0], span) from None
         if isinstance(iterable, Node) and not _small_static_rows(iterable):
-            return self.rows_loop(stmt, iterable, frame)
+            try:
+                return self.rows_loop(stmt, iterable, frame)
+            except _NeedsUnroll as e:
+                if not _static_rows(iterable):
+                    raise _cannot_unroll(e.args[0], span) from None
         self.unrolled_loop(stmt, self.iterate(iterable, span), frame)
 
     def unrolled_loop(self, stmt: cst.For, items: list, frame) -> None:
@@ -558,6 +637,9 @@ class StatementLowering:
     def rows_loop(self, stmt: cst.For, array: Node, frame) -> None:
         """`for row in x` over an array of unknown length: a range loop over `len(x)`."""
         span = self.span(stmt, frame)
+        if not isinstance(array.type, ArrayType):
+            raise LoweringError(f"iterating over a run-time Python object ({array.type}) needs the Python "
+                                "interpreter", span, hint="iterate over an array, or a tuple or list built here")
         length = self.emit("dim", [array], {"axis": 0}, span)
         self.range_loop(stmt, RangeVal(Static(0), length, Static(1)), frame, rows_of=array)
 
@@ -566,19 +648,61 @@ class StatementLowering:
         body = list(stmt.body.body)
         control = _has_loop_control(body)
         loop_vars = _target_names(stmt.target)
+        before = {n: frame.env.get(n) for n in loop_vars}
+        bound_before = all(v is not None and not isinstance(v, Undefined) for v in before.values())
+        trips = _static_trips(rng)
+        if trips is None and rows_of is not None and _static_rows(rows_of):
+            trips = rows_of.type.shape[0]
+        # after the loop its variables hold their last values, as in Python: surely bound when the loop
+        # runs at least once or they were bound before it
+        keep_vars = (bound_before or (trips is not None and trips > 0)) and \
+            bool(_used_outside(stmt, frame, loop_vars))
         self.enter_loop(frame, span, control, body)
         self.unrollable += 1
         try:
+            lax_targets = not keep_vars and self.level == LAX
             if control:
-                self.flag_range_loop(stmt, rng, frame, rows_of)
+                self.flag_range_loop(stmt, rng, frame, rows_of, carry_target=keep_vars, lax_targets=lax_targets)
             else:
-                self.plain_range_loop(stmt, rng, frame, rows_of)
+                self.plain_range_loop(stmt, rng, frame, rows_of, runs=trips is not None and trips > 0,
+                                      lax_targets=lax_targets)
         finally:
             self.unrollable -= 1
             self.exit_loop(frame)
-        for n in loop_vars:
-            frame.env[n] = Undefined(n, f"it is the variable of the run-time loop at {span}")
+        if not control and keep_vars:
+            self.bind_last_item(stmt, rng, trips, rows_of, frame, span)
+        elif not keep_vars:
+            for n in loop_vars:
+                old = frame.env.get(n)
+                frame.env[n] = Undefined(n, f"it is the variable of the run-time loop at {span}, which may run "
+                                            "zero times", maybe=old.maybe if isinstance(old, Undefined) else None)
         self.undefine_loop_locals(body, frame, span)
+
+    def bind_last_item(self, stmt, rng: RangeVal, trips, rows_of, frame, span) -> None:
+        """The loop variables after a loop without break: the last item if the loop ran, else as before."""
+        step = rng.step
+        if trips is not None:
+            if trips > 0:
+                last = Static(static_value(rng.start) + (trips - 1) * static_value(step))
+                self.bind_loop_target(stmt, last, rows_of, frame, span)
+            return
+        if not is_static(step) or static_value(step) == 0:
+            for n in _target_names(stmt.target):
+                frame.env[n] = Undefined(n, f"it is the variable of the run-time loop at {span}")
+            return
+        up = static_value(step) > 0
+        ran = self.binary("lt" if up else "gt", operator.lt if up else operator.gt, rng.start, rng.stop, span)
+
+        def then_fn(f):
+            span_ = self.binary("sub", operator.sub, rng.stop, rng.start, span)
+            span_ = self.binary("add" if not up else "sub", operator.add if not up else operator.sub, span_,
+                                Static(1), span)
+            count = self.binary("floordiv", operator.floordiv, span_, step, span)
+            last = self.binary("add", operator.add, rng.start,
+                               self.binary("mul", operator.mul, count, step, span), span)
+            self.bind_loop_target(stmt, last, rows_of, f, span)
+
+        self.branch(ran, then_fn, lambda f: None, frame, span)
 
     def bind_loop_target(self, stmt, index, rows_of, frame, span) -> None:
         if rows_of is None:
@@ -587,30 +711,53 @@ class StatementLowering:
             row = self.emit("getitem", [rows_of, index], {"index": Index([_ref(1)])}, span)
             self.assign_target(stmt.target, row, frame)
 
-    def plain_range_loop(self, stmt, rng: RangeVal, frame, rows_of) -> None:
+    def plain_range_loop(self, stmt, rng: RangeVal, frame, rows_of, runs: bool = False,
+                         lax_targets: bool = False) -> None:
+        """`runs`: the loop surely runs: names first assigned in its body are bound after it (carried)."""
         span = self.span(stmt, frame)
         body = list(stmt.body.body)
-        carried = self.carried_names(body, frame, exclude=_target_names(stmt.target))
+        targets = _target_names(stmt.target)
+        placeholders = [n for n in _assigned_names(body) if n not in targets and not n.startswith("$")
+                        and (n not in frame.env or isinstance(frame.env[n], Undefined))] if runs else []
+        placeholders = _used_outside(stmt, frame, placeholders) if placeholders else []
+        for n in placeholders:
+            frame.env[n] = Static(None)  # replaced by the body's value before the loop node is built
+        carried = self.carried_names(body, frame, exclude=targets, stmt=stmt,
+                                     maybe_extra=targets if lax_targets else ())
         index_name = stmt.target.value if rows_of is None and isinstance(stmt.target, cst.Name) else "i"
 
         def body_fn(f, index):
             self.bind_loop_target(stmt, index, rows_of, f, span)
             self.statements(body, f)
 
-        outs, types, group, g = self.loop_region(frame, span, carried, body_fn, index_name)
+        try:
+            outs, types, group, g = self.loop_region(frame, span, carried, body_fn, index_name,
+                                                     exclude=targets, placeholders=placeholders)
+        finally:
+            for n in placeholders:
+                if n not in carried:
+                    frame.env.pop(n, None)
         bounds = [self.operand(b, span) for b in (rng.start, rng.stop, rng.step)]
-        init_nodes = [self.operand(frame.env[n], span) for n in carried]
+        init_nodes = [self.maybe_operand(frame.env[n], span) for n in carried]
         node = self.scope.graph.add("for_range", bounds + init_nodes + [self.scope.local(v) for v in group.outer],
                                     {"carried": len(carried)}, TupleType(tuple(types)), span, regions=[g])
         self.bind_results(node, carried, types, frame, span)
 
-    def flag_range_loop(self, stmt, rng: RangeVal, frame, rows_of) -> None:
-        """A range loop that may `break`/`return`: a `while` over the index that tests the flags."""
+    def flag_range_loop(self, stmt, rng: RangeVal, frame, rows_of, carry_target: bool = False,
+                        lax_targets: bool = False) -> None:
+        """A range loop that may `break`/`return`: a `while` over the index that tests the flags.
+
+        With `carry_target` the loop variables are carried too (their values after a `break`).
+        """
         span = self.span(stmt, frame)
         depth = len(frame.loops)
         body = list(stmt.body.body)
         index_var = f"$i{depth}"
         frame.env[index_var] = rng.start
+        targets = _target_names(stmt.target) if carry_target else []
+        for n in targets:
+            if frame.env.get(n) is None or isinstance(frame.env[n], Undefined):
+                frame.env[n] = Static(None)  # bound on the first iteration, which surely runs
         step = rng.step
 
         def cond_fn(f):
@@ -635,22 +782,50 @@ class StatementLowering:
             self.statements(body, f)
             f.env[index_var] = self.binary("add", operator.add, i, step, span)
 
-        self.while_region(frame, span, body, cond_fn, body_fn, extra=[index_var])
+        try:
+            self.while_region(frame, span, body, cond_fn, body_fn, extra=[index_var] + targets,
+                              exclude=_target_names(stmt.target), stmt=stmt,
+                              maybe_extra=_target_names(stmt.target) if lax_targets else ())
+        except NeedsStatic as e:
+            raise _NeedsUnroll(e) from None  # a compile-time range unrolls instead
         frame.env.pop(index_var, None)
 
-    def carried_names(self, body: list, frame, exclude=(), extra=()) -> list:
+    def carried_names(self, body: list, frame, exclude=(), extra=(), stmt=None, maybe_extra=()) -> list:
+        """Names a loop carries: those its body assigns that are bound before it, flags, `extra`.
+
+        At LAX (given the loop `stmt`) also the names the loop may or may not bind (first assigned in
+        it, and `maybe_extra`) that the function mentions outside it: carried as value-or-UNBOUND, so
+        a fallback block after the loop reads them as Python would.
+        """
         names = [n for n in _assigned_names(body) if n in frame.env and not isinstance(frame.env[n], Undefined)]
         names += [n for n in extra if n not in names]
         for flag in sorted(k for k in frame.env if k.startswith("$") and not k.startswith("$i")):
             if flag not in names and _flag_of_this_loop(flag, len(frame.loops)):
                 names.append(flag)
-        return [n for n in names if n not in exclude]
+        names = [n for n in names if n not in exclude]
+        if self.level == LAX and stmt is not None:
+            unbound = [n for n in [m for m in _assigned_names(body) if m not in exclude] + list(maybe_extra)
+                       if not n.startswith("$") and n not in names
+                       and (n not in frame.env or isinstance(frame.env[n], Undefined) and not frame.env[n].poisoned)]
+            for n in _used_outside(stmt, frame, list(dict.fromkeys(unbound))) if unbound else []:
+                old = frame.env.get(n)
+                frame.env[n] = Undefined(n, "it is assigned only inside a run-time loop",
+                                         maybe=old.maybe if isinstance(old, Undefined) else None)
+                names.append(n)
+        return names
 
-    def loop_region(self, frame, span, carried: list, body_fn, index_name: str):
-        """The body region of a `for_range`; carried values' types widen until they are stable."""
+    def loop_region(self, frame, span, carried: list, body_fn, index_name: str, exclude=(), placeholders=()):
+        """The body region of a `for_range`; carried values' types widen until they are stable.
+
+        `placeholders`: carried names unbound before the loop (their type is the body's); one the body
+        does not surely bind is dropped.
+        """
+        placeholders = list(placeholders)
         init = [frame.env[n] for n in carried]
-        types = [self.operand(v, span).type for v in init]
-        for _attempt in range(3):
+        maybe = {n for n in carried if isinstance(frame.env[n], Undefined)}
+        types = [self.maybe_operand(v, span).type for v in init]
+        fresh = set(placeholders)  # placeholders whose type is not known yet
+        for _attempt in range(4):
             outer = self.scope
             g = Graph(f"{outer.graph.name}.body", label="body")
             group = RegionGroup([g], outer)
@@ -658,20 +833,38 @@ class StatementLowering:
             args = [g.add_arg(n.lstrip("$"), t, span) for n, t in zip(carried, types)]
             body_frame = _fork(frame)
             self.scope = Scope(g, group, 0)
+            saved = _save(_containers(frame.env))
             try:
                 for n, a in zip(carried, args):
-                    body_frame.env[n] = a
+                    body_frame.env[n] = Undefined(n, frame.env[n].reason, maybe=a) if n in maybe else a
                 try:
                     body_fn(body_frame, index)
+                    self.check_loop_containers(saved, frame, span)
                 except LoweringError as e:
                     if _is_needs_static(e):
-                        raise _NeedsUnroll(e.message) from None
+                        raise _NeedsUnroll(e) from None
                     raise
-                outs = [self.operand(body_frame.env[n], span) for n in carried]
-                g.set_outputs(outs)
+                extra = _rebound(frame.env, body_frame.env, carried, exclude)
+                unsure = [n for n in placeholders if n in carried and isinstance(body_frame.env.get(n), Undefined)]
+                if not extra and not unsure:
+                    outs = [self.maybe_operand(body_frame.env[n], span) if n in maybe else
+                            self.operand(body_frame.env[n], span) for n in carried]
+                    g.set_outputs(outs)
             finally:
                 self.scope = outer
-            new_types = [join(t, o.type) for t, o in zip(types, outs)]
+                _restore(saved)
+            if extra:  # written by a fallback block (a nested def's `nonlocal`, a list): carry it too
+                carried.extend(extra)
+                types.extend(self.operand(frame.env[n], span).type for n in extra)
+                continue
+            if unsure:  # not bound on every path of the body: not bound after the loop either
+                for n in unsure:
+                    k = carried.index(n)
+                    del carried[k], types[k]
+                    frame.env[n] = Undefined(n, f"it is not assigned on every path of the loop at {span}")
+                continue
+            new_types = [o.type if n in fresh else join(t, o.type) for n, t, o in zip(carried, types, outs)]
+            fresh.clear()
             if new_types == types:
                 break
             types = new_types
@@ -680,7 +873,9 @@ class StatementLowering:
     def bind_results(self, node, carried: list, types: list, frame, span) -> None:
         for k, (n, t) in enumerate(zip(carried, types)):
             value = self.scope.graph.add("tuple_get", [node], {"index": k}, t, span)
-            if n.startswith("$"):
+            if isinstance(frame.env.get(n), Undefined):
+                frame.env[n] = Undefined(n, frame.env[n].reason, maybe=value)  # LAX: value or UNBOUND
+            elif n.startswith("$"):
                 frame.env[n] = value
             else:
                 self.assign_name(n, value, frame)
@@ -714,21 +909,23 @@ class StatementLowering:
                     self.clear_flags(f, depth)  # the loop test guarantees no flag is set here
                 self.statements(body, f)
 
-            self.while_region(frame, span, body, cond_fn, body_fn)
+            self.while_region(frame, span, body, cond_fn, body_fn, stmt=stmt)
         finally:
             self.exit_loop(frame)
         self.undefine_loop_locals(body, frame, span)
 
-    def while_region(self, frame, span, body: list, cond_fn, body_fn, extra=()) -> None:
-        carried = self.carried_names(body, frame, extra=extra)
+    def while_region(self, frame, span, body: list, cond_fn, body_fn, extra=(), exclude=(), stmt=None,
+                     maybe_extra=()) -> None:
+        carried = self.carried_names(body, frame, extra=extra, stmt=stmt, maybe_extra=maybe_extra)
         init = [frame.env[n] for n in carried]
-        types = [self.operand(v, span).type for v in init]
-        for _attempt in range(3):
+        maybe = {n for n in carried if isinstance(frame.env[n], Undefined)}
+        types = [self.maybe_operand(v, span).type for v in init]
+        for _attempt in range(4):
             outer = self.scope
             cond_g = Graph(f"{outer.graph.name}.cond", label="cond")
             body_g = Graph(f"{outer.graph.name}.body", label="body")
             group = RegionGroup([cond_g, body_g], outer)
-            outs = None
+            outs, more = None, []
             # carried values first in both graphs, before the condition captures outer values
             all_args = [[g.add_arg(n.lstrip("$"), t, span) for n, t in zip(carried, types)]
                         for g in (cond_g, body_g)]
@@ -736,38 +933,143 @@ class StatementLowering:
                 args = all_args[k]
                 f = _fork(frame)
                 for n, a in zip(carried, args):
-                    f.env[n] = a
+                    f.env[n] = Undefined(n, frame.env[n].reason, maybe=a) if n in maybe else a
                 self.scope = Scope(g, group, k)
+                saved = _save(_containers(frame.env))
                 try:
                     if k == 0:
                         test = cond_fn(f)
+                        self.check_loop_containers(saved, frame, span)
                         if is_static(test) and not static_value(test):
                             self.scope = outer
                             return  # `while False:` never runs
                         g.set_outputs([self.operand(test, span)])
                     else:
                         body_fn(f)
-                        outs = [self.operand(f.env[n], span) for n in carried]
-                        g.set_outputs(outs)
+                        self.check_loop_containers(saved, frame, span)
+                        more = _rebound(frame.env, f.env, carried, exclude)
+                        if not more:
+                            outs = [self.maybe_operand(f.env[n], span) if n in maybe else
+                                    self.operand(f.env[n], span) for n in carried]
+                            g.set_outputs(outs)
                 finally:
                     self.scope = outer
+                    _restore(saved)
+            if more:  # written by a fallback block: carry it too
+                carried.extend(more)
+                init.extend(frame.env[n] for n in more)
+                maybe.update(n for n in more if isinstance(frame.env[n], Undefined))
+                types.extend(self.operand(frame.env[n], span).type for n in more)
+                continue
             new_types = [join(t, o.type) for t, o in zip(types, outs)]
             if new_types == types:
                 break
             types = new_types
-        init_nodes = [self.operand(v, span) for v in init]
+        init_nodes = [self.maybe_operand(v, span) for v in init]
         node = self.scope.graph.add("while", init_nodes + [self.scope.local(v) for v in group.outer],
                                     {"carried": len(carried)}, TupleType(tuple(types)), span,
                                     regions=[cond_g, body_g])
         self.bind_results(node, carried, types, frame, span)
 
 
-def _needs_static_key(message, span):
-    from .calls import NeedsStatic
-    return NeedsStatic(message, span)
+_OUTSIDE_CACHE: dict = {}
 
 
-NeedsStaticKey = _needs_static_key
+def _used_outside(stmt, frame, names: list) -> list:
+    """Those of `names` that the function holding `stmt` mentions outside it (read after a loop, say)."""
+    key = (id(frame.parsed), id(stmt))
+    cached = _OUTSIDE_CACHE.get(key)
+    if cached is None or cached[0] is not stmt:
+        where = frame.parsed.positions.get(stmt)
+        best, best_size = None, None
+        for fn_node, _ in frame.parsed.functions():
+            pos = frame.parsed.positions.get(fn_node)
+            if pos is None or where is None:
+                continue
+            if (pos.start.line, pos.start.column) <= (where.start.line, where.start.column) and \
+                    (pos.end.line, pos.end.column) >= (where.end.line, where.end.column):
+                size = pos.end.line - pos.start.line
+                if best is None or size < best_size:
+                    best, best_size = fn_node, size
+        mentioned: set = set()
+        if best is None:
+            mentioned = None  # not found: assume every name is used
+        else:
+            class Names(cst.CSTVisitor):
+                def on_visit(self, node) -> bool:
+                    if node is stmt:
+                        return False
+                    if isinstance(node, cst.Name):
+                        mentioned.add(node.value)
+                    return True
+
+            best.body.visit(Names())
+        cached = (stmt, mentioned)
+        _OUTSIDE_CACHE[key] = cached
+    mentioned = cached[1]
+    return list(names) if mentioned is None else [n for n in names if n in mentioned]
+
+
+def _unpack_error(n_items: int, n_targets: int, starred: bool) -> ValueError:
+    """The ValueError this Python raises unpacking `n_items` values into `n_targets` targets."""
+    names = [f"_{k}" for k in range(n_targets)]
+    if starred:
+        names[-1] = "*" + names[-1]
+    scope: dict = {}
+    exec(f"def f(t):\n    {', '.join(names)}, = t\n", scope)  # noqa: S102 - a fixed two-line function
+    try:
+        scope["f"]((None,) * n_items)
+    except ValueError as e:
+        return e
+    return ValueError(f"cannot unpack {n_items} values into {n_targets} targets")
+
+
+def _static_trips(rng: RangeVal):
+    """How many times a range loop runs, when its bounds are compile-time."""
+    if all(is_static(b) for b in (rng.start, rng.stop, rng.step)):
+        try:
+            return len(range(static_value(rng.start), static_value(rng.stop), static_value(rng.step)))
+        except (TypeError, ValueError):
+            return None
+    return None
+
+
+def _rebound(outer: dict, inner: dict, carried: list, exclude) -> list:
+    """Names of values a loop body rebound that are not carried yet (a fallback block wrote them)."""
+    out = []
+    for name, value in inner.items():
+        if name in carried or name in exclude or name.startswith("$") or name not in outer:
+            continue
+        old = outer[name]
+        if value is old or not isinstance(value, (Node, Static, Seq)) or not isinstance(old, (Node, Static, Seq)):
+            continue
+        out.append(name)
+    return out
+
+
+class ContainerChanged(NeedsStatic):
+    """A compile-time list or dict changes in a loop body: the loop must unroll, or cannot compile."""
+
+
+def _container_changed(message, span):
+    return ContainerChanged(message, span, hint="build the values in an array (preallocate it and assign items), "
+                            "or loop over a compile-time range")
+
+
+def _cannot_unroll(error, span) -> LoweringError:
+    """The loop needs unrolling (its index used at compile time, a list growing) but its length is run-time."""
+    if isinstance(error, ContainerChanged):
+        return error
+    if getattr(error, "instead", None) is not None:
+        return error.instead
+    return LoweringError(f"this loop's index is used where a compile-time value is needed ({error.message}), "
+                         "but its bounds are known only at run time", span)
+
+
+def _static_rows(node) -> bool:
+    from ..graph.types import ArrayType
+    t = node.type
+    return isinstance(t, ArrayType) and bool(t.shape) and t.shape[0] is not None and t.shape[0] <= UNROLL_LIMIT
 
 
 class _NeedsUnroll(Exception):
@@ -824,6 +1126,86 @@ def _small_static_rows(node: Node) -> bool:
 
 def _fork(frame):
     return frame.fork()
+
+
+# --- compile-time lists and dicts across run-time control flow ----------------------------------
+# A list display or a dict built in the function is a compile-time structure (`Seq`, a `Static`
+# dict) whose items may be graph values; its methods change it while lowering. Where control flow
+# is decided at run time, lowering must not let one branch's (or one loop body's) changes leak.
+
+def _containers(env: dict) -> list:
+    """The compile-time lists and dicts reachable from the names in `env` (each once)."""
+    out, seen = [], set()
+
+    def walk(value):
+        if id(value) in seen:
+            return
+        if isinstance(value, Seq):
+            seen.add(id(value))
+            if value.kind == "list":
+                out.append(value)
+            for item in value.items:
+                walk(item)
+        elif isinstance(value, Static) and value.path is None and isinstance(value.value, dict):
+            seen.add(id(value))
+            out.append(value)
+            for item in value.value.values():
+                walk(item)
+
+    for v in env.values():
+        walk(v)
+    return out
+
+
+def _items(obj):
+    return list(obj.items) if isinstance(obj, Seq) else dict(obj.value)
+
+
+def _save(containers: list) -> list:
+    return [(obj, _items(obj)) for obj in containers]
+
+
+def _restore(saved: list) -> None:
+    for obj, items in saved:
+        if isinstance(obj, Seq):
+            obj.items[:] = items
+        else:
+            obj.value.clear()
+            obj.value.update(items)
+
+
+def _same_items(a, b) -> bool:
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(a[k] is b[k] for k in a)
+    return len(a) == len(b) and all(x is y for x, y in zip(a, b))
+
+
+def _same_value(a, b) -> bool:
+    if a is b:
+        return True
+    return is_static(a) and is_static(b) and _same_static([a, b])
+
+
+def _item_setter(items, key):
+    def store(value):
+        items[key] = value
+    return store
+
+
+def _name_of(obj, env: dict) -> str:
+    for name, value in env.items():
+        if value is obj and not name.startswith("$"):
+            return name
+    return "..."
+
+
+def _copy_structure(value):
+    """A branch's result, detached from lists and dicts the other branch will change."""
+    if isinstance(value, Seq):
+        return Seq([_copy_structure(v) for v in value.items], value.kind)
+    if isinstance(value, Static) and value.path is None and isinstance(value.value, dict):
+        return Static({k: _copy_structure(v) for k, v in value.value.items()})
+    return value
 
 
 def _changed_names(before: dict, envs: list) -> list:

@@ -69,6 +69,12 @@ class Undefined:
     name: str
     reason: str
     poisoned: bool = False   # its defining statement already produced a diagnostic
+    unbound: bool = False    # surely unbound at run time (deleted): reading it raises UnboundLocalError
+    maybe: Any = None        # LAX: a run-time value that is the value, or UNBOUND where the name is unbound
+
+
+# LAX: the run-time stand-in for "this name is unbound here" (a fallback block reading it deletes it)
+UNBOUND = "\x00graphjit:unbound\x00"
 
 
 Value = Union[Node, Static, Seq, RangeVal, MethodVal, SourceFunc]
