@@ -6,10 +6,12 @@ something is compiled.
 
 import numpy as _np
 
-from . import nn
-from .api import BoundJitFunction, JitFunction, Tensor, jit, set_seed
-from .graph.diagnostics import GraphjitError, LoweringError, UnsupportedSyntaxError
-from .context import (COMPATIBLE, GRAPH_MODE, LAX, PYNATIVE_MODE, STRICT, JitConfig, get_context,
+# Absolute imports: pytest imports this file as a bare module named `__init__` when the checkout's
+# directory name is not an identifier (a worktree such as `wt-opt`), where relative imports fail.
+from graphjit import nn
+from graphjit.api import BoundJitFunction, JitFunction, Tensor, jit, set_seed
+from graphjit.graph.diagnostics import GraphjitError, LoweringError, UnsupportedSyntaxError
+from graphjit.context import (COMPATIBLE, GRAPH_MODE, LAX, PYNATIVE_MODE, STRICT, JitConfig, get_context,
                       set_context)
 
 float16, float32, float64 = _np.float16, _np.float32, _np.float64
