@@ -5,32 +5,12 @@ Each op runs through the op table; a failing node is reported with its op and th
 
 from __future__ import annotations
 
-import operator
 from typing import Any, Callable
 
-from ..graph.callables import resolve_callable
 from ..graph.diagnostics import GraphjitError
+from ..graph.evaluate import evaluate
 from ..graph.ir import Graph, Node
-from ..graph.literals import OperandRef
-from ..graph.ops import OPS
 from ..graph.paths import parse_path
-
-INPLACE = {"add": operator.iadd, "sub": operator.isub, "mul": operator.imul, "truediv": operator.itruediv,
-           "floordiv": operator.ifloordiv, "mod": operator.imod, "pow": operator.ipow,
-           "matmul": operator.imatmul, "lshift": operator.ilshift, "rshift": operator.irshift,
-           "bitand": operator.iand, "bitor": operator.ior, "bitxor": operator.ixor}
-
-
-def build_index(node: Node, index, env: dict) -> Any:
-    def part(p):
-        return env[node.operands[p.index].id] if isinstance(p, OperandRef) else p
-    items = []
-    for item in index:
-        if isinstance(item, slice):
-            items.append(slice(part(item.start), part(item.stop), part(item.step)))
-        else:
-            items.append(part(item))
-    return tuple(items)
 
 
 class Interpreter:
@@ -76,23 +56,6 @@ class Interpreter:
     def eval(self, node: Node, env: dict) -> Any:
         op = node.op
         vals = [env[o.id] for o in node.operands]
-        if op == "const":
-            return node.value
-        if op == "getitem":
-            return vals[0][build_index(node, node.attrs["index"], env)]
-        if op == "setitem":
-            vals[0][build_index(node, node.attrs["index"], env)] = vals[1]
-            return None
-        if op == "inplace":
-            return INPLACE[node.attrs["op"]](vals[0], vals[1])
-        if op == "tuple":
-            return tuple(vals)
-        if op == "tuple_get":
-            return vals[0][node.attrs["index"]]
-        if op == "dim":
-            return vals[0].shape[node.attrs["axis"]]
-        if op in ("shape", "ndim", "size"):
-            return getattr(vals[0], op)
         if op == "if":
             region = node.regions[0] if vals[0] else node.regions[1]
             return self.region(region, vals[1:], env)
@@ -110,13 +73,4 @@ class Interpreter:
             while self.region(cond, [*carried, *captures], env)[0]:
                 carried = self.region(body, [*carried, *captures], env)
             return carried
-        attrs = node.attrs
-        kw = attrs.get("kw", ())
-        static = {k: v for k, v in attrs.items() if k not in ("kw", "fn")}
-        n_pos = len(vals) - len(kw)
-        kwargs = dict(zip(kw, vals[n_pos:]))
-        if op == "call":
-            return resolve_callable(attrs["fn"])(*vals[:n_pos], **kwargs, **static)
-        if op == "astype":
-            return vals[0].astype(attrs["dtype"])
-        return OPS[op](*vals[:n_pos], **kwargs, **static)
+        return evaluate(node, vals)
