@@ -55,6 +55,7 @@ class CompiledEntry:
     source: str
     keep_alive: tuple
     compile_seconds: float
+    passes: Any = None       # the PassReport: per-pass time, rounds
 
 
 class JitFunction:
@@ -131,6 +132,10 @@ class JitFunction:
         """The optimized graph for this call signature (prints as graph text)."""
         return self.entry_for(*args, **kwargs).graph
 
+    def pass_report(self, *args, **kwargs):
+        """What the pass pipeline did for this call signature: per-pass time and rounds."""
+        return self.entry_for(*args, **kwargs).passes
+
     def cache_info(self) -> dict:
         return dict(self.stats, entries=len(self._entries))
 
@@ -153,6 +158,9 @@ class BoundJitFunction:
     def graph(self, *args, **kwargs):
         return self.jitted.graph(self.obj, *args, **kwargs)
 
+    def pass_report(self, *args, **kwargs):
+        return self.jitted.pass_report(self.obj, *args, **kwargs)
+
     def cache_info(self) -> dict:
         return self.jitted.cache_info()
 
@@ -167,15 +175,19 @@ def compile_for(fn: Callable, args: tuple, config: JitConfig) -> CompiledEntry:
     from .backends.emit_numpy import emit_function
     from .backends.interpreter import Interpreter
     from .graph.diagnostics import GraphjitError
-    from .graph.passes.manager import run_pipeline
+    from .graph.passes.manager import dump_directory_from_env, format_report, run_pipeline
     from .transpiler.lower import lower_function
 
     start = time.perf_counter()
     try:
         lowered = lower_function(fn, args, {})
         graph = lowered.graph
-        run_pipeline(graph, config.jit_level)
+        dump = dump_directory_from_env(graph.name)
+        report = run_pipeline(graph, config.jit_level, dump=dump)
         emitted = emit_function(graph, consts=lowered.consts)
+        if dump is not None:
+            dump.write("emitted.py", emitted.source)
+            dump.write("passes.txt", format_report(report, config.jit_level))
     except GraphjitError as e:
         raise e.with_traceback(None) from None
     if config.exec_mode == "no_sink":
@@ -184,7 +196,7 @@ def compile_for(fn: Callable, args: tuple, config: JitConfig) -> CompiledEntry:
     else:
         run = compile_emitted(emitted, lowered.globals, lowered.closure)
     keep = tuple(a for a in args if not isinstance(a, (np.ndarray, np.generic)))
-    return CompiledEntry(run, graph, emitted.source, keep, time.perf_counter() - start)
+    return CompiledEntry(run, graph, emitted.source, keep, time.perf_counter() - start, report)
 
 
 def _roots(globals_dict: dict, closure: dict, consts: list):

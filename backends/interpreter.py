@@ -5,12 +5,29 @@ Each op runs through the op table; a failing node is reported with its op and th
 
 from __future__ import annotations
 
+import linecache
 from typing import Any, Callable
 
 from ..graph.diagnostics import GraphjitError
 from ..graph.evaluate import evaluate
 from ..graph.ir import Graph, Node
 from ..graph.paths import parse_path
+
+
+def _note(error: Exception, node: Node) -> None:
+    """Name the failing node (op, value name, the user's file:line and source) on the exception."""
+    if not hasattr(error, "add_note"):
+        return
+    where = f" at {node.span}" if node.span else ""
+    if any(n.startswith("graphjit: in graph node") for n in getattr(error, "__notes__", ())):
+        error.add_note(f"graphjit:   inside `{node.op}`{where}")
+        return
+    name = f" (%{node.name})" if node.name else ""
+    error.add_note(f"graphjit: in graph node `{node.op}`{name}{where}")
+    if node.span is not None:
+        text = linecache.getline(node.span.file, node.span.line).strip()
+        if text:
+            error.add_note(f"    {node.span.line} | {text}")
 
 
 class Interpreter:
@@ -42,8 +59,7 @@ class Interpreter:
             except GraphjitError:
                 raise
             except Exception as e:
-                e.add_note(f"graphjit: in graph node `{node.op}` from {node.span}") if hasattr(e, "add_note") \
-                    else None
+                _note(e, node)
                 raise
         return tuple(env[o.id] for o in g.outputs)
 

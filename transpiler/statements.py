@@ -383,8 +383,11 @@ class StatementLowering:
             body_g = Graph(f"{outer.graph.name}.body", label="body")
             group = RegionGroup([cond_g, body_g], outer)
             outs = None
+            # carried values first in both graphs, before the condition captures anything: a capture
+            # adds an argument to every graph of the group
+            carried_args = [[g.add_arg(n, t, span) for n, t in zip(carried, types)] for g in (cond_g, body_g)]
             for k, g in enumerate((cond_g, body_g)):
-                args = [g.add_arg(n, t, span) for n, t in zip(carried, types)]
+                args = carried_args[k]
                 f = _fork(frame)
                 for n, a in zip(carried, args):
                     f.env[n] = a

@@ -98,6 +98,55 @@ def run_pipeline(graph: Graph, level: str = "O1", dump: Optional[Callable[[str, 
     return report
 
 
+class DirectoryDump:
+    """A `dump` callback writing `000-input.txt`, `001-fold-constants.txt`, ... into a new directory.
+
+    One directory per compiled graph under `root` (`root/f`, `root/f-2` for the next
+    specialization of `f`), so dumps of several functions or signatures never overwrite each
+    other. `write(suffix, text)` adds another numbered file (the emitted source, a report).
+    """
+
+    def __init__(self, root: str, name: str):
+        base = "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in name) or "graph"
+        os.makedirs(root, exist_ok=True)
+        k = 1
+        while True:
+            path = os.path.join(root, base if k == 1 else f"{base}-{k}")
+            try:
+                os.mkdir(path)
+                break
+            except FileExistsError:
+                k += 1
+        self.directory = path
+        self.count = 0
+
+    def __call__(self, label: str, graph: Graph) -> None:
+        self.write(f"{label}.txt", str(graph))
+
+    def write(self, suffix: str, text: str) -> str:
+        path = os.path.join(self.directory, f"{self.count:03d}-{suffix}")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+        self.count += 1
+        return path
+
+
+def format_report(report: PassReport, level: str) -> str:
+    """Per-pass time and how often each pass changed the graph, one line per pass."""
+    lines = [f"jit_level {level}: {report.rounds} round(s)" + ("" if report.converged else
+                                                              f", stopped at the cap of {MAX_ROUNDS}")]
+    for description, seconds in report.timings.items():
+        lines.append(f"  {seconds * 1e3:8.3f} ms  changed in {report.changes.get(description, 0)} round(s)  "
+                     f"{description}")
+    return "\n".join(lines) + "\n"
+
+
+def dump_directory_from_env(name: str) -> Optional[DirectoryDump]:
+    """`GRAPHJIT_DUMP=DIR`: a DirectoryDump for graph `name`, or None when the variable is unset."""
+    root = os.environ.get("GRAPHJIT_DUMP", "")
+    return DirectoryDump(root, name) if root else None
+
+
 def pass_name(run: Callable) -> str:
     """`fold-constants`: the pass's module name, as used in dump file names."""
     return run.__module__.rsplit(".", 1)[-1].replace("_", "-")
