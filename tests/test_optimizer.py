@@ -173,6 +173,15 @@ def test_traps_match_eager(name, level, exec_mode, rng):
     run_both(fn, make_args(rng), jit_level=level, exec_mode=exec_mode)
 
 
+@pytest.mark.parametrize("name", sorted(TRAPS))
+def test_traps_match_eager_with_tiling_forced(name, rng, monkeypatch):
+    from graphjit.graph.passes import tile
+    monkeypatch.setattr(tile, "MIN_ELEMENTS", 1)
+    monkeypatch.setattr(tile, "TILE_BYTES", 16)
+    fn, make_args = TRAPS[name]
+    run_both(fn, make_args(rng), jit_level="O2")
+
+
 def test_negative_zero_and_distinct_results_survive_optimization():
     x = np.array([-0.0, 1.0])
     for level in LEVELS:

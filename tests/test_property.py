@@ -6,6 +6,7 @@ module, imported, and compiled at every level; results and argument mutation mus
 execution (tests/test_constructs.py: run_both).
 """
 
+import contextlib
 import importlib.util
 import itertools
 
@@ -13,6 +14,7 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from graphjit.graph.passes import tile
 from test_constructs import run_both
 
 _counter = itertools.count()
@@ -92,6 +94,17 @@ def programs(draw):
     return f"import numpy as np\n\n\ndef f(x, y):\n{body}\n    return {returned}\n"
 
 
+@contextlib.contextmanager
+def tiny_tiles():
+    """Make the tiling pass fire on these small arrays: one-row tiles."""
+    saved = tile.MIN_ELEMENTS, tile.TILE_BYTES
+    tile.MIN_ELEMENTS, tile.TILE_BYTES = 1, 32
+    try:
+        yield
+    finally:
+        tile.MIN_ELEMENTS, tile.TILE_BYTES = saved
+
+
 def load(source: str, tmp_path):
     name = f"generated_{next(_counter)}"
     path = tmp_path / f"{name}.py"
@@ -110,8 +123,11 @@ def test_generated_programs_agree_at_every_level(source, tmp_path):
     rng = np.random.default_rng(5)
     args = (rng.standard_normal((3, 4)), rng.standard_normal((3, 4)).astype(np.float32))
     with np.errstate(all="ignore"):
-        for level, mode in (("O0", "auto"), ("O1", "auto"), ("O2", "auto"), ("O2", "no_sink"), ("O1", "no_sink")):
+        for level, mode, tiled in (("O0", "auto", False), ("O1", "auto", False), ("O2", "auto", False),
+                                   ("O2", "no_sink", False), ("O1", "no_sink", False), ("O2", "auto", True)):
             try:
-                run_both(fn, args, jit_level=level, exec_mode=mode)
+                with tiny_tiles() if tiled else contextlib.nullcontext():
+                    run_both(fn, args, jit_level=level, exec_mode=mode)
             except AssertionError as e:
-                raise AssertionError(f"{level}/{mode} differs from eager for:\n{source}") from e
+                raise AssertionError(f"{level}/{mode}{' tiled' if tiled else ''} differs from eager for:\n"
+                                     f"{source}") from e

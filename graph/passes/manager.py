@@ -17,7 +17,7 @@ from typing import Callable, Optional
 from ..diagnostics import GraphjitError, PassError
 from ..ir import Graph
 from ..verifier import verify
-from . import cse, dce, dead_branches, fold_constants, licm, memory_plan, simplify
+from . import cse, dce, dead_branches, fold_constants, licm, memory_plan, simplify, tile
 
 Pass = tuple[Callable[[Graph], bool], str]
 
@@ -33,7 +33,7 @@ PIPELINES: dict[str, list[Pass]] = {
         (licm.run, "hoist loop-invariant code"),                 # after CSE: one copy of each to hoist
         (dce.run, "remove unused nodes"),                        # last: everything above leaves dead nodes
     ],
-    # O2: O1, then loop vectorization and memory planning.
+    # O2: O1, then loop vectorization, tiling of big elementwise chains and memory planning.
     "O2": [
         (fold_constants.run, "fold constant expressions"),
         (simplify.run, "apply algebraic identities"),
@@ -42,8 +42,10 @@ PIPELINES: dict[str, list[Pass]] = {
         (licm.run, "hoist loop-invariant code"),
         (dce.run, "remove unused nodes"),
         # (vectorize.run, "turn loops over indices into array ops"),  # the loop vectorizer (its own issue)
+        (tile.run, "run big elementwise chains tile by tile"),   # after the vectorizer: it makes chains
         (memory_plan.run, "reuse dead temporaries in place"),    # last: in-place nodes are effects, which
-                                                                 # fence CSE and LICM, so they come after
+                                                                 # fence CSE and LICM; per tile, it reuses
+                                                                 # the tile's temporaries
     ],
 }
 
