@@ -14,12 +14,29 @@ from graphjit.graph.diagnostics import GraphjitError, GraphjitWarning, LoweringE
 from graphjit.context import (COMPATIBLE, GRAPH_MODE, LAX, PYNATIVE_MODE, STRICT, JitConfig, get_context,
                       set_context)
 
+
+
+def export(fn_or_cell, *example_inputs, file: str = "model.gjir", jit_level=None) -> str:
+    """Write the optimized graph of `fn_or_cell` for `example_inputs`, with its weights, to `file`.
+
+    `graphjit.load(file)` runs it later without the source or the classes (graphjit/gjir.py).
+    """
+    from graphjit.gjir import export as _export
+    return _export(fn_or_cell, *example_inputs, file=file, jit_level=jit_level)
+
+
+def load(file: str):
+    """Read a graph written by `graphjit.export`; returns a callable with the same results."""
+    from graphjit.gjir import load as _load
+    return _load(file)
+
+
 float16, float32, float64 = _np.float16, _np.float32, _np.float64
 int8, int16, int32, int64 = _np.int8, _np.int16, _np.int32, _np.int64
 uint8, bool_ = _np.uint8, _np.bool_
 
 __version__ = "0.1.0"
 
-__all__ = ["GraphjitError", "GraphjitWarning", "LoweringError", "UnsupportedSyntaxError", "jit", "JitConfig", "JitFunction", "BoundJitFunction", "set_context", "get_context", "GRAPH_MODE",
+__all__ = ["export", "load", "GraphjitError", "GraphjitWarning", "LoweringError", "UnsupportedSyntaxError", "jit", "JitConfig", "JitFunction", "BoundJitFunction", "set_context", "get_context", "GRAPH_MODE",
            "PYNATIVE_MODE", "STRICT", "COMPATIBLE", "LAX", "Tensor", "nn", "set_seed", "float16", "float32",
            "float64", "int8", "int16", "int32", "int64", "uint8", "bool_"]

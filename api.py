@@ -67,7 +67,7 @@ class Variant:
     """A compiled artifact: generated code and what it needs, shared by entries that match it."""
 
     __slots__ = ("run", "source", "name", "filename", "line_table", "inlined", "guards", "consts",
-                 "recipes", "graph", "compile_seconds", "origin", "pipeline", "path")
+                 "recipes", "graph", "compile_seconds", "origin", "pipeline", "path", "passes")
 
     def __init__(self, run, source, name, line_table, inlined, guards, consts, recipes, graph,
                  compile_seconds, origin, pipeline=(), path=""):
@@ -77,6 +77,7 @@ class Variant:
         self.line_table, self.inlined, self.guards = line_table, inlined, guards
         self.consts, self.recipes, self.graph = consts, recipes, graph
         self.compile_seconds, self.origin, self.pipeline, self.path = compile_seconds, origin, pipeline, path
+        self.passes = None   # the PassReport of a compile (None when loaded from disk)
 
 
 class Entry:
@@ -352,6 +353,7 @@ class JitFunction:
                           list(lowered.inlined) if lowered is not None else [], guards, compiled.consts,
                           None, compiled.graph, compiled.compile_seconds, "compiled",
                           _pipeline_of(config.jit_level))
+        variant.passes = compiled.report
         entry = self._new_entry(variant, guards, args, config, key)
         guards.check(self._roots(entry, args))  # marks the Cells it read as watched
         name = self.__graphjit_fn__.__qualname__
@@ -487,6 +489,10 @@ class JitFunction:
     def _entries(self) -> dict:
         return {id(e): e for e in self._order}
 
+    def pass_report(self, *args, **kwargs):
+        """What the pass pipeline did for this call signature: per-pass time and rounds."""
+        return self.entry_for(*args, **kwargs).variant.passes
+
     def cache_info(self) -> dict:
         """hits, misses, compiles, disk_loads, compile_seconds (total), entries and more."""
         return dict(self.stats, hits=_dispatch.hit_count(self._hits), entries=len(self._order))
@@ -510,6 +516,9 @@ class BoundJitFunction:
     def graph(self, *args, **kwargs):
         return self.jitted.graph(self.obj, *args, **kwargs)
 
+    def pass_report(self, *args, **kwargs):
+        return self.jitted.pass_report(self.obj, *args, **kwargs)
+
     def cache_info(self) -> dict:
         return self.jitted.cache_info()
 
@@ -525,7 +534,7 @@ def compile_for(fn: Callable, args: tuple, config: JitConfig, static: tuple = ()
     from .backends.emit_numpy import emit_function
     from .backends.interpreter import Interpreter
     from .graph.diagnostics import GraphjitError
-    from .graph.passes.manager import run_pipeline
+    from .graph.passes.manager import dump_directory_from_env, format_report, run_pipeline
     from .transpiler.lower import lower_function
 
     from .graph.diagnostics import GraphSyntaxError
@@ -535,8 +544,12 @@ def compile_for(fn: Callable, args: tuple, config: JitConfig, static: tuple = ()
     try:
         lowered = lower_function(fn, args, kwargs or {}, static=static, level=level)
         graph = lowered.graph
-        report = run_pipeline(graph, config.jit_level)
+        dump = dump_directory_from_env(graph.name)
+        report = run_pipeline(graph, config.jit_level, dump=dump)
         emitted = emit_function(graph, consts=lowered.consts)
+        if dump is not None:
+            dump.write("emitted.py", emitted.source)
+            dump.write("passes.txt", format_report(report, config.jit_level))
     except GraphSyntaxError as e:
         raise e.with_traceback(None) from None
     except GraphjitError as e:

@@ -191,6 +191,9 @@ class Emitter:
         if op == "fallback":
             self.fallback(node, indent, uses)
             return
+        if "out" in node.attrs:
+            self.out_call(node, indent)
+            return
         if op in REGION_OPS:
             getattr(self, "region_" + op)(node, indent, uses)
             return
@@ -242,11 +245,33 @@ class Emitter:
         if reuse:
             self.lines.append(f"{indent}{current} {symbol} {self.value(value)}")
             self.expr[node.id] = (current, PREC_ATOM)
+            if self.holders.get(current) is target:
+                self.holders[current] = node  # the name now holds the updated value: keep it alive
         else:
             var = self.names.fresh(node.name or target.name or "t")
             self.lines.append(f"{indent}{var} = {current}")
             self.lines.append(f"{indent}{var} {symbol} {self.value(value)}")
             self.expr[node.id] = (var, PREC_ATOM)
+
+    def out_call(self, node: Node, indent: str) -> None:
+        """`np.maximum(t, 0, out=t)`: the result is operand k's buffer, and keeps its name."""
+        target = node.operands[node.attrs["out"]]
+        name = self.value(target)
+        if not name.isidentifier():
+            name = self.names.fresh(target.name or node.name or "t")
+            self.lines.append(f"{indent}{name} = {self.value(target)}")
+            self.expr[target.id] = (name, PREC_ATOM)
+        text, _ = self.out_expression(node)
+        self.lines.append(f"{indent}{text}")
+        self.expr[node.id] = (name, PREC_ATOM)
+        if self.holders.get(name) is target:
+            self.holders[name] = node
+
+    def out_expression(self, node: Node) -> tuple[str, int]:
+        ufunc = node.opdef.ufunc
+        args = self.call_args(node, node.operands)
+        out = self.value(node.operands[node.attrs["out"]])
+        return (f"np.{ufunc.__name__}({args}, out={out})", PREC_ATOM)
 
     # --- regions -------------------------------------------------------------------------
     def _result_names(self, node: Node) -> list[str]:
@@ -376,6 +401,8 @@ class Emitter:
     def expression(self, node: Node) -> tuple[str, int]:
         op = node.opdef
         ops = node.operands
+        if "out" in node.attrs:
+            return self.out_expression(node)
         if op.emit == "infix":
             prec = op.prec
             if node.op == "pow":
@@ -399,7 +426,7 @@ class Emitter:
         parts = [self.value(o) for o in operands[:n_pos]]
         parts += [f"{k}={self.value(o)}" for k, o in zip(kw, operands[n_pos:])]
         for key, value in node.attrs.items():
-            if key in ("kw", "fn"):
+            if key in ("kw", "fn", "out"):
                 continue
             if node.op == "astype":
                 parts.append(self.literal(value)[0])
@@ -527,6 +554,8 @@ def _inlinable(g: Graph, uses: dict) -> set:
             user = users[0]
             if user.op in REGION_OPS and not (user.op == "if" and user.operands[0] is node):
                 continue  # region operands are named; an `if` condition may stay inline
+            if user.out_operand is node:
+                continue  # `out=` needs the buffer by name
             if not _same_statement(node, user):
                 continue  # one statement per source statement
             end = position[user.id]

@@ -5,33 +5,31 @@ Each op runs through the op table; a failing node is reported with its op and th
 
 from __future__ import annotations
 
-import operator
+import linecache
 from typing import Any, Callable
 
 from ..graph.callables import resolve_callable
-from .fallback_runtime import make_fallback
 from ..graph.diagnostics import GraphjitError
+from ..graph.evaluate import evaluate
 from ..graph.ir import Graph, Node
-from ..graph.literals import OperandRef
-from ..graph.ops import OPS
 from ..graph.paths import parse_path
-
-INPLACE = {"add": operator.iadd, "sub": operator.isub, "mul": operator.imul, "truediv": operator.itruediv,
-           "floordiv": operator.ifloordiv, "mod": operator.imod, "pow": operator.ipow,
-           "matmul": operator.imatmul, "lshift": operator.ilshift, "rshift": operator.irshift,
-           "bitand": operator.iand, "bitor": operator.ior, "bitxor": operator.ixor}
+from .fallback_runtime import make_fallback
 
 
-def build_index(node: Node, index, env: dict) -> Any:
-    def part(p):
-        return env[node.operands[p.index].id] if isinstance(p, OperandRef) else p
-    items = []
-    for item in index:
-        if isinstance(item, slice):
-            items.append(slice(part(item.start), part(item.stop), part(item.step)))
-        else:
-            items.append(part(item))
-    return items[0] if len(items) == 1 else tuple(items)  # `d['k']` on a dict is not `d[('k',)]`
+def _note(error: Exception, node: Node) -> None:
+    """Name the failing node (op, value name, the user's file:line and source) on the exception."""
+    if not hasattr(error, "add_note"):
+        return
+    where = f" at {node.span}" if node.span else ""
+    if any(n.startswith("graphjit: in graph node") for n in getattr(error, "__notes__", ())):
+        error.add_note(f"graphjit:   inside `{node.op}`{where}")
+        return
+    name = f" (%{node.name})" if node.name else ""
+    error.add_note(f"graphjit: in graph node `{node.op}`{name}{where}")
+    if node.span is not None:
+        text = linecache.getline(node.span.file, node.span.line).strip()
+        if text:
+            error.add_note(f"    {node.span.line} | {text}")
 
 
 class Interpreter:
@@ -64,8 +62,7 @@ class Interpreter:
             except GraphjitError:
                 raise
             except Exception as e:
-                e.add_note(f"graphjit: in graph node `{node.op}` from {node.span}") if hasattr(e, "add_note") \
-                    else None
+                _note(e, node)
                 raise
         return tuple(env[o.id] for o in g.outputs)
 
@@ -78,25 +75,6 @@ class Interpreter:
     def eval(self, node: Node, env: dict) -> Any:
         op = node.op
         vals = [env[o.id] for o in node.operands]
-        if op == "const":
-            return node.value
-        if op == "getitem":
-            return vals[0][build_index(node, node.attrs["index"], env)]
-        if op == "setitem":
-            vals[0][build_index(node, node.attrs["index"], env)] = vals[1]
-            return None
-        if op == "inplace":
-            return INPLACE[node.attrs["op"]](vals[0], vals[1])
-        if op == "tuple":
-            return tuple(vals)
-        if op == "list":
-            return list(vals)
-        if op == "tuple_get":
-            return vals[0][node.attrs["index"]]
-        if op == "dim":
-            return vals[0].shape[node.attrs["axis"]]
-        if op in ("shape", "ndim", "size"):
-            return getattr(vals[0], op)
         if op == "if":
             region = node.regions[0] if vals[0] else node.regions[1]
             return self.region(region, vals[1:], env)
@@ -114,53 +92,46 @@ class Interpreter:
             while self.region(cond, [*carried, *captures], env)[0]:
                 carried = self.region(body, [*carried, *captures], env)
             return carried
-        if op == "raise":
-            cls = resolve_callable(vals[0]) if isinstance(vals[0], str) else vals[0]
-            raise cls(*vals[1:])
-        if op == "assert":
-            if len(vals) > 1:
-                assert vals[0], vals[1]
-            else:
-                assert vals[0]
-            return None
-        if op == "setattr":
-            setattr(vals[0], node.attrs["name"], vals[1])
-            return None
-        if op == "load_global":
-            return self._scope(node.attrs.get("scope", "globals"))[node.attrs["name"]]
-        if op == "store_global":
-            self._scope(node.attrs.get("scope", "globals"))[node.attrs["name"]] = vals[0]
-            return None
-        if op == "getattr":
-            return getattr(vals[0], node.attrs["name"])
-        if op == "pycall":
-            return self._call(vals[0], vals[1:], node.attrs)
-        if op == "dict":
-            return dict(zip(node.attrs["keys"], vals))
-        if op == "isinstance":
-            return isinstance(vals[0], tuple(resolve_callable(c) for c in node.attrs["classes"]))
-        if op == "format":
-            return node.attrs["template"].format(*vals)
-        if op == "fallback":
-            a = node.attrs
-            scope = self._scope(a["scope"])
-            return make_fallback(a["code"], a["file"], a["line"], scope)(*vals)
+        if op in _OBJECT_OPS:
+            return getattr(self, "op_" + op)(node, vals)
+        return evaluate(node, vals)
+
+    # --- Python-object effects (COMPATIBLE) and fallback blocks (LAX) ------------------------
+    def op_raise(self, node, vals):
+        cls = resolve_callable(vals[0]) if isinstance(vals[0], str) else vals[0]
+        raise cls(*vals[1:])
+
+    def op_assert(self, node, vals):
+        if len(vals) > 1:
+            assert vals[0], vals[1]
+        else:
+            assert vals[0]
+
+    def op_setattr(self, node, vals):
+        setattr(vals[0], node.attrs["name"], vals[1])
+
+    def op_load_global(self, node, vals):
+        return self._scope(node.attrs.get("scope", "globals"))[node.attrs["name"]]
+
+    def op_store_global(self, node, vals):
+        self._scope(node.attrs.get("scope", "globals"))[node.attrs["name"]] = vals[0]
+
+    def op_getattr(self, node, vals):
+        return getattr(vals[0], node.attrs["name"])
+
+    def op_pycall(self, node, vals):
         attrs = node.attrs
         kw = attrs.get("kw", ())
+        n_pos = len(vals) - 1 - len(kw)
         static = {k: v for k, v in attrs.items() if k not in ("kw", "fn")}
-        n_pos = len(vals) - len(kw)
-        kwargs = dict(zip(kw, vals[n_pos:]))
-        if op == "call":
-            return resolve_callable(attrs["fn"])(*vals[:n_pos], **kwargs, **static)
-        if op == "astype":
-            return vals[0].astype(attrs["dtype"])
-        return OPS[op](*vals[:n_pos], **kwargs, **static)
+        return vals[0](*vals[1:1 + n_pos], **dict(zip(kw, vals[1 + n_pos:])), **static)
+
+    def op_fallback(self, node, vals):
+        a = node.attrs
+        return make_fallback(a["code"], a["file"], a["line"], self._scope(a["scope"]))(*vals)
 
     def _scope(self, scope) -> dict:
         return self.globals if scope == "globals" else self.roots("const", scope)
 
-    def _call(self, fn, vals, attrs):
-        kw = attrs.get("kw", ())
-        n_pos = len(vals) - len(kw)
-        static = {k: v for k, v in attrs.items() if k not in ("kw", "fn")}
-        return fn(*vals[:n_pos], **dict(zip(kw, vals[n_pos:])), **static)
+
+_OBJECT_OPS = {"raise", "assert", "setattr", "load_global", "store_global", "getattr", "pycall", "fallback"}

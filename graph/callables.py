@@ -20,6 +20,33 @@ SAFE_BUILTINS |= {name for name in dir(__import__("builtins"))
                   and issubclass(getattr(__import__("builtins"), name), BaseException)}
 
 
+# For graphs read from a file (graphjit.load): only these modules, only functions and ufuncs (no
+# classes, no callable objects such as `numpy.test`), and none of the names below, which read or
+# write files, take callables, or change global state.
+LOADABLE_MODULES = ("numpy", "numpy.linalg", "numpy.fft", "math", "builtins")
+NOT_LOADABLE = {
+    "load", "save", "savez", "savez_compressed", "loadtxt", "savetxt", "genfromtxt", "fromfile", "fromregex",
+    "fromstring", "frombuffer", "memmap", "frompyfunc", "vectorize", "piecewise", "apply_along_axis",
+    "apply_over_axes", "set_printoptions", "get_printoptions", "printoptions", "setbufsize", "seterr",
+    "seterrcall", "geterrcall", "errstate", "info", "show_config", "show_runtime", "get_include", "test",
+}
+
+
+def resolve_loadable(qualified: str) -> Callable:
+    """`resolve_callable`, restricted further for a `call` node in a graph file (see LOADABLE_MODULES)."""
+    module, _, name = qualified.rpartition(".")
+    if module not in LOADABLE_MODULES or name in NOT_LOADABLE or name.startswith("_"):
+        raise GraphjitError(f"`call` of {qualified!r} is not allowed in a loaded graph")
+    fn = resolve_callable(qualified)
+    import types
+
+    import numpy as np
+    if not isinstance(fn, (types.FunctionType, types.BuiltinFunctionType, np.ufunc)) \
+            and type(fn).__name__ != "_ArrayFunctionDispatcher":
+        raise GraphjitError(f"`call` of {qualified!r} is not allowed in a loaded graph: not a function")
+    return fn
+
+
 def resolve_callable(qualified: str) -> Callable:
     """The function named `numpy.linalg.norm`, `math.exp`, `builtins.min`; anything else refused."""
     module, _, name = qualified.rpartition(".")

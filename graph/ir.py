@@ -46,7 +46,23 @@ class Node:
 
     @property
     def is_pure(self) -> bool:
-        return self.opdef.pure and all(r.is_pure for r in self.regions)
+        """No effects: the node may be removed, merged or moved.
+
+        A node that writes its result into an operand's buffer (`{out=k}`, set by memory
+        planning, or the user's own `np.exp(x, out=y)`) is an effect even when its op is pure.
+        """
+        return self.opdef.pure and "out" not in self.attrs and "out" not in self.attrs.get("kw", ()) \
+            and not self.regions
+
+    @property
+    def out_operand(self) -> Optional["Node"]:
+        """The operand whose buffer receives the result: `{out=k}` or a user's `out=` keyword."""
+        if "out" in self.attrs:
+            return self.operands[self.attrs["out"]]
+        kw = self.attrs.get("kw", ())
+        if "out" in kw:
+            return self.operands[len(self.operands) - len(kw) + list(kw).index("out")]
+        return None
 
     @property
     def is_const(self) -> bool:
@@ -112,6 +128,30 @@ class Graph:
     def const(self, value: Any, span: Optional[SourceSpan] = None) -> Node:
         return self.add("const", (), {"value": value}, type_of_value(value), span)
 
+    def add_node(self, node: Node, before: Optional[Node] = None) -> Node:
+        """Insert an already built node (one made by `Node(...)`, or moved from another graph)."""
+        self._own(node)
+        if before is None:
+            self.nodes.append(node)
+        else:
+            self.nodes.insert(self.nodes.index(before), node)
+        return node
+
+    def remove_arg(self, arg: Node) -> None:
+        """Drop an unused argument of a region (the caller fixes the region node's operands)."""
+        if self.users(arg) or self.is_output(arg):
+            raise ValueError(f"cannot remove {arg!r}: it still has users")
+        self.args.remove(arg)
+        self._edges.remove_node(arg)
+        for k, a in enumerate(self.args):
+            a.attrs["index"] = k
+
+    def remove_param(self, param: Node) -> None:
+        if self.users(param) or self.is_output(param):
+            raise ValueError(f"cannot remove {param!r}: it still has users")
+        self.params.remove(param)
+        self._edges.remove_node(param)
+
     def set_outputs(self, outputs: Iterable[Node]) -> None:
         self.outputs = tuple(outputs)
         for out in self.outputs:
@@ -140,6 +180,12 @@ class Graph:
             yield node
             for region in node.regions:
                 yield from region.all_nodes()
+
+    def positions(self) -> dict[int, int]:
+        """Node id -> index in program order (args and params are -1)."""
+        out = {n.id: -1 for n in itertools.chain(self.args, self.params)}
+        out.update((n.id, k) for k, n in enumerate(self.nodes))
+        return out
 
     def is_dag(self) -> bool:
         return nx.is_directed_acyclic_graph(self._edges)

@@ -3,7 +3,11 @@
 For every op: its name in graph text, the callable the interpreter (and constant folding) runs,
 how the NumPy backend spells it (`infix`, `prefix`, `call`, `method`, `attr`, or `special` for
 ops the emitter lays out itself), Python precedence of that spelling, arity, purity, whether it
-is elementwise, and its shape/dtype rule. `docs/ops.md` is generated from this table.
+is elementwise, and its shape/dtype rule. What the optimizer needs is here too: whether constant
+folding may evaluate it (`foldable`), whether its array result is always a new buffer (`fresh`,
+for alias analysis), whether operands commute, and the NumPy function with an `out=` parameter
+that computes it into an existing buffer (`ufunc`, for memory planning).
+`docs/ops.md` is generated from this table.
 """
 
 from __future__ import annotations
@@ -35,6 +39,10 @@ class OpDef:
     elementwise: bool = False
     infer: Callable = field(default=lambda nodes, attrs: OBJECT, repr=False)
     doc: str = ""
+    foldable: bool = True               # constant folding may run it (pure and deterministic)
+    fresh: bool = False                 # an array result never shares memory with the operands
+    commutative: bool = False           # f(a, b) == f(b, a), bit for bit
+    ufunc: Optional[Callable] = field(default=None, repr=False)  # same op with `out=`: np.add(a, b, out=c)
 
     def __call__(self, *values, **attrs) -> Any:
         """Run the op on concrete values, as the interpreter and constant folding do."""
@@ -55,26 +63,34 @@ def _add(op: OpDef) -> OpDef:
 
 
 # --- Python operators on arrays and scalars -------------------------------------------------
-for _name, _sym, _prec, _fn in [
-    ("add", "+", PREC_ADD, operator.add), ("sub", "-", PREC_ADD, operator.sub),
-    ("mul", "*", PREC_MUL, operator.mul), ("truediv", "/", PREC_MUL, operator.truediv),
-    ("floordiv", "//", PREC_MUL, operator.floordiv), ("mod", "%", PREC_MUL, operator.mod),
-    ("pow", "**", PREC_POWER, operator.pow),
-    ("lshift", "<<", PREC_SHIFT, operator.lshift), ("rshift", ">>", PREC_SHIFT, operator.rshift),
-    ("bitand", "&", PREC_BITAND, operator.and_), ("bitxor", "^", PREC_BITXOR, operator.xor),
-    ("bitor", "|", PREC_BITOR, operator.or_),
-    ("eq", "==", PREC_CMP, operator.eq), ("ne", "!=", PREC_CMP, operator.ne),
-    ("lt", "<", PREC_CMP, operator.lt), ("le", "<=", PREC_CMP, operator.le),
-    ("gt", ">", PREC_CMP, operator.gt), ("ge", ">=", PREC_CMP, operator.ge),
+# On arrays each operator is the NumPy ufunc named last (`a + b` is `np.add(a, b)`), which is what
+# memory planning calls with `out=`.
+for _name, _sym, _prec, _fn, _comm, _uf in [
+    ("add", "+", PREC_ADD, operator.add, True, np.add), ("sub", "-", PREC_ADD, operator.sub, False, np.subtract),
+    ("mul", "*", PREC_MUL, operator.mul, True, np.multiply),
+    ("truediv", "/", PREC_MUL, operator.truediv, False, np.true_divide),
+    ("floordiv", "//", PREC_MUL, operator.floordiv, False, np.floor_divide),
+    ("mod", "%", PREC_MUL, operator.mod, False, np.remainder),
+    ("pow", "**", PREC_POWER, operator.pow, False, None),  # `a ** 2` takes NumPy's np.square fast path
+    ("lshift", "<<", PREC_SHIFT, operator.lshift, False, np.left_shift),
+    ("rshift", ">>", PREC_SHIFT, operator.rshift, False, np.right_shift),
+    ("bitand", "&", PREC_BITAND, operator.and_, True, np.bitwise_and),
+    ("bitxor", "^", PREC_BITXOR, operator.xor, True, np.bitwise_xor),
+    ("bitor", "|", PREC_BITOR, operator.or_, True, np.bitwise_or),
+    ("eq", "==", PREC_CMP, operator.eq, True, np.equal), ("ne", "!=", PREC_CMP, operator.ne, True, np.not_equal),
+    ("lt", "<", PREC_CMP, operator.lt, False, np.less), ("le", "<=", PREC_CMP, operator.le, False, np.less_equal),
+    ("gt", ">", PREC_CMP, operator.gt, False, np.greater),
+    ("ge", ">=", PREC_CMP, operator.ge, False, np.greater_equal),
 ]:
     _add(OpDef(_name, _fn, "infix", _sym, _prec, 2, elementwise=True, infer=R.elementwise(_fn),
-               doc=f"`a {_sym} b`"))
+               doc=f"`a {_sym} b`", fresh=True, commutative=_comm, ufunc=_uf))
 
-_add(OpDef("matmul", operator.matmul, "infix", "@", PREC_MUL, 2, infer=R.matmul, doc="`a @ b`"))
+_add(OpDef("matmul", operator.matmul, "infix", "@", PREC_MUL, 2, infer=R.matmul, doc="`a @ b`", fresh=True))
 
-for _name, _sym, _fn in [("neg", "-", operator.neg), ("pos", "+", operator.pos), ("invert", "~", operator.invert)]:
+for _name, _sym, _fn, _uf in [("neg", "-", operator.neg, np.negative), ("pos", "+", operator.pos, np.positive),
+                              ("invert", "~", operator.invert, np.invert)]:
     _add(OpDef(_name, _fn, "prefix", _sym, PREC_UNARY, 1, elementwise=True, infer=R.elementwise(_fn),
-               doc=f"`{_sym}a`"))
+               doc=f"`{_sym}a`", fresh=True, ufunc=_uf))
 _add(OpDef("not", operator.not_, "prefix", "not ", PREC_NOT, 1, infer=R.fixed(BOOL), doc="`not a`"))
 
 # --- NumPy ufuncs (elementwise) -------------------------------------------------------------
@@ -92,47 +108,60 @@ for _u in UFUNCS:
     _name = _u if _u not in OPS else f"np_{_u}"
     _fn = getattr(np, _u)
     _add(OpDef(_name, _fn, "call", f"np.{_u}", arity=None, elementwise=True, infer=R.elementwise(_fn),
-               doc=f"`np.{_u}(...)`"))
+               doc=f"`np.{_u}(...)`", fresh=True, ufunc=_fn,
+               commutative=_u in ("add", "multiply", "maximum", "minimum", "fmax", "fmin", "hypot",
+                                  "logical_and", "logical_or", "logical_xor", "equal", "not_equal")))
 
 _add(OpDef("where", np.where, "call", "np.where", arity=3, elementwise=True, infer=R.elementwise(np.where),
-           doc="`np.where(c, a, b)`"))
+           doc="`np.where(c, a, b)`", fresh=True))
 _add(OpDef("clip", np.clip, "call", "np.clip", arity=3, elementwise=True, infer=R.elementwise(np.clip),
-           doc="`np.clip(a, lo, hi)`"))
+           doc="`np.clip(a, lo, hi)`", fresh=True, ufunc=np.clip))
 
 # --- Reductions: axis/keepdims are static attributes ----------------------------------------
 for _r in ["sum", "mean", "max", "min", "prod", "any", "all", "std", "var", "argmax", "argmin",
            "nansum", "nanmean", "nanmax", "nanmin", "median", "amax", "amin"]:
     _fn = getattr(np, _r)
     _add(OpDef(_r if _r not in OPS else f"np_{_r}", _fn, "call", f"np.{_r}", infer=R.reduction(_fn),
-               doc=f"`np.{_r}(a, axis=..., keepdims=...)`"))
+               doc=f"`np.{_r}(a, axis=..., keepdims=...)`", fresh=True))
 
 # --- Linear algebra --------------------------------------------------------------------------
-_add(OpDef("dot", np.dot, "call", "np.dot", arity=2, infer=R.by_evaluation(np.dot), doc="`np.dot(a, b)`"))
+_add(OpDef("dot", np.dot, "call", "np.dot", arity=2, infer=R.by_evaluation(np.dot), doc="`np.dot(a, b)`",
+           fresh=True))
+# einsum is not `fresh`: np.einsum("ii->i", a) is a view of a.
 _add(OpDef("einsum", np.einsum, "call", "np.einsum", infer=R.by_evaluation(np.einsum), doc="`np.einsum(spec, ...)`"))
-_add(OpDef("outer", np.outer, "call", "np.outer", arity=2, infer=R.by_evaluation(np.outer), doc="`np.outer(a, b)`"))
+_add(OpDef("outer", np.outer, "call", "np.outer", arity=2, infer=R.by_evaluation(np.outer), doc="`np.outer(a, b)`",
+           fresh=True))
 _add(OpDef("tensordot", np.tensordot, "call", "np.tensordot", infer=R.by_evaluation(np.tensordot),
-           doc="`np.tensordot(a, b, axes)`"))
+           doc="`np.tensordot(a, b, axes)`", fresh=True))
 
 # --- Shapes and layout -----------------------------------------------------------------------
 _add(OpDef("reshape", None, "method", "reshape", arity=2, infer=R.reshape, doc="`a.reshape(shape)`"))
 _add(OpDef("T", None, "attr", "T", arity=1, infer=R.transpose, doc="`a.T`"))
 _add(OpDef("transpose", np.transpose, "call", "np.transpose", infer=R.transpose, doc="`np.transpose(a, axes)`"))
-_add(OpDef("astype", None, "method", "astype", arity=1, infer=R.astype, doc="`a.astype(dtype)`"))
-_add(OpDef("copy", None, "method", "copy", arity=1, infer=R.same_as_first, doc="`a.copy()`"))
+_add(OpDef("astype", None, "method", "astype", arity=1, infer=R.astype, doc="`a.astype(dtype)`", fresh=True))
+_add(OpDef("copy", None, "method", "copy", arity=1, infer=R.same_as_first, doc="`a.copy()`", fresh=True))
+# Views (or the operand itself) unless listed in _FRESH_LAYOUT: results may share the operand's memory.
+_FRESH_LAYOUT = {"concatenate", "stack", "hstack", "vstack", "roll", "tile", "repeat", "cumsum", "cumprod", "diff",
+                 "sort", "argsort", "pad", "triu", "tril", "take"}
 for _s in ["expand_dims", "squeeze", "ravel", "concatenate", "stack", "hstack", "vstack", "broadcast_to",
            "swapaxes", "moveaxis", "flip", "roll", "tile", "repeat", "cumsum", "cumprod", "diff", "sort",
            "argsort", "pad", "diag", "triu", "tril", "take", "atleast_1d", "atleast_2d", "ascontiguousarray"]:
     _fn = getattr(np, _s)
-    _add(OpDef(_s, _fn, "call", f"np.{_s}", infer=R.by_evaluation(_fn), doc=f"`np.{_s}(...)`"))
+    _add(OpDef(_s, _fn, "call", f"np.{_s}", infer=R.by_evaluation(_fn), doc=f"`np.{_s}(...)`",
+               fresh=_s in _FRESH_LAYOUT))
 
 # --- Creation --------------------------------------------------------------------------------
+# `empty` and `empty_like` are not foldable: their contents are whatever memory held.
 for _c in ["zeros", "ones", "empty"]:
-    _add(OpDef(_c, getattr(np, _c), "call", f"np.{_c}", infer=R.creation, doc=f"`np.{_c}(shape, dtype=...)`"))
+    _add(OpDef(_c, getattr(np, _c), "call", f"np.{_c}", infer=R.creation, doc=f"`np.{_c}(shape, dtype=...)`",
+               fresh=True, foldable=_c != "empty"))
 for _c in ["zeros_like", "ones_like", "empty_like"]:
-    _add(OpDef(_c, getattr(np, _c), "call", f"np.{_c}", arity=1, infer=R.like, doc=f"`np.{_c}(a)`"))
+    _add(OpDef(_c, getattr(np, _c), "call", f"np.{_c}", arity=1, infer=R.like, doc=f"`np.{_c}(a)`",
+               fresh=True, foldable=_c != "empty_like"))
 for _c in ["full", "full_like", "arange", "linspace", "eye", "asarray", "array"]:
     _fn = getattr(np, _c)
-    _add(OpDef(_c, _fn, "call", f"np.{_c}", infer=R.by_evaluation(_fn), doc=f"`np.{_c}(...)`"))
+    _add(OpDef(_c, _fn, "call", f"np.{_c}", infer=R.by_evaluation(_fn), doc=f"`np.{_c}(...)`",
+               fresh=_c not in ("asarray", "array")))  # asarray returns its operand; array(copy=False) may
 
 # --- Python builtins on run-time values ------------------------------------------------------
 for _name, _fn, _t in [("float", float, FLOAT), ("int", int, INT), ("bool", bool, BOOL), ("len", len, INT)]:
@@ -178,7 +207,8 @@ _SPECIAL = [
     ("while", None, False, R.fixed(OBJECT), "`while cond:` with carried values; regions `cond`, `body`"),
 ]
 for _name, _arity, _pure, _infer, _doc in _SPECIAL:
-    _add(OpDef(_name, None, "special", _name, arity=_arity, pure=_pure, infer=_infer, doc=_doc))
+    _add(OpDef(_name, None, "special", _name, arity=_arity, pure=_pure, infer=_infer, doc=_doc,
+               foldable=_pure and _name not in ("const", "arg", "param")))
 
 REGION_OPS = frozenset({"if", "for_range", "while"})
 
@@ -204,7 +234,7 @@ _add(OpDef("copy_flat", None, "method", "flatten", arity=1,
            infer=lambda n, a: R.ArrayType(getattr(n[0].type, "dtype", None),
                                           (math.prod(n[0].type.shape),) if getattr(n[0].type, "is_static", False)
                                           else (None,)),
-           doc="`a.flatten()`"))
+           doc="`a.flatten()`", fresh=True))
 
 
 def op(name: str) -> OpDef:

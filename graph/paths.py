@@ -1,9 +1,10 @@
 """Access paths: how a graph parameter (a weight) is found at each call.
 
 A path is text such as `self.layers[0].weight`, `globals['model'].fc.bias`,
-`closure['net'].w` or `const[0].weight`: a root (an argument by name, a global of the function's
-module, a closure variable, or an object the compiler built) followed by attribute and item
-steps with literal keys. Paths are read with `ast`, never evaluated as code.
+`closure['net'].w`, `const[0].weight` or `bound['fc_weight']`: a root (an argument by name, a
+global of the function's module, a closure variable, an object the compiler built, or a value
+stored with an exported graph) followed by attribute and item steps with literal keys. Paths are
+read with `ast`, never evaluated as code.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ Step = Tuple[str, Union[str, int, Any]]  # ("attr", name) | ("item", literal key
 
 @dataclass(frozen=True)
 class Path:
-    root_kind: str      # arg | globals | closure | const
+    root_kind: str      # arg | globals | closure | const | bound
     root: Union[str, int]
     steps: Tuple[Step, ...] = ()
 
@@ -61,7 +62,7 @@ def parse_path(text: str) -> Path:
             steps.append(("attr", node.attr))
             node = node.value
         elif isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
-            if isinstance(node.value, ast.Name) and node.value.id in ("globals", "closure", "const"):
+            if isinstance(node.value, ast.Name) and node.value.id in ("globals", "closure", "const", "bound"):
                 return Path(node.value.id, node.slice.value, tuple(reversed(steps)))
             steps.append(("item", node.slice.value))
             node = node.value

@@ -189,10 +189,17 @@ def _fill_minus_one(dims: list, t: Type) -> tuple:
 
 
 def transpose(nodes, attrs) -> Type:
+    """`x.T`, `np.transpose(x)`, `np.transpose(x, axes)`: axes as an attribute or a second operand."""
     t = nodes[0].type
     if not isinstance(t, ArrayType):
         return ANY_ARRAY
     axes = attrs.get("axes")
+    if len(nodes) > 1:
+        axes = const_value(nodes[1])
+        if axes is _RUNTIME and nodes[1].op == "tuple":  # (1, 0) built from constants
+            axes = tuple(const_value(n) for n in nodes[1].operands)
+        if axes is _RUNTIME or not isinstance(axes, tuple) or any(a is _RUNTIME for a in axes):
+            return ArrayType(t.dtype, None if t.shape is None else (None,) * len(t.shape))
     if t.shape is None:
         return t
     if axes is None:

@@ -1,28 +1,101 @@
-"""Remove pure nodes whose results are never used."""
+"""Remove nodes whose results are never used, writes nobody can observe, and unused captures."""
 
 from __future__ import annotations
 
-from ..ir import Graph
+from ..alias import Aliases, arg_mapping, carried_count, holds_memory
+from ..ir import Graph, Node
 
 
 def run(graph: Graph) -> bool:
-    """Erase pure nodes with no users (in every region); return True if anything changed.
+    """Erase unused pure nodes, dead stores and unused region captures; True if anything changed.
 
-    Before:                                   After:
-      %0 = add(%x, %y) : f64[?]                 %1 = mul(%x, 2.0) : f64[?]
-      %1 = mul(%x, 2.0) : f64[?]                return %1
-      return %1
+    Before:
+      graph f(%x: f64[3], %y: f64[3]) -> f64[3]
+        %0 = add(%x, %y) : f64[3]
+        %t = copy(%x) : f64[3]
+        %1 = setitem(%t, 0.0) {index=[0]} : none
+        %2 = mul(%x, 2.0) : f64[3]
+        return %2
+    After:
+      graph f(%x: f64[3], %y: f64[3]) -> f64[3]
+        %0 = mul(%x, 2.0) : f64[3]
+        return %0
+
+    Kept: every effect on memory the caller, a later node or a region can still see (writes to
+    arguments, parameters, views of them, returned or later-read arrays), opaque calls, and
+    `while` loops (which might not terminate). An `if` or `for_range` whose regions hold only
+    pure nodes and whose results are unused is removed like a pure node.
     """
-    changed = False
+    changed = _dead_stores(graph)
     for node in graph.reverse_topological():
         for region in node.regions:
             changed |= run(region)
-        if node.is_pure and not graph.users(node) and not graph.is_output(node):
+        if graph.users(node) or graph.is_output(node):
+            continue
+        if node.is_pure or _pure_region_node(node):
             graph.erase(node)
             changed = True
+    for node in graph.nodes:
+        if node.regions:
+            changed |= _prune_captures(graph, node)
     for param in list(graph.params):
         if not graph.users(param) and not graph.is_output(param):
-            graph.params.remove(param)
-            graph._edges.remove_node(param)
+            graph.remove_param(param)
             changed = True
     return changed
+
+
+def _pure_region_node(node: Node) -> bool:
+    return node.op in ("if", "for_range") and all(_all_pure(r) for r in node.regions)
+
+
+def _all_pure(graph: Graph) -> bool:
+    return all(n.is_pure or _pure_region_node(n) for n in graph.nodes)
+
+
+def _dead_stores(graph: Graph) -> bool:
+    """Erase writes into a buffer made in this graph that nothing reads afterwards."""
+    changed = False
+    aliases = None
+    for node in list(reversed(graph.nodes)):
+        if node.op not in ("setitem", "inplace") and node.out_operand is None:
+            continue
+        if node.op == "inplace" and not holds_memory(node.operands[0].type):
+            continue
+        if graph.users(node) or graph.is_output(node):
+            continue
+        aliases = aliases or Aliases(graph)
+        written = aliases.writes(node)
+        if len(written) != 1:
+            continue
+        (root,) = written
+        if not isinstance(root, int) or aliases.buffer(_node_by_id(graph, root)) != root:
+            continue
+        if aliases.read_after(root, aliases.position[node.id], ignore=node):
+            continue
+        graph.erase(node)
+        changed = True
+        aliases = None  # positions moved
+    return changed
+
+
+def _node_by_id(graph: Graph, node_id: int) -> Node:
+    return next(n for n in graph.nodes if n.id == node_id)
+
+
+def _prune_captures(graph: Graph, node: Node) -> bool:
+    """Drop region arguments no region of `node` uses, with the operand that fed them."""
+    n = carried_count(node)
+    first = {"if": 0, "for_range": 1 + n, "while": n}[node.op]
+    mapping = arg_mapping(node, node.regions[0])
+    unused = [k for k in range(first, len(node.regions[0].args))
+              if all(not r.users(r.args[k]) and not r.is_output(r.args[k]) for r in node.regions)]
+    if not unused:
+        return False
+    offset = len(node.operands) - len(mapping)  # operand j feeds region argument j - offset
+    keep_operands = [o for j, o in enumerate(node.operands) if j - offset not in unused]
+    for region in node.regions:
+        for k in sorted(unused, reverse=True):
+            region.remove_arg(region.args[k])
+    graph.set_operands(node, keep_operands)
+    return True

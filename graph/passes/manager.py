@@ -1,7 +1,10 @@
 """The pass pipeline of each `jit_level`, and the manager that runs it to a fixed point.
 
 The manager names the failing pass in errors, verifies the graph after each pass when
-`GRAPHJIT_VERIFY=1` (the tests set it), and records the time each pass took.
+`GRAPHJIT_VERIFY=1` (the tests set it), records the time each pass took, and can hand the graph
+to a `dump` callback before the pipeline and after every pass that changed it (`GRAPHJIT_DUMP`,
+`graphjit transpile --dump-passes`). docs/passes.md is generated from PIPELINES
+(`describe_pipelines`), and a test keeps the two in step.
 """
 
 from __future__ import annotations
@@ -14,17 +17,35 @@ from typing import Callable, Optional
 from ..diagnostics import GraphjitError, PassError
 from ..ir import Graph
 from ..verifier import verify
-from . import dce
+from . import cse, dce, dead_branches, fold_constants, licm, memory_plan, simplify, tile
 
 Pass = tuple[Callable[[Graph], bool], str]
 
 PIPELINES: dict[str, list[Pass]] = {
-    "O0": [],  # translation only
+    # O0: translation only. The graph runs as the front end built it.
+    "O0": [],
+    # O1, the default: clean-up that never changes what the program computes.
     "O1": [
-        (dce.run, "remove unused nodes"),
+        (fold_constants.run, "fold constant expressions"),       # first: exposes x * 1, if True, shapes
+        (simplify.run, "apply algebraic identities"),            # after folding: sees the constants
+        (dead_branches.run, "inline branches decided at compile time"),  # conditions folded above
+        (cse.run, "merge identical pure expressions"),           # after simplify: x**2 -> x*x may now match
+        (licm.run, "hoist loop-invariant code"),                 # after CSE: one copy of each to hoist
+        (dce.run, "remove unused nodes"),                        # last: everything above leaves dead nodes
     ],
+    # O2: O1, then loop vectorization, tiling of big elementwise chains and memory planning.
     "O2": [
+        (fold_constants.run, "fold constant expressions"),
+        (simplify.run, "apply algebraic identities"),
+        (dead_branches.run, "inline branches decided at compile time"),
+        (cse.run, "merge identical pure expressions"),
+        (licm.run, "hoist loop-invariant code"),
         (dce.run, "remove unused nodes"),
+        # (vectorize.run, "turn loops over indices into array ops"),  # the loop vectorizer (its own issue)
+        (tile.run, "run big elementwise chains tile by tile"),   # after the vectorizer: it makes chains
+        (memory_plan.run, "reuse dead temporaries in place"),    # last: in-place nodes are effects, which
+                                                                 # fence CSE and LICM; per tile, it reuses
+                                                                 # the tile's temporaries
     ],
 }
 
@@ -34,18 +55,26 @@ MAX_ROUNDS = 8
 @dataclass
 class PassReport:
     timings: dict = field(default_factory=dict)   # description -> seconds
+    changes: dict = field(default_factory=dict)   # description -> rounds in which it changed the graph
     rounds: int = 0
+    converged: bool = True
 
 
 def run_pipeline(graph: Graph, level: str = "O1", dump: Optional[Callable[[str, Graph], None]] = None,
                  pipeline: Optional[list[Pass]] = None) -> PassReport:
-    """Run the level's passes until none changes the graph (at most MAX_ROUNDS rounds)."""
+    """Run the level's passes until none changes the graph (at most MAX_ROUNDS rounds).
+
+    `dump(name, graph)` is called with "input" first, then with each pass's name (`fold-constants`) after
+    every run of it that changed the graph.
+    """
     passes = PIPELINES[level] if pipeline is None else pipeline
     check = os.environ.get("GRAPHJIT_VERIFY", "") not in ("", "0")
     report = PassReport()
     if dump is not None:
         dump("input", graph)
-    for _ in range(MAX_ROUNDS if passes else 0):
+    if not passes:
+        return report
+    for _ in range(MAX_ROUNDS):
         report.rounds += 1
         changed_any = False
         for run, description in passes:
@@ -59,10 +88,81 @@ def run_pipeline(graph: Graph, level: str = "O1", dump: Optional[Callable[[str, 
             report.timings[description] = report.timings.get(description, 0.0) + time.perf_counter() - start
             if changed:
                 changed_any = True
+                report.changes[description] = report.changes.get(description, 0) + 1
                 if check:
                     verify(graph, description)
                 if dump is not None:
-                    dump(description, graph)
+                    dump(pass_name(run), graph)
         if not changed_any:
             break
+    else:
+        report.converged = False
     return report
+
+
+class DirectoryDump:
+    """A `dump` callback writing `000-input.txt`, `001-fold-constants.txt`, ... into a new directory.
+
+    One directory per compiled graph under `root` (`root/f`, `root/f-2` for the next
+    specialization of `f`), so dumps of several functions or signatures never overwrite each
+    other. `write(suffix, text)` adds another numbered file (the emitted source, a report).
+    """
+
+    def __init__(self, root: str, name: str):
+        base = "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in name) or "graph"
+        os.makedirs(root, exist_ok=True)
+        k = 1
+        while True:
+            path = os.path.join(root, base if k == 1 else f"{base}-{k}")
+            try:
+                os.mkdir(path)
+                break
+            except FileExistsError:
+                k += 1
+        self.directory = path
+        self.count = 0
+
+    def __call__(self, label: str, graph: Graph) -> None:
+        self.write(f"{label}.txt", str(graph))
+
+    def write(self, suffix: str, text: str) -> str:
+        path = os.path.join(self.directory, f"{self.count:03d}-{suffix}")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+        self.count += 1
+        return path
+
+
+def format_report(report: PassReport, level: str) -> str:
+    """Per-pass time and how often each pass changed the graph, one line per pass."""
+    lines = [f"jit_level {level}: {report.rounds} round(s)" + ("" if report.converged else
+                                                              f", stopped at the cap of {MAX_ROUNDS}")]
+    for description, seconds in report.timings.items():
+        lines.append(f"  {seconds * 1e3:8.3f} ms  changed in {report.changes.get(description, 0)} round(s)  "
+                     f"{description}")
+    return "\n".join(lines) + "\n"
+
+
+def dump_directory_from_env(name: str) -> Optional[DirectoryDump]:
+    """`GRAPHJIT_DUMP=DIR`: a DirectoryDump for graph `name`, or None when the variable is unset."""
+    root = os.environ.get("GRAPHJIT_DUMP", "")
+    return DirectoryDump(root, name) if root else None
+
+
+def pass_name(run: Callable) -> str:
+    """`fold-constants`: the pass's module name, as used in dump file names."""
+    return run.__module__.rsplit(".", 1)[-1].replace("_", "-")
+
+
+def describe_pipelines() -> str:
+    """The pipeline of every level as Markdown (the generated part of docs/passes.md)."""
+    lines = []
+    for level, passes in PIPELINES.items():
+        lines.append(f"### {level}")
+        lines.append("")
+        if not passes:
+            lines.append("Translation only: no passes.")
+        for k, (run, description) in enumerate(passes, 1):
+            lines.append(f"{k}. `{pass_name(run)}` ({run.__module__.rsplit('.', 1)[-1]}.py): {description}")
+        lines.append("")
+    return "\n".join(lines)

@@ -1,0 +1,348 @@
+"""Export a compiled graph with its weights to one file, and load it back without the source.
+
+    graphjit.export(model, x, file="model.gjir")     # the optimized graph + parameter values
+    run = graphjit.load("model.gjir")                # no model class, no source file needed
+    run(x)                                           # same result as model(x)
+
+A `.gjir` file is a zip archive:
+
+    manifest.json   format, versions, jit_level, inputs (name and type), static arguments,
+                    parameters (name, dtype, shape), output type, and the SHA-256 of the other two
+    graph.txt       the optimized graph in its text form (docs/graph-text.md); every parameter is
+                    read from `bound['name']`
+    params.npz      the parameter values (NumPy's format, loaded with allow_pickle=False)
+
+Loading never runs code from the file: the graph text is read by `graph.parse`, which builds only
+ops from the op table and only literal values (via `ast`); an opaque `call` may only name a NumPy,
+math or builtin function from an allowlist (`graph.callables.resolve_loadable`); and the loaded
+graph runs in the interpreter, which calls op-table functions with those values: no code is
+generated or compiled from the file. A file whose checksums do not match, or that fails any of
+these checks, raises a `GraphjitError` saying what is wrong.
+
+Only importing this module is cheap: zipfile, json and the graph packages load on first use.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from typing import Any, Optional
+
+FORMAT = "graphjit-gjir"
+FORMAT_VERSION = 1
+
+
+def export(fn_or_cell: Any, *example_inputs: Any, file: str = "model.gjir", jit_level: Optional[str] = None) -> str:
+    """Compile `fn_or_cell` for `example_inputs` and write its optimized graph and weights to `file`.
+
+    Args:
+        fn_or_cell: a function, a jitted function, a method, or an `nn.Cell` (its `construct`).
+        example_inputs: the arrays (and other arguments) the graph is specialized to.
+        file: where to write the archive.
+        jit_level: "O0", "O1" or "O2"; by default the level `jit` would use for this call.
+
+    Returns:
+        The path written.
+
+    Raises:
+        GraphjitError: the graph holds something that cannot be written as text (a compile-time
+            object, a fallback), naming the user's source line.
+    """
+    import io
+    import json
+
+    import numpy as np
+
+    from . import __version__
+    from .graph.diagnostics import GraphjitError
+    from .graph.ir import literal_const
+    from .graph.literals import format_literal, is_literal
+    from .graph.parser import parse
+    from .graph.passes.manager import run_pipeline
+    from .graph.paths import Path, parse_path
+    from .graph.types import ArrayType
+    from .transpiler.lower import lower_function
+
+    fn, args, level = _target(fn_or_cell, example_inputs, jit_level)
+    try:
+        lowered = lower_function(fn, args, {})
+        graph = lowered.graph
+        run_pipeline(graph, level)
+    except GraphjitError as e:
+        raise e.with_traceback(None) from None
+
+    for node in graph.all_nodes():
+        if node.op == "const" and not literal_const(node):
+            span = node.span or next((u.span for u in node.graph.users(node) if u.span), None)
+            raise GraphjitError(f"cannot export {graph.name}: the graph holds a compile-time "
+                                f"{type(node.value).__name__} object, which has no text form", span,
+                                hint="compute it from the inputs inside the function, or make it a parameter")
+        if node.op == "call":
+            _check_call(node)
+
+    import inspect
+    bound = inspect.signature(fn).bind(*args)
+    bound.apply_defaults()
+    args = tuple(bound.arguments.values())   # with defaults, one per graph argument
+    by_name = dict(zip(lowered.arg_names, args))
+
+    def root(kind, name):
+        if kind == "arg":
+            return by_name[name]
+        if kind == "globals":
+            return lowered.globals[name]
+        if kind == "closure":
+            return lowered.closure[name].cell_contents
+        return lowered.consts[name]
+
+    params: dict[str, np.ndarray] = {}
+    for param in graph.params:
+        value = parse_path(param.attrs["path"]).resolve(root)
+        if not isinstance(value, (np.ndarray, np.generic)):
+            raise GraphjitError(f"cannot export {graph.name}: parameter {param.attrs['path']} is a "
+                                f"{type(value).__name__}, not an array", graph.span)
+        key = _unique(param.name or "param", params)
+        params[key] = np.asarray(value)
+        param.attrs["path"] = str(Path("bound", key))
+
+    inputs, statics = [], []
+    for arg, value in zip(graph.args, args):
+        if isinstance(arg.type, ArrayType):
+            inputs.append({"name": arg.name, "type": str(arg.type)})
+            continue
+        if graph.users(arg):
+            raise GraphjitError(f"cannot export {graph.name}: argument `{arg.name}` ({type(value).__name__}) "
+                                "is used as an object by the graph", arg.span or graph.span)
+        statics.append({"name": arg.name, "index": arg.attrs["index"],
+                        "value": format_literal(value) if is_literal(value) else None})
+
+    text = str(graph)
+    if str(parse(text)) != text:  # pragma: no cover - the printer and parser are tested inverses
+        raise GraphjitError(f"cannot export {graph.name}: its text form does not read back", graph.span)
+    buffer = io.BytesIO()
+    np.savez(buffer, **params)
+    payload = {"graph.txt": text.encode("utf-8"), "params.npz": buffer.getvalue()}
+    manifest = {
+        "format": FORMAT, "version": FORMAT_VERSION, "graphjit": __version__, "numpy": np.__version__,
+        "name": graph.name, "jit_level": level, "inputs": inputs, "static_args": statics,
+        "params": [{"name": k, "dtype": str(v.dtype), "shape": list(v.shape)} for k, v in params.items()],
+        "output": str(graph.outputs[0].type) if len(graph.outputs) == 1 else None,
+        "sha256": {name: hashlib.sha256(data).hexdigest() for name, data in payload.items()},
+    }
+    payload["manifest.json"] = json.dumps(manifest, indent=2).encode("utf-8")
+    _write_zip(file, payload)
+    return file
+
+
+def load(file: str) -> "LoadedGraph":
+    """Read a `.gjir` archive written by `export`; returns a callable that runs the graph.
+
+    Raises:
+        GraphjitError: the file is not a graphjit archive, was modified (checksum mismatch), or
+            holds anything but op-table ops, literals and allowed functions.
+    """
+    import io
+    import json
+    import zipfile
+
+    import numpy as np
+
+    from .graph.diagnostics import GraphjitError
+
+    def bad(message: str) -> GraphjitError:
+        return GraphjitError(f"cannot load {file}: {message}")
+
+    try:
+        with zipfile.ZipFile(file) as archive:
+            names = set(archive.namelist())
+            if not {"manifest.json", "graph.txt", "params.npz"} <= names:
+                raise bad("not a graphjit archive (manifest.json, graph.txt or params.npz missing)")
+            manifest_bytes = archive.read("manifest.json")
+            payload = {name: archive.read(name) for name in ("graph.txt", "params.npz")}
+    except (zipfile.BadZipFile, OSError, KeyError, ValueError) as e:
+        raise bad(f"not a graphjit archive ({type(e).__name__}: {e})") from None
+    try:
+        manifest = json.loads(manifest_bytes.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise bad(f"manifest.json is not valid JSON ({e})") from None
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        raise bad("not a graphjit archive (manifest format)")
+    if manifest.get("version") != FORMAT_VERSION:
+        raise bad(f"format version {manifest.get('version')!r}; this graphjit reads version {FORMAT_VERSION}")
+    sums = manifest.get("sha256")
+    if not isinstance(sums, dict):
+        raise bad("manifest.json has no checksums")
+    for name, data in payload.items():
+        if sums.get(name) != hashlib.sha256(data).hexdigest():
+            raise bad(f"{name} does not match its checksum: the file was modified or is corrupt")
+    try:
+        with np.load(io.BytesIO(payload["params.npz"]), allow_pickle=False) as npz:
+            params = {k: npz[k] for k in npz.files}
+    except Exception as e:
+        raise bad(f"params.npz cannot be read without pickle ({type(e).__name__}: {e})") from None
+    return LoadedGraph(file, manifest, payload["graph.txt"].decode("utf-8"), params)
+
+
+class LoadedGraph:
+    """A graph read from a `.gjir` file, run by the interpreter; call it with the inputs."""
+
+    def __init__(self, file: str, manifest: dict, text: str, params: dict):
+        from .backends.interpreter import Interpreter
+        from .graph.diagnostics import GraphjitError
+        from .graph.parser import parse
+        from .graph.types import ArrayType, parse_type
+        from .graph.verifier import verify
+
+        self.file = file
+        self.manifest = manifest
+        self.params = params
+        try:
+            self.graph = parse(text, filename=f"{os.path.basename(file)}:graph.txt")
+            verify(self.graph)
+            _check_loaded(self.graph, params)
+            inputs = [parse_type(item["type"]) for item in manifest["inputs"]]
+            statics = {item["index"]: item.get("value") for item in manifest["static_args"]}
+        except GraphjitError as e:
+            raise GraphjitError(f"cannot load {file}: {e.message}", e.span).with_traceback(None) from None
+        except (KeyError, TypeError, ValueError) as e:
+            raise GraphjitError(f"cannot load {file}: manifest.json is malformed ({type(e).__name__}: {e})") from None
+        runtime = [a for a in self.graph.args if isinstance(a.type, ArrayType)]
+        if [str(t) for t in inputs] != [str(a.type) for a in runtime] or \
+                len(runtime) + len(statics) != len(self.graph.args):
+            raise GraphjitError(f"cannot load {file}: manifest.json does not describe the graph's arguments")
+        self.input_types = inputs
+        self._statics = statics
+        self._run = Interpreter(self.graph, self._root)
+        self.__name__ = manifest.get("name", "graph")
+
+    def _root(self, kind: str, name: Any):
+        return self.params[name]
+
+    def __call__(self, *inputs):
+        import numpy as np
+
+        from .graph.diagnostics import GraphjitError
+        from .graph.literals import parse_literal
+        if len(inputs) != len(self.input_types):
+            raise GraphjitError(f"{self.__name__} takes {len(self.input_types)} input(s), got {len(inputs)}")
+        for k, (value, t) in enumerate(zip(inputs, self.input_types)):
+            shape = getattr(value, "shape", None)
+            dtype = getattr(value, "dtype", None)
+            if not isinstance(value, (np.ndarray, np.generic)) or np.dtype(dtype).name != t.dtype or \
+                    (t.shape is not None and (len(shape) != len(t.shape) or
+                                              any(d is not None and d != s for d, s in zip(t.shape, shape)))):
+                got = f"{np.dtype(dtype).name}{list(shape)}" if shape is not None else type(value).__name__
+                raise GraphjitError(f"{self.__name__}: input {k} must be an array of type {t} (the graph is "
+                                    f"specialized to it), got {got}")
+        args, it = [], iter(inputs)
+        for k in range(len(self.graph.args)):
+            if k in self._statics:
+                text = self._statics[k]
+                args.append(parse_literal(text) if text is not None else None)
+            else:
+                args.append(next(it))
+        return self._run(*args)
+
+    def __repr__(self) -> str:
+        return f"<graphjit loaded graph {self.__name__} from {self.file}>"
+
+
+# --- helpers -------------------------------------------------------------------------------------
+
+def _target(fn_or_cell: Any, inputs: tuple, jit_level: Optional[str]):
+    """(plain function, full argument tuple, level) for whatever the user passed."""
+    import inspect
+
+    from . import context as ctx
+    from .api import BoundJitFunction, JitFunction
+
+    config = None
+    if isinstance(fn_or_cell, BoundJitFunction):
+        config = fn_or_cell.jitted.config(fn_or_cell.obj)
+        fn, args = fn_or_cell.jitted.__graphjit_fn__, (fn_or_cell.obj, *inputs)
+    elif isinstance(fn_or_cell, JitFunction):
+        fn, args = fn_or_cell.__graphjit_fn__, inputs
+        config = fn_or_cell.config(inputs[0] if inputs else None)
+    elif getattr(fn_or_cell, "__graphjit_cell__", False) and not isinstance(fn_or_cell, type):
+        construct = type(fn_or_cell).construct
+        jitted = construct if isinstance(construct, JitFunction) else None
+        fn = jitted.__graphjit_fn__ if jitted else construct
+        args = (fn_or_cell, *inputs)
+        config = (jitted.config(fn_or_cell) if jitted else
+                  getattr(fn_or_cell, "_jit_config", None) or ctx.get_context("jit_config"))
+    elif inspect.ismethod(fn_or_cell):
+        fn, args = fn_or_cell.__func__, (fn_or_cell.__self__, *inputs)
+    elif callable(fn_or_cell):
+        fn, args = fn_or_cell, inputs
+    else:
+        raise TypeError(f"export() needs a function or a Cell, not {type(fn_or_cell).__name__}")
+    level = jit_level or (config or ctx.get_context("jit_config")).jit_level
+    if level not in ctx.JIT_LEVELS:
+        raise ValueError(f"jit_level must be one of {', '.join(ctx.JIT_LEVELS)}, not {level!r}")
+    return getattr(fn, "__graphjit_fn__", fn), tuple(args), level
+
+
+def _check_call(node) -> None:
+    from .graph.callables import resolve_loadable
+    from .graph.diagnostics import GraphjitError
+    try:
+        resolve_loadable(node.attrs.get("fn", ""))
+    except GraphjitError as e:
+        raise GraphjitError(e.message, node.span) from None
+
+
+def _check_loaded(graph, params: dict) -> None:
+    """What `parse` alone does not promise: parameters are stored values, calls are allowed."""
+    from .graph.diagnostics import GraphjitError
+    from .graph.literals import OperandRef
+    from .graph.paths import parse_path
+    for param in graph.params:
+        try:
+            path = parse_path(param.attrs["path"])
+        except ValueError as e:
+            raise GraphjitError(str(e)) from None
+        if path.root_kind != "bound" or path.steps or path.root not in params:
+            raise GraphjitError(f"parameter {param.attrs['path']} is not one of the stored values")
+    for node in graph.all_nodes():
+        if node.op == "call":
+            _check_call(node)
+        for key, value in node.attrs.items():
+            if not key.isidentifier():
+                raise GraphjitError(f"attribute name {key!r} of `{node.op}` is not an identifier", node.span)
+            for item in value if isinstance(value, tuple) else (value,):
+                refs = [p for p in ((item.start, item.stop, item.step) if isinstance(item, slice) else (item,))
+                        if isinstance(p, OperandRef)]
+                if any(not 0 <= r.index < len(node.operands) for r in refs):
+                    raise GraphjitError(f"`{node.op}` refers to an operand it does not have", node.span)
+        if "out" in node.attrs and (not isinstance(node.attrs["out"], int)
+                                    or not 0 <= node.attrs["out"] < len(node.operands)
+                                    or node.opdef.ufunc is None):
+            raise GraphjitError(f"`{node.op}` has a bad `out` attribute", node.span)
+        if node.op == "inplace":
+            from .graph.evaluate import INPLACE
+            if node.attrs.get("op") not in INPLACE:
+                raise GraphjitError(f"`inplace` with unknown operator {node.attrs.get('op')!r}", node.span)
+
+
+def _unique(name: str, taken: dict) -> str:
+    key, k = name, 1
+    while key in taken:
+        k += 1
+        key = f"{name}_{k}"
+    return key
+
+
+def _write_zip(file: str, payload: dict) -> None:
+    import tempfile
+    import zipfile
+    directory = os.path.dirname(os.path.abspath(file))
+    fd, tmp = tempfile.mkstemp(prefix=".gjir-", dir=directory)
+    os.close(fd)
+    try:
+        with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+            for name in ("manifest.json", "graph.txt", "params.npz"):
+                archive.writestr(name, payload[name])
+        os.replace(tmp, file)
+    except BaseException:
+        os.unlink(tmp)
+        raise

@@ -1,0 +1,76 @@
+"""Run one (non-region) graph node on concrete operand values.
+
+Shared by the interpreter (`exec_mode="no_sink"`) and constant folding, so that a folded value is
+exactly what the node would have computed at run time.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any, Sequence
+
+from .callables import resolve_callable
+from .literals import OperandRef
+from .ops import OPS
+
+INPLACE = {"add": operator.iadd, "sub": operator.isub, "mul": operator.imul, "truediv": operator.itruediv,
+           "floordiv": operator.ifloordiv, "mod": operator.imod, "pow": operator.ipow,
+           "matmul": operator.imatmul, "lshift": operator.ilshift, "rshift": operator.irshift,
+           "bitand": operator.iand, "bitor": operator.ior, "bitxor": operator.ixor}
+
+
+def build_index(node, index, vals: Sequence[Any]) -> tuple:
+    """The Python index `node.attrs['index']` denotes, `$k` taken from operand values."""
+    def part(p):
+        return vals[p.index] if isinstance(p, OperandRef) else p
+    items = []
+    for item in index:
+        if isinstance(item, slice):
+            items.append(slice(part(item.start), part(item.stop), part(item.step)))
+        else:
+            items.append(part(item))
+    return items[0] if len(items) == 1 else tuple(items)  # `d['k']` on a dict is not `d[('k',)]`
+
+
+def evaluate(node, vals: Sequence[Any]) -> Any:
+    """The value of `node` given its operands' values (region ops are the interpreter's job)."""
+    op = node.op
+    attrs = node.attrs
+    if op == "const":
+        return attrs["value"]
+    if op == "getitem":
+        return vals[0][build_index(node, attrs["index"], vals)]
+    if op == "setitem":
+        vals[0][build_index(node, attrs["index"], vals)] = vals[1]
+        return None
+    if op == "inplace":
+        return INPLACE[attrs["op"]](vals[0], vals[1])
+    if op == "tuple":
+        return tuple(vals)
+    if op == "list":
+        return list(vals)
+    if op == "dict":
+        return dict(zip(attrs["keys"], vals))
+    if op == "format":
+        return attrs["template"].format(*vals)
+    if op == "isinstance":
+        return isinstance(vals[0], tuple(resolve_callable(c) for c in attrs["classes"]))
+    if op == "tuple_get":
+        return vals[0][attrs["index"]]
+    if op == "dim":
+        return vals[0].shape[attrs["axis"]]
+    if op in ("shape", "ndim", "size"):
+        return getattr(vals[0], op)
+    kw = attrs.get("kw", ())
+    static = {k: v for k, v in attrs.items() if k not in ("kw", "fn", "out")}
+    n_pos = len(vals) - len(kw)
+    kwargs = dict(zip(kw, vals[n_pos:]))
+    if op == "call":
+        return resolve_callable(attrs["fn"])(*vals[:n_pos], **kwargs, **static)
+    if "out" in attrs:  # memory planning: compute into operand k's buffer
+        target = vals[attrs["out"]]
+        OPS[op].ufunc(*vals[:n_pos], **kwargs, **static, out=target)
+        return target
+    if op == "astype":
+        return vals[0].astype(attrs["dtype"])
+    return OPS[op](*vals[:n_pos], **kwargs, **static)
