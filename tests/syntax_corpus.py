@@ -1744,6 +1744,19 @@ def call_numpy_random(x):
 
 
 @case("call_numpy")
+def call_array_methods_and_attributes(x):
+    y = x.copy()
+    y.sort()
+    return x.round(2), x.tolist(), y.searchsorted(0.5), x.nbytes, x.itemsize, x.real, x.astype(complex).imag
+
+
+@case("call_numpy")
+def call_numpy_generator(x):
+    rng = np.random.default_rng(0)
+    return x + rng.random(4), rng.integers(0, 10, 3)
+
+
+@case("call_numpy")
 def call_math(x):
     return x * math.sqrt(2.0) + math.floor(2.7)
 

@@ -424,10 +424,15 @@ class CallLowering:
     def array_method(self, method: MethodVal, args: list, kwargs: dict, span) -> Node:
         name = method.name
         op_name = _ops.METHOD_OPS.get(name)
-        if op_name is None and not isinstance(method.obj.type, ArrayType):
+        if op_name is None and not isinstance(method.obj.type, ArrayType) and not _from_numpy(method.obj):
             return self.object_method(method, args, kwargs, span)
         if op_name is None:
-            raise UnsupportedSyntaxError(f"array method `.{name}()` is not supported in a graph yet", span)
+            if isinstance(method.obj.type, ArrayType) and not callable(getattr(np.ndarray, name, None)):
+                raise LoweringError(f"arrays have no method `.{name}()`", span)
+            # another method of an array (or of an object NumPy made, e.g. a Generator): an ordered call
+            self.require("call_numpy", span)
+            bound = self.emit("getattr", [method.obj], {"name": name}, span)
+            return self.op_call("pycall", [bound] + list(args), kwargs, span)
         if name == "reshape":
             shape = args[0] if len(args) == 1 else Seq(list(args), "tuple")
             return self.emit("reshape", [method.obj, self.numpy_operand(shape)], span=span)
@@ -575,6 +580,11 @@ IMMUTABLE = (str, bytes, int, float, complex, tuple, frozenset, range)
 MUTATING_METHODS = {"append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse", "update",
                     "setdefault", "popitem", "add", "discard", "difference_update", "intersection_update",
                     "symmetric_difference_update", "__setitem__", "__delitem__", "__iadd__"}
+
+
+def _from_numpy(node) -> bool:
+    """Is this run-time object something a NumPy function returned (a Generator, say)?"""
+    return node.op == "call" and str(node.attrs.get("fn", "")).startswith("numpy.")
 
 
 def _builtin_rule(fn):
