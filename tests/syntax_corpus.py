@@ -17,9 +17,12 @@ rejects it is the row's level. `@case(key, args)`: `args(rng, k)` builds the arg
 
 from __future__ import annotations
 
+import copy
 import functools
+import json
 import math
 import operator
+import statistics
 from dataclasses import dataclass
 from typing import Callable
 
@@ -1806,3 +1809,12 @@ def call_opaque_operator(x):
 @case("call_opaque")
 def call_opaque_reduce(x):
     return functools.reduce(operator.add, (x, x, x))  # <- GJ261:12
+
+
+@case("call_opaque")
+def call_library_functions(x):
+    text = json.dumps({"s": round(float(x.sum()), 3)})  # <- GJ261:12
+    y = copy.deepcopy(x)  # <- GJ261:9
+    y[0] = 0.0
+    m = statistics.mean([float(x[0]), float(x[1])])  # <- GJ261:9
+    return text, y, m

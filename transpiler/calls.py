@@ -176,6 +176,8 @@ class CallLowering:
         if _is_cell(fn):
             return self.inline_cell(callee, args, kwargs, span)
         name = qualified_name(fn)
+        if name is None and _library_function(fn):
+            return self.opaque_call(callee, args, kwargs, span)  # json.dumps, copy.deepcopy: never inlined
         if name is None and (isinstance(fn, (types.FunctionType, types.MethodType)) and hasattr(fn, "__code__")
                              or isinstance(fn, types.MethodType)):
             if isinstance(fn, types.MethodType):
@@ -580,6 +582,33 @@ IMMUTABLE = (str, bytes, int, float, complex, tuple, frozenset, range)
 MUTATING_METHODS = {"append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse", "update",
                     "setdefault", "popitem", "add", "discard", "difference_update", "intersection_update",
                     "symmetric_difference_update", "__setitem__", "__delitem__", "__iadd__"}
+
+
+_LIBRARY_DIRS: list = []   # (directory, is_library), the longest matching directory decides
+
+
+def _library_function(fn) -> bool:
+    """A Python function of the standard library or an installed package: called, never inlined.
+
+    Its code is not the user's: inlining it would report its internals as the user's problems (or
+    run them as fallback blocks), and its effects (random numbers, clocks, I/O) belong at call time.
+    graphjit's own package is compiled like the user's code.
+    """
+    import os
+    func = getattr(fn, "__func__", fn)
+    code = getattr(func, "__code__", None)
+    if code is None:
+        return False
+    if not _LIBRARY_DIRS:
+        import sysconfig
+        paths = sysconfig.get_paths()
+        for key in ("stdlib", "platstdlib", "purelib", "platlib"):
+            if paths.get(key):
+                _LIBRARY_DIRS.append((os.path.realpath(paths[key]) + os.sep, True))
+        _LIBRARY_DIRS.append((os.path.realpath(os.path.dirname(os.path.dirname(__file__))) + os.sep, False))
+    filename = os.path.realpath(code.co_filename)
+    matches = [(len(d), is_library) for d, is_library in _LIBRARY_DIRS if filename.startswith(d)]
+    return bool(matches) and max(matches)[1]
 
 
 def _from_numpy(node) -> bool:
