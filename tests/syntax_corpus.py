@@ -460,6 +460,16 @@ def for_runtime_range_variable_after(x):
     return i
 
 
+@case("for")
+def for_body_rebinds_loop_variable(x):
+    j = -1
+    for j in range(int(x.sum())):
+        j = j * 10
+    for i in range(3):
+        i = i + 100
+    return i, j
+
+
 @case("while")
 def while_runtime(x):
     y = x.copy()
