@@ -17,9 +17,12 @@ rejects it is the row's level. `@case(key, args)`: `args(rng, k)` builds the arg
 
 from __future__ import annotations
 
+import copy
 import functools
+import json
 import math
 import operator
+import statistics
 from dataclasses import dataclass
 from typing import Callable
 
@@ -455,6 +458,16 @@ def for_runtime_range_variable_after(x):
     for i in range(int(x.sum())):
         pass
     return i
+
+
+@case("for")
+def for_body_rebinds_loop_variable(x):
+    j = -1
+    for j in range(int(x.sum())):
+        j = j * 10
+    for i in range(3):
+        i = i + 100
+    return i, j
 
 
 @case("while")
@@ -1744,6 +1757,19 @@ def call_numpy_random(x):
 
 
 @case("call_numpy")
+def call_array_methods_and_attributes(x):
+    y = x.copy()
+    y.sort()
+    return x.round(2), x.tolist(), y.searchsorted(0.5), x.nbytes, x.itemsize, x.real, x.astype(complex).imag
+
+
+@case("call_numpy")
+def call_numpy_generator(x):
+    rng = np.random.default_rng(0)
+    return x + rng.random(4), rng.integers(0, 10, 3)
+
+
+@case("call_numpy")
 def call_math(x):
     return x * math.sqrt(2.0) + math.floor(2.7)
 
@@ -1793,3 +1819,12 @@ def call_opaque_operator(x):
 @case("call_opaque")
 def call_opaque_reduce(x):
     return functools.reduce(operator.add, (x, x, x))  # <- GJ261:12
+
+
+@case("call_opaque")
+def call_library_functions(x):
+    text = json.dumps({"s": round(float(x.sum()), 3)})  # <- GJ261:12
+    y = copy.deepcopy(x)  # <- GJ261:9
+    y[0] = 0.0
+    m = statistics.mean([float(x[0]), float(x[1])])  # <- GJ261:9
+    return text, y, m

@@ -176,6 +176,8 @@ class CallLowering:
         if _is_cell(fn):
             return self.inline_cell(callee, args, kwargs, span)
         name = qualified_name(fn)
+        if name is None and _library_function(fn):
+            return self.opaque_call(callee, args, kwargs, span)  # json.dumps, copy.deepcopy: never inlined
         if name is None and (isinstance(fn, (types.FunctionType, types.MethodType)) and hasattr(fn, "__code__")
                              or isinstance(fn, types.MethodType)):
             if isinstance(fn, types.MethodType):
@@ -424,10 +426,15 @@ class CallLowering:
     def array_method(self, method: MethodVal, args: list, kwargs: dict, span) -> Node:
         name = method.name
         op_name = _ops.METHOD_OPS.get(name)
-        if op_name is None and not isinstance(method.obj.type, ArrayType):
+        if op_name is None and not isinstance(method.obj.type, ArrayType) and not _from_numpy(method.obj):
             return self.object_method(method, args, kwargs, span)
         if op_name is None:
-            raise UnsupportedSyntaxError(f"array method `.{name}()` is not supported in a graph yet", span)
+            if isinstance(method.obj.type, ArrayType) and not callable(getattr(np.ndarray, name, None)):
+                raise LoweringError(f"arrays have no method `.{name}()`", span)
+            # another method of an array (or of an object NumPy made, e.g. a Generator): an ordered call
+            self.require("call_numpy", span)
+            bound = self.emit("getattr", [method.obj], {"name": name}, span)
+            return self.op_call("pycall", [bound] + list(args), kwargs, span)
         if name == "reshape":
             shape = args[0] if len(args) == 1 else Seq(list(args), "tuple")
             return self.emit("reshape", [method.obj, self.numpy_operand(shape)], span=span)
@@ -582,6 +589,38 @@ IMMUTABLE = (str, bytes, int, float, complex, tuple, frozenset, range)
 MUTATING_METHODS = {"append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse", "update",
                     "setdefault", "popitem", "add", "discard", "difference_update", "intersection_update",
                     "symmetric_difference_update", "__setitem__", "__delitem__", "__iadd__"}
+
+
+_LIBRARY_DIRS: list = []   # (directory, is_library), the longest matching directory decides
+
+
+def _library_function(fn) -> bool:
+    """A Python function of the standard library or an installed package: called, never inlined.
+
+    Its code is not the user's: inlining it would report its internals as the user's problems (or
+    run them as fallback blocks), and its effects (random numbers, clocks, I/O) belong at call time.
+    graphjit's own package is compiled like the user's code.
+    """
+    import os
+    func = getattr(fn, "__func__", fn)
+    code = getattr(func, "__code__", None)
+    if code is None:
+        return False
+    if not _LIBRARY_DIRS:
+        import sysconfig
+        paths = sysconfig.get_paths()
+        for key in ("stdlib", "platstdlib", "purelib", "platlib"):
+            if paths.get(key):
+                _LIBRARY_DIRS.append((os.path.realpath(paths[key]) + os.sep, True))
+        _LIBRARY_DIRS.append((os.path.realpath(os.path.dirname(os.path.dirname(__file__))) + os.sep, False))
+    filename = os.path.realpath(code.co_filename)
+    matches = [(len(d), is_library) for d, is_library in _LIBRARY_DIRS if filename.startswith(d)]
+    return bool(matches) and max(matches)[1]
+
+
+def _from_numpy(node) -> bool:
+    """Is this run-time object something a NumPy function returned (a Generator, say)?"""
+    return node.op == "call" and str(node.attrs.get("fn", "")).startswith("numpy.")
 
 
 def _builtin_rule(fn):

@@ -310,6 +310,10 @@ class ExpressionLowering:
             raise LoweringError("the dtype of this value is not known at compile time", span)
         if name == "T":
             return self.emit("T", [value], span=span)
+        if isinstance(t, ArrayType) and hasattr(np.ndarray, name) and not callable(getattr(np.ndarray, name)):
+            if name in ("itemsize", "nbytes") and t.is_static:
+                return Static(getattr(np.empty(t.shape, t.dtype), name))
+            return self.emit("getattr", [value], {"name": name}, span, name=name)  # x.real, x.strides...
         return MethodVal(value, name)
 
     def expr_Subscript(self, node: cst.Subscript, frame):

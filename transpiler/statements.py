@@ -653,23 +653,28 @@ class StatementLowering:
         trips = _static_trips(rng)
         if trips is None and rows_of is not None and _static_rows(rows_of):
             trips = rows_of.type.shape[0]
-        # after the loop its variables hold their last values, as in Python: surely bound when the loop
-        # runs at least once or they were bound before it
-        keep_vars = (bound_before or (trips is not None and trips > 0)) and \
-            bool(_used_outside(stmt, frame, loop_vars))
+        runs = trips is not None and trips > 0
+        # After the loop its variables hold their last values, as in Python: surely bound when the
+        # loop runs at least once or they were bound before it. How (only for names used after it):
+        # - a loop without break whose body does not rebind them, known to run: the last item, now;
+        # - otherwise they are carried by the loop (from their value before it, or a placeholder).
+        keep_vars = (bound_before or runs) and bool(_used_outside(stmt, frame, loop_vars))
+        rebinds = bool(set(loop_vars) & set(_assigned_names(body)))
+        last_item = keep_vars and not control and runs and not rebinds
+        carry = keep_vars and not last_item
         self.enter_loop(frame, span, control, body)
         self.unrollable += 1
         try:
             lax_targets = not keep_vars and self.level == LAX
             if control:
-                self.flag_range_loop(stmt, rng, frame, rows_of, carry_target=keep_vars, lax_targets=lax_targets)
+                self.flag_range_loop(stmt, rng, frame, rows_of, carry_target=carry, lax_targets=lax_targets)
             else:
-                self.plain_range_loop(stmt, rng, frame, rows_of, runs=trips is not None and trips > 0,
-                                      lax_targets=lax_targets)
+                self.plain_range_loop(stmt, rng, frame, rows_of, runs=runs, lax_targets=lax_targets,
+                                      carry_target=carry)
         finally:
             self.unrollable -= 1
             self.exit_loop(frame)
-        if not control and keep_vars:
+        if last_item:
             self.bind_last_item(stmt, rng, trips, rows_of, frame, span)
         elif not keep_vars:
             for n in loop_vars:
@@ -679,30 +684,9 @@ class StatementLowering:
         self.undefine_loop_locals(body, frame, span)
 
     def bind_last_item(self, stmt, rng: RangeVal, trips, rows_of, frame, span) -> None:
-        """The loop variables after a loop without break: the last item if the loop ran, else as before."""
-        step = rng.step
-        if trips is not None:
-            if trips > 0:
-                last = Static(static_value(rng.start) + (trips - 1) * static_value(step))
-                self.bind_loop_target(stmt, last, rows_of, frame, span)
-            return
-        if not is_static(step) or static_value(step) == 0:
-            for n in _target_names(stmt.target):
-                frame.env[n] = Undefined(n, f"it is the variable of the run-time loop at {span}")
-            return
-        up = static_value(step) > 0
-        ran = self.binary("lt" if up else "gt", operator.lt if up else operator.gt, rng.start, rng.stop, span)
-
-        def then_fn(f):
-            span_ = self.binary("sub", operator.sub, rng.stop, rng.start, span)
-            span_ = self.binary("add" if not up else "sub", operator.add if not up else operator.sub, span_,
-                                Static(1), span)
-            count = self.binary("floordiv", operator.floordiv, span_, step, span)
-            last = self.binary("add", operator.add, rng.start,
-                               self.binary("mul", operator.mul, count, step, span), span)
-            self.bind_loop_target(stmt, last, rows_of, f, span)
-
-        self.branch(ran, then_fn, lambda f: None, frame, span)
+        """The loop variables after a loop that surely ran, without break: its last item."""
+        last = Static(static_value(rng.start) + (trips - 1) * static_value(rng.step))
+        self.bind_loop_target(stmt, last, rows_of, frame, span)
 
     def bind_loop_target(self, stmt, index, rows_of, frame, span) -> None:
         if rows_of is None:
@@ -712,18 +696,22 @@ class StatementLowering:
             self.assign_target(stmt.target, row, frame)
 
     def plain_range_loop(self, stmt, rng: RangeVal, frame, rows_of, runs: bool = False,
-                         lax_targets: bool = False) -> None:
-        """`runs`: the loop surely runs: names first assigned in its body are bound after it (carried)."""
+                         lax_targets: bool = False, carry_target: bool = False) -> None:
+        """`runs`: the loop surely runs: names first assigned in its body are bound after it (carried).
+        `carry_target`: the loop variables are carried too (their last values after the loop)."""
         span = self.span(stmt, frame)
         body = list(stmt.body.body)
         targets = _target_names(stmt.target)
         placeholders = [n for n in _assigned_names(body) if n not in targets and not n.startswith("$")
                         and (n not in frame.env or isinstance(frame.env[n], Undefined))] if runs else []
         placeholders = _used_outside(stmt, frame, placeholders) if placeholders else []
+        if carry_target:
+            placeholders += [n for n in targets if n not in frame.env or isinstance(frame.env[n], Undefined)]
         for n in placeholders:
             frame.env[n] = Static(None)  # replaced by the body's value before the loop node is built
-        carried = self.carried_names(body, frame, exclude=targets, stmt=stmt,
-                                     maybe_extra=targets if lax_targets else ())
+        carried = self.carried_names(body, frame, exclude=() if carry_target else targets, stmt=stmt,
+                                     maybe_extra=targets if lax_targets else (),
+                                     extra=targets if carry_target else ())
         index_name = stmt.target.value if rows_of is None and isinstance(stmt.target, cst.Name) else "i"
 
         def body_fn(f, index):
@@ -732,7 +720,8 @@ class StatementLowering:
 
         try:
             outs, types, group, g = self.loop_region(frame, span, carried, body_fn, index_name,
-                                                     exclude=targets, placeholders=placeholders)
+                                                     exclude=() if carry_target else targets,
+                                                     placeholders=placeholders)
         finally:
             for n in placeholders:
                 if n not in carried:
