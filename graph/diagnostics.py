@@ -88,7 +88,8 @@ class Diagnostic:
     @classmethod
     def from_error(cls, error: GraphjitError, function: str = "", level: str = "",
                    severity: str = "error") -> "Diagnostic":
-        code = getattr(error, "code", "") or _CODE_BY_KIND.get(type(error).__name__, "GJ000")
+        code = getattr(error, "code", "") or next(
+            (c for kind, c in _CODE_BY_KIND.items() if any(k.__name__ == kind for k in type(error).__mro__)), "GJ000")
         return cls(code, severity, error.message, error.span, function, error.hint, level)
 
     def render(self, color: bool = False) -> str:
@@ -173,3 +174,7 @@ def render(error: GraphjitError) -> str:
 class GraphjitWarning(UserWarning):
     """Something the user should know that does not stop compilation: repeated recompiles, a
     cache directory that cannot be written, a corrupt cache entry."""
+
+
+class GraphjitFallbackWarning(GraphjitWarning):
+    """A statement runs in the Python interpreter (LAX fallback block) rather than in the graph."""

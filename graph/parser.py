@@ -81,10 +81,11 @@ class _Parser:
 
     def _node(self, graph: Graph, line: str) -> None:
         span = None
-        sm = _SPAN_RE.search(line)
+        cut = line.rfind("  # ")  # the span comment is the last one: attributes may hold "  # " too
+        sm = _SPAN_RE.match(line[cut:]) if cut >= 0 else None
         if sm:
             span = SourceSpan(sm.group(1), int(sm.group(2)), int(sm.group(3)))
-            line = line[:sm.start()]
+            line = line[:cut]
         m = re.match(r"^(%\S+)\s*=\s*([A-Za-z_]\w*)\(", line)
         if not m:
             raise self.error("expected `%name = op(operands) : TYPE`")

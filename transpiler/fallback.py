@@ -29,14 +29,10 @@ from typing import Optional
 
 import libcst as cst
 
-from ..graph.diagnostics import Diagnostic, GraphjitError, LoweringError, UnsupportedSyntaxError
+from ..graph.diagnostics import Diagnostic, GraphjitError, GraphjitFallbackWarning, LoweringError, UnsupportedSyntaxError
 from ..graph.ir import Node
 from .rules import COMPATIBLE, LAX, STRICT, rule
 from .values import UNBOUND, MethodVal, RangeVal, Seq, SourceFunc, Static, Undefined, is_static
-
-
-class GraphjitFallbackWarning(UserWarning):
-    """A statement runs in the Python interpreter (LAX fallback) rather than in the graph."""
 
 
 class Poisoned(LoweringError):
