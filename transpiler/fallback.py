@@ -209,6 +209,8 @@ class FallbackLowering:
         if not self.quiet:
             self.pending_warnings.append((text, GraphjitFallbackWarning, span.file if span else "<unknown>",
                                           span.line if span else 0))
+        from .. import log
+        log.info("fallback", "%s: %s", span, text)
 
     def whole_function_problem(self, node, parsed):
         """A generator or coroutine cannot be compiled piecewise: all of it is the problem.
