@@ -347,6 +347,19 @@ def test_cli_dump_passes_emit_graph_and_dot(tmp_path):
     assert result.exit_code == 0
     assert "inplace(" in result.stdout and "{out=0}" in result.stdout
     assert str(parse(result.stdout)) == result.stdout
+    # the O2 module runs and matches eager
+    import importlib.util
+    (tmp_path / "gen_o2.py").write_text(runner.invoke(main, ["transpile", str(sample), "--input", "x=f32[64,1,28,28]",
+                                                             "--jit-level", "O2"]).stdout)
+    spec = importlib.util.spec_from_file_location("gen_o2", tmp_path / "gen_o2.py")
+    generated = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(generated)
+    spec = importlib.util.spec_from_file_location("o2_sample_network", sample)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    model = module.Network()
+    x = np.random.default_rng(0).standard_normal((64, 1, 28, 28)).astype(np.float32)
+    np.testing.assert_allclose(generated.Network_construct(model, x), model.construct(x), rtol=1e-5, atol=1e-6)
     result = runner.invoke(main, ["transpile", str(sample), "--input", "x=f32[64,1,28,28]", "--emit", "dot"])
     assert result.exit_code == 0 and result.stdout.startswith('digraph "Network_construct" {')
     assert result.stdout.count("{") == result.stdout.count("}")
