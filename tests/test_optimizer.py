@@ -178,6 +178,7 @@ def test_traps_match_eager_with_tiling_forced(name, rng, monkeypatch):
     from graphjit.graph.passes import tile
     monkeypatch.setattr(tile, "MIN_ELEMENTS", 1)
     monkeypatch.setattr(tile, "TILE_BYTES", 16)
+    monkeypatch.setattr(tile, "MIN_INTERNAL", 1)
     fn, make_args = TRAPS[name]
     run_both(fn, make_args(rng), jit_level="O2")
 

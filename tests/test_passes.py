@@ -866,9 +866,11 @@ def test_memory_plan_keeps_a_users_own_out():
 
 @pytest.fixture
 def small_tiles(monkeypatch):
-    """Tile small arrays (8 rows of 4 float64: 64 bytes per tile = 2 rows) so tests stay fast."""
+    """Tile small arrays (8 rows of 4 float64: 64 bytes per tile = 2 rows) so tests stay fast, and
+    short chains, so each test shows one mechanism."""
     monkeypatch.setattr(tile, "MIN_ELEMENTS", 8)
     monkeypatch.setattr(tile, "TILE_BYTES", 64)
+    monkeypatch.setattr(tile, "MIN_INTERNAL", 1)
 
 
 def test_tile_slices_what_varies_along_rows_and_passes_the_rest_whole(small_tiles):
@@ -930,6 +932,17 @@ def test_tile_writes_values_used_later_and_reuses_a_dead_input(small_tiles):
           %10 = sum(%t) : f64[]
           %11 = tuple(%0, %10) : tuple(f64[8,4], f64[])
           return %11
+    """)
+
+
+def test_tile_leaves_chains_that_keep_too_little_to_themselves(small_tiles, monkeypatch):
+    monkeypatch.setattr(tile, "MIN_INTERNAL", 3)
+    assert_pass_leaves(tile.run, """
+        graph f(%x: f64[8,4], %s: f64[8,1]) -> f64[8,4]
+          %0 = truediv(%x, %s) : f64[8,4]
+          %1 = mul(%0, 1.5) : f64[8,4]
+          %2 = add(%1, 0.25) : f64[8,4]
+          return %2
     """)
 
 
