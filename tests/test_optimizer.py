@@ -13,10 +13,11 @@ from click.testing import CliRunner
 import graphjit as ms
 from graphjit import nn
 from graphjit.cli import main
-from graphjit.graph import parse
+from graphjit.graph import parse, verify
 from graphjit.graph.diagnostics import PassError, VerifyError
 from graphjit.graph.passes import manager
 
+from programs import CASES
 from test_constructs import run_both
 
 ROOT = pathlib.Path(__file__).parent.parent
@@ -181,6 +182,23 @@ def test_traps_match_eager_with_tiling_forced(name, rng, monkeypatch):
     monkeypatch.setattr(tile, "MIN_INTERNAL", 1)
     fn, make_args = TRAPS[name]
     run_both(fn, make_args(rng), jit_level="O2")
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_constructs_match_eager_with_tiling_forced(name, rng, monkeypatch):
+    from graphjit.graph.passes import tile
+    monkeypatch.setattr(tile, "MIN_ELEMENTS", 1)
+    monkeypatch.setattr(tile, "TILE_BYTES", 16)
+    monkeypatch.setattr(tile, "MIN_INTERNAL", 1)
+    fn, make_args = CASES[name]
+    run_both(fn, make_args(rng), jit_level="O2")
+
+
+@pytest.mark.parametrize("level", ["O1", "O2"])
+def test_rewrites_keep_source_spans(level, rng):
+    """Every node a pass makes points at the user's code, as the front end's nodes do."""
+    for name, (fn, make_args) in {**CASES, **TRAPS}.items():
+        verify(ms.jit(fn, jit_level=level).graph(*make_args(rng)), require_spans=True)
 
 
 def test_negative_zero_and_distinct_results_survive_optimization():

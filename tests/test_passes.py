@@ -935,6 +935,32 @@ def test_tile_writes_values_used_later_and_reuses_a_dead_input(small_tiles):
     """)
 
 
+def test_tile_stops_a_chain_at_a_scalar_operation(small_tiles):
+    assert_pass_output(tile.run, """
+        graph f(%x: f64[8,4], %n: int) -> tuple(f64[8,4], int)
+          %0 = mul(%x, 2.0) : f64[8,4]
+          %1 = exp(%0) : f64[8,4]
+          %2 = add(%n, 1) : int
+          %3 = tuple(%1, %2) : tuple(f64[8,4], int)
+          return %3
+    """, """
+        graph f(%x: f64[8,4], %n: int) -> tuple(f64[8,4], int)
+          %0 = empty((8, 4)) {dtype=np.float64} : f64[8,4]
+          %1 = for_range(0, 8, 2, %x, %0) {carried=0} : tuple()
+            body(%i: int, %x.1: f64[8,4], %2: f64[8,4]) {
+              %3 = add(%i, 2) : int
+              %4 = getitem(%x.1, %i, %3) {index=[$1:$2]} : f64[2,4]
+              %5 = mul(%4, 2.0) : f64[2,4]
+              %6 = exp(%5) : f64[2,4]
+              %7 = setitem(%2, %6, %i, %3) {index=[$2:$3]} : none
+              yield
+            }
+          %8 = add(%n, 1) : int
+          %9 = tuple(%0, %8) : tuple(f64[8,4], int)
+          return %9
+    """)
+
+
 def test_tile_leaves_chains_that_keep_too_little_to_themselves(small_tiles, monkeypatch):
     monkeypatch.setattr(tile, "MIN_INTERNAL", 3)
     assert_pass_leaves(tile.run, """

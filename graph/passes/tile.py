@@ -93,7 +93,8 @@ def _big_shape(node: Node) -> Optional[tuple]:
 
 
 def _member(node: Node, shape: tuple) -> bool:
-    if not (node.is_pure and node.opdef.elementwise and not node.attrs and node.type.shape == shape):
+    if not (node.is_pure and node.opdef.elementwise and not node.attrs and isinstance(node.type, ArrayType)
+            and node.type.shape == shape):
         return False
     return all(_operand_kind(o, shape) is not None for o in node.operands)
 
