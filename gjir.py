@@ -296,6 +296,7 @@ def _check_loaded(graph, params: dict) -> None:
     from .graph.diagnostics import GraphjitError
     from .graph.literals import OperandRef
     from .graph.paths import parse_path
+    from .graph.types import type_of_value
     for param in graph.params:
         try:
             path = parse_path(param.attrs["path"])
@@ -303,6 +304,9 @@ def _check_loaded(graph, params: dict) -> None:
             raise GraphjitError(str(e)) from None
         if path.root_kind != "bound" or path.steps or path.root not in params:
             raise GraphjitError(f"parameter {param.attrs['path']} is not one of the stored values")
+        stored = type_of_value(params[path.root])
+        if stored != param.type:
+            raise GraphjitError(f"parameter {param.attrs['path']} is declared {param.type} but stored as {stored}")
     for node in graph.all_nodes():
         if node.op == "call":
             _check_call(node)

@@ -6,7 +6,8 @@
    Target: O1 and O2 steady state <= 1.1x the hand-written in-place pass.
 2. Elementwise-heavy kernels on a 2048x2048 float32 array, written as chains of array
    expressions: GELU (tanh form) and a layer norm. O0 (translation only: one new array per
-   operation, as eager NumPy) against O2 (memory planning computes into dead temporaries).
+   operation, as eager NumPy) against O2 (the chain runs tile by tile, and memory planning
+   computes into dead temporaries), and O2 with tiling switched off (memory planning alone).
    Target: O2 at least 1.3x faster than O0 on GELU; peak memory (tracemalloc) lower at O2.
 
 Timing: interleaved rounds (each round runs every variant, the starting variant rotating), GC off
@@ -14,10 +15,16 @@ while timing, medians over rounds of the per-call time; ratios are ratios of med
 checked against each other first. Peak memory: one call per variant under tracemalloc, counting
 only what the call allocates (the input is allocated before tracing starts).
 
+BLAS threading is left as the environment sets it, unless `--blas-threads N` is given (it sets
+OPENBLAS_NUM_THREADS, OMP_NUM_THREADS and MKL_NUM_THREADS before NumPy is imported). On a shared
+2-core machine a multi-threaded BLAS is at the mercy of other processes (spin-waiting threads make
+single matmuls 10x slower at random); `--blas-threads 1` gives stable Network figures there.
+
 Run:
 
-    python benchmarks/bench_optimizer.py            # full run, about a minute
-    python benchmarks/bench_optimizer.py --quick    # smoke run, a few seconds
+    python benchmarks/bench_optimizer.py                    # full run, a few minutes
+    python benchmarks/bench_optimizer.py --blas-threads 1   # single-threaded BLAS
+    python benchmarks/bench_optimizer.py --quick            # smoke run, a few seconds
 """
 
 from __future__ import annotations
@@ -31,9 +38,15 @@ import sys
 import tracemalloc
 from pathlib import Path
 
-import numpy as np
+if "--blas-threads" in sys.argv[:-1]:  # before NumPy loads its BLAS
+    _threads = sys.argv[sys.argv.index("--blas-threads") + 1]
+    for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[_var] = _threads
 
-import graphjit as ms
+import numpy as np  # noqa: E402
+
+import graphjit as ms  # noqa: E402
+from graphjit.graph.passes import tile  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -53,6 +66,18 @@ def layer_norm(x):
     d = x - mu
     var = (d * d).mean(axis=-1, keepdims=True)
     return d / np.sqrt(var + 1e-5) * 1.5 + 0.25
+
+
+def compile_untiled(fn, x):
+    """`fn` at O2 with the tiling pass switched off (memory planning alone)."""
+    saved = tile.MIN_ELEMENTS
+    tile.MIN_ELEMENTS = 1 << 62
+    try:
+        jitted = ms.jit(fn, jit_level="O2")
+        jitted(x)
+    finally:
+        tile.MIN_ELEMENTS = saved
+    return jitted
 
 
 def plain(fn):
@@ -87,6 +112,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="smoke run: few rounds")
     parser.add_argument("--rounds", type=int, default=None, help="interleaved rounds (default 15, quick 3)")
+    parser.add_argument("--blas-threads", type=int, default=None, help="BLAS threads (default: environment)")
     args = parser.parse_args(argv)
     rounds = args.rounds or (3 if args.quick else 15)
     round_seconds = 0.01 if args.quick else 0.15
@@ -98,7 +124,8 @@ def main(argv=None) -> int:
     print("# graphjit optimizer benchmark")
     print()
     print(f"- python {platform.python_version()}, numpy {np.__version__}, graphjit {ms.__version__}, "
-          f"{os.cpu_count()} CPUs; {rounds} interleaved rounds per table, medians{' [--quick]' if args.quick else ''}")
+          f"{os.cpu_count()} CPUs, OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', '(unset)')}; "
+          f"{rounds} interleaved rounds per table, medians{' [--quick]' if args.quick else ''}")
     print()
 
     # --- 1. the seed Network ---------------------------------------------------------------------------
@@ -135,12 +162,13 @@ def main(argv=None) -> int:
     big = np.random.default_rng(1).standard_normal((SIZE, SIZE)).astype(np.float32)
     for kernel, target in ((gelu, SPEEDUP_TARGET), (layer_norm, None)):
         o0, o2 = ms.jit(kernel, jit_level="O0"), ms.jit(kernel, jit_level="O2")
+        o2_untiled = compile_untiled(kernel, big)
         expected = kernel(big)
-        for fn in (o0, o2):
+        for fn in (o0, o2, o2_untiled):
             out = fn(big)
             np.testing.assert_allclose(out, expected, rtol=1e-6, atol=1e-6)
             assert out.dtype == np.float32
-        variants = {"eager": plain(kernel), "O0": plain(o0), "O2": plain(o2)}
+        variants = {"eager": plain(kernel), "O0": plain(o0), "O2": plain(o2), "O2 untiled": plain(o2_untiled)}
         med, us, inner = run_variants(variants, big, rounds, round_seconds * 4, inner_cap)
         peaks = {name: peak_mib(fn, big) for name, (_, fn) in variants.items()}
         speedup = med["O0"] / med["O2"]
@@ -148,12 +176,12 @@ def main(argv=None) -> int:
         print()
         print("| variant | median ms/call | min | max | peak memory (MiB, tracemalloc) |")
         print("|---|---:|---:|---:|---:|")
-        for name in ("eager", "O0", "O2"):
+        for name in ("eager", "O0", "O2", "O2 untiled"):
             print(f"| {name} | {med[name] / 1e3:.2f} | {min(us[name]) / 1e3:.2f} | {max(us[name]) / 1e3:.2f} "
                   f"| {peaks[name]:.1f} |")
         print()
         verdict = f" (target >= {target:.2f}x: {ok(speedup >= target)})" if target else ""
-        print(f"- O0 / O2 time: {speedup:.2f}x{verdict}")
+        print(f"- O0 / O2 time: {speedup:.2f}x{verdict}; O0 / O2 untiled: {med['O0'] / med['O2 untiled']:.2f}x")
         print(f"- peak memory O2 / O0: {peaks['O2']:.1f} / {peaks['O0']:.1f} MiB "
               f"({ok(peaks['O2'] < peaks['O0'])} lower at O2)")
         print()

@@ -40,6 +40,12 @@ def _check(graph: Graph, outer: set, problems: list[str], require_spans: bool) -
                 problems.append(f"{node!r} uses {operand!r} before its definition (or from another region)")
         if not isinstance(node.type, Type):
             problems.append(f"{node!r} has no type")
+        if "out" in node.attrs:
+            k = node.attrs["out"]
+            if not isinstance(k, int) or not 0 <= k < len(node.operands) or opdef.ufunc is None:
+                problems.append(f"{node!r}: `out={k!r}` needs an operand index and an op with an out= form")
+            elif node.operands[k].type != node.type:
+                problems.append(f"{node!r}: `out={k}` operand has type {node.operands[k].type}, result {node.type}")
         if node.graph is not graph:
             problems.append(f"{node!r} is not owned by its graph")
         if require_spans and node.span is None and node.op != "const":

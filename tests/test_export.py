@@ -180,5 +180,21 @@ def test_crafted_parameters_are_refused(archive, tmp_path):
         ms.load(path)
 
 
+def test_stored_parameters_must_match_their_declared_types(tmp_path):
+    target, _ = sample_target_and_expected("network")
+    path = ms.export(target, X, file=str(tmp_path / "m.gjir"))
+    with zipfile.ZipFile(path) as z:
+        parts = {name: z.read(name) for name in z.namelist()}
+    with np.load(io.BytesIO(parts["params.npz"])) as npz:
+        params = {k: npz[k] for k in npz.files}
+    first = next(iter(params))
+    params[first] = params[first][:3]
+    buffer = io.BytesIO()
+    np.savez(buffer, **params)
+    crafted = write(tmp_path, dict(parts, **{"params.npz": buffer.getvalue()}))
+    with pytest.raises(ms.GraphjitError, match=r"is declared f32\[512,784\] but stored as f32\[3,784\]"):
+        ms.load(crafted)
+
+
 def test_export_and_load_are_on_the_package_root():
     assert ms.export.__module__ == "graphjit" and ms.load.__module__ == "graphjit"

@@ -13,10 +13,11 @@ from click.testing import CliRunner
 import graphjit as ms
 from graphjit import nn
 from graphjit.cli import main
-from graphjit.graph import parse
+from graphjit.graph import parse, verify
 from graphjit.graph.diagnostics import PassError, VerifyError
 from graphjit.graph.passes import manager
 
+from programs import CASES
 from test_constructs import run_both
 
 ROOT = pathlib.Path(__file__).parent.parent
@@ -178,8 +179,26 @@ def test_traps_match_eager_with_tiling_forced(name, rng, monkeypatch):
     from graphjit.graph.passes import tile
     monkeypatch.setattr(tile, "MIN_ELEMENTS", 1)
     monkeypatch.setattr(tile, "TILE_BYTES", 16)
+    monkeypatch.setattr(tile, "MIN_INTERNAL", 1)
     fn, make_args = TRAPS[name]
     run_both(fn, make_args(rng), jit_level="O2")
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_constructs_match_eager_with_tiling_forced(name, rng, monkeypatch):
+    from graphjit.graph.passes import tile
+    monkeypatch.setattr(tile, "MIN_ELEMENTS", 1)
+    monkeypatch.setattr(tile, "TILE_BYTES", 16)
+    monkeypatch.setattr(tile, "MIN_INTERNAL", 1)
+    fn, make_args = CASES[name]
+    run_both(fn, make_args(rng), jit_level="O2")
+
+
+@pytest.mark.parametrize("level", ["O1", "O2"])
+def test_rewrites_keep_source_spans(level, rng):
+    """Every node a pass makes points at the user's code, as the front end's nodes do."""
+    for name, (fn, make_args) in {**CASES, **TRAPS}.items():
+        verify(ms.jit(fn, jit_level=level).graph(*make_args(rng)), require_spans=True)
 
 
 def test_negative_zero_and_distinct_results_survive_optimization():
@@ -347,6 +366,19 @@ def test_cli_dump_passes_emit_graph_and_dot(tmp_path):
     assert result.exit_code == 0
     assert "inplace(" in result.stdout and "{out=0}" in result.stdout
     assert str(parse(result.stdout)) == result.stdout
+    # the O2 module runs and matches eager
+    import importlib.util
+    (tmp_path / "gen_o2.py").write_text(runner.invoke(main, ["transpile", str(sample), "--input", "x=f32[64,1,28,28]",
+                                                             "--jit-level", "O2"]).stdout)
+    spec = importlib.util.spec_from_file_location("gen_o2", tmp_path / "gen_o2.py")
+    generated = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(generated)
+    spec = importlib.util.spec_from_file_location("o2_sample_network", sample)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    model = module.Network()
+    x = np.random.default_rng(0).standard_normal((64, 1, 28, 28)).astype(np.float32)
+    np.testing.assert_allclose(generated.Network_construct(model, x), model.construct(x), rtol=1e-5, atol=1e-6)
     result = runner.invoke(main, ["transpile", str(sample), "--input", "x=f32[64,1,28,28]", "--emit", "dot"])
     assert result.exit_code == 0 and result.stdout.startswith('digraph "Network_construct" {')
     assert result.stdout.count("{") == result.stdout.count("}")

@@ -866,9 +866,11 @@ def test_memory_plan_keeps_a_users_own_out():
 
 @pytest.fixture
 def small_tiles(monkeypatch):
-    """Tile small arrays (8 rows of 4 float64: 64 bytes per tile = 2 rows) so tests stay fast."""
+    """Tile small arrays (8 rows of 4 float64: 64 bytes per tile = 2 rows) so tests stay fast, and
+    short chains, so each test shows one mechanism."""
     monkeypatch.setattr(tile, "MIN_ELEMENTS", 8)
     monkeypatch.setattr(tile, "TILE_BYTES", 64)
+    monkeypatch.setattr(tile, "MIN_INTERNAL", 1)
 
 
 def test_tile_slices_what_varies_along_rows_and_passes_the_rest_whole(small_tiles):
@@ -930,6 +932,43 @@ def test_tile_writes_values_used_later_and_reuses_a_dead_input(small_tiles):
           %10 = sum(%t) : f64[]
           %11 = tuple(%0, %10) : tuple(f64[8,4], f64[])
           return %11
+    """)
+
+
+def test_tile_stops_a_chain_at_a_scalar_operation(small_tiles):
+    assert_pass_output(tile.run, """
+        graph f(%x: f64[8,4], %n: int) -> tuple(f64[8,4], int)
+          %0 = mul(%x, 2.0) : f64[8,4]
+          %1 = exp(%0) : f64[8,4]
+          %2 = add(%n, 1) : int
+          %3 = tuple(%1, %2) : tuple(f64[8,4], int)
+          return %3
+    """, """
+        graph f(%x: f64[8,4], %n: int) -> tuple(f64[8,4], int)
+          %0 = empty((8, 4)) {dtype=np.float64} : f64[8,4]
+          %1 = for_range(0, 8, 2, %x, %0) {carried=0} : tuple()
+            body(%i: int, %x.1: f64[8,4], %2: f64[8,4]) {
+              %3 = add(%i, 2) : int
+              %4 = getitem(%x.1, %i, %3) {index=[$1:$2]} : f64[2,4]
+              %5 = mul(%4, 2.0) : f64[2,4]
+              %6 = exp(%5) : f64[2,4]
+              %7 = setitem(%2, %6, %i, %3) {index=[$2:$3]} : none
+              yield
+            }
+          %8 = add(%n, 1) : int
+          %9 = tuple(%0, %8) : tuple(f64[8,4], int)
+          return %9
+    """)
+
+
+def test_tile_leaves_chains_that_keep_too_little_to_themselves(small_tiles, monkeypatch):
+    monkeypatch.setattr(tile, "MIN_INTERNAL", 3)
+    assert_pass_leaves(tile.run, """
+        graph f(%x: f64[8,4], %s: f64[8,1]) -> f64[8,4]
+          %0 = truediv(%x, %s) : f64[8,4]
+          %1 = mul(%0, 1.5) : f64[8,4]
+          %2 = add(%1, 0.25) : f64[8,4]
+          return %2
     """)
 
 

@@ -97,12 +97,12 @@ def programs(draw):
 @contextlib.contextmanager
 def tiny_tiles():
     """Make the tiling pass fire on these small arrays: one-row tiles."""
-    saved = tile.MIN_ELEMENTS, tile.TILE_BYTES
-    tile.MIN_ELEMENTS, tile.TILE_BYTES = 1, 32
+    saved = tile.MIN_ELEMENTS, tile.TILE_BYTES, tile.MIN_INTERNAL
+    tile.MIN_ELEMENTS, tile.TILE_BYTES, tile.MIN_INTERNAL = 1, 32, 1
     try:
         yield
     finally:
-        tile.MIN_ELEMENTS, tile.TILE_BYTES = saved
+        tile.MIN_ELEMENTS, tile.TILE_BYTES, tile.MIN_INTERNAL = saved
 
 
 def load(source: str, tmp_path):
