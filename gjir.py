@@ -72,6 +72,12 @@ def export(fn_or_cell: Any, *example_inputs: Any, file: str = "model.gjir", jit_
         raise e.with_traceback(None) from None
 
     for node in graph.all_nodes():
+        if node.op in PYTHON_OBJECT_OPS:
+            what = "a fallback block (statements run by the Python interpreter)" if node.op == "fallback" \
+                else f"a Python-object effect (`{node.op}`)"
+            raise GraphjitError(f"cannot export {graph.name}: the graph holds {what}, which only the original "
+                                "source can run", node.span,
+                                hint="export needs a graph that compiles at jit_syntax_level=STRICT")
         if node.op == "const" and not literal_const(node):
             span = node.span or next((u.span for u in node.graph.users(node) if u.span), None)
             raise GraphjitError(f"cannot export {graph.name}: the graph holds a compile-time "
@@ -291,6 +297,10 @@ def _check_call(node) -> None:
         raise GraphjitError(e.message, node.span) from None
 
 
+# Ops that run the user's Python or touch Python objects: never exported, refused when loaded.
+PYTHON_OBJECT_OPS = frozenset({"fallback", "pycall", "setattr", "getattr", "load_global", "store_global"})
+
+
 def _check_loaded(graph, params: dict) -> None:
     """What `parse` alone does not promise: parameters are stored values, calls are allowed."""
     from .graph.diagnostics import GraphjitError
@@ -308,6 +318,9 @@ def _check_loaded(graph, params: dict) -> None:
         if stored != param.type:
             raise GraphjitError(f"parameter {param.attrs['path']} is declared {param.type} but stored as {stored}")
     for node in graph.all_nodes():
+        if node.op in PYTHON_OBJECT_OPS:
+            raise GraphjitError(f"a loaded graph may not hold `{node.op}` (it would run Python code or touch "
+                                "Python objects)", node.span)
         if node.op == "call":
             _check_call(node)
         for key, value in node.attrs.items():

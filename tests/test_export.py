@@ -198,3 +198,33 @@ def test_stored_parameters_must_match_their_declared_types(tmp_path):
 
 def test_export_and_load_are_on_the_package_root():
     assert ms.export.__module__ == "graphjit" and ms.load.__module__ == "graphjit"
+
+
+def _uses_try(x):
+    try:
+        y = x * 2
+    except ValueError:
+        y = x
+    return y + 1
+
+
+def test_refuses_graphs_holding_fallback_blocks(tmp_path):
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(ms.GraphjitError) as info:
+            ms.export(_uses_try, np.ones(3), file=str(tmp_path / "fb.gjir"))
+    text = str(info.value)
+    assert "fallback block" in text and "test_export.py:" in text
+
+
+def test_loader_refuses_python_object_ops():
+    from graphjit import gjir
+    from graphjit.graph import parse
+    text = """graph f(%x: f64[3]) -> object
+  %0 = fallback(%x) {code='def __graphjit_fallback__(x):\\n    import os\\n    return (x,)\\n', file='m.py', line=1, reads=('x',), writes=('x',), returns=False, scope='globals'} : object
+  return %0
+"""
+    graph = parse(text)
+    with pytest.raises(ms.GraphjitError, match="may not hold `fallback`"):
+        gjir._check_loaded(graph, {})
