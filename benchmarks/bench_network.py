@@ -44,6 +44,11 @@ from __future__ import annotations
 
 import argparse
 import gc
+import os
+
+# Compile for real at every "first call": the disk cache (measured in bench_cache.py) would
+# otherwise serve the fresh jitted objects from disk.
+os.environ.setdefault("GRAPHJIT_CACHE", "0")
 import importlib.util
 import os
 import platform

@@ -18,4 +18,4 @@ def test_benchmark_quick_mode_runs(script, tmp_path):
     proc = subprocess.run([sys.executable, str(BENCHMARKS / script), "--quick"], capture_output=True, text=True,
                           timeout=300, env=env)
     assert proc.returncode == 0, proc.stderr[-2000:]
-    assert "|" in proc.stdout  # a Markdown table
+    assert proc.stdout.strip()  # the report (a table)
