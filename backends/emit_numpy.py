@@ -135,7 +135,7 @@ class Emitter:
             if node.id in inline:
                 self.expr[node.id] = (text, prec)
                 continue
-            if self.with_comments and node.span is not None:
+            if self.with_comments and node.span is not None and node.op != "note":
                 self.comment_for(node.span, indent)
             self.statement(node, text, prec, indent, uses)
         if len(self.lines) == start and not top:
@@ -170,6 +170,11 @@ class Emitter:
             return
         if op == "fallback":
             self.fallback(node, indent, uses)
+            return
+        if op == "note":
+            if self.with_comments:
+                self.lines.append(f"{indent}# {node.attrs.get('text', '')}")
+                self.last_line = None  # the next statement names its source line again
             return
         if op in REGION_OPS:
             getattr(self, "region_" + op)(node, indent, uses)
@@ -416,7 +421,7 @@ class Emitter:
         if op == "format":
             return (f"{format_literal(node.attrs['template'])}.format({', '.join(self.value(o) for o in ops)})",
                     PREC_ATOM)
-        if op in ("setitem", "inplace", "raise", "assert", "setattr", "store_global", "fallback") \
+        if op in ("setitem", "inplace", "raise", "assert", "setattr", "store_global", "fallback", "note") \
                 or op in REGION_OPS:
             return ("", PREC_ATOM)
         raise CodegenError(f"cannot emit op {op}", node.span)

@@ -114,6 +114,8 @@ class Interpreter:
             while self.region(cond, [*carried, *captures], env)[0]:
                 carried = self.region(body, [*carried, *captures], env)
             return carried
+        if op == "note":
+            return None
         if op == "raise":
             cls = resolve_callable(vals[0]) if isinstance(vals[0], str) else vals[0]
             raise cls(*vals[1:])

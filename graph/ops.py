@@ -171,6 +171,8 @@ _SPECIAL = [
     ("fallback", None, False, R.fixed(OBJECT), "statements run by the Python interpreter (LAX): attrs hold the "
      "code, the names read (operands) and written (results)"),
     ("call", None, False, R.fixed(OBJECT), "an opaque call of a NumPy/math function the table does not know"),
+    ("note", 0, False, R.fixed(R.NONE), "a comment in the generated code (attr `text`) saying what a pass did "
+     "there, e.g. which loop was vectorized"),
     ("if", None, False, R.fixed(OBJECT), "run-time branch: regions `then`, `else`; yields a tuple"),
     ("for_range", None, False, R.fixed(OBJECT), "`for i in range(start, stop, step)` with carried values"),
     ("while", None, False, R.fixed(OBJECT), "`while cond:` with carried values; regions `cond`, `body`"),

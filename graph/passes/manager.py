@@ -14,7 +14,7 @@ from typing import Callable, Optional
 from ..diagnostics import GraphjitError, PassError
 from ..ir import Graph
 from ..verifier import verify
-from . import dce
+from . import dce, vectorize
 
 Pass = tuple[Callable[[Graph], bool], str]
 
@@ -25,6 +25,9 @@ PIPELINES: dict[str, list[Pass]] = {
     ],
     "O2": [
         (dce.run, "remove unused nodes"),
+        # the O2 slot for loop vectorization: after the O1 passes have simplified loop bodies,
+        # before elementwise fusion (which would hide the slices it produces)
+        (vectorize.run, "turn independent loops into array operations"),
     ],
 }
 
