@@ -14,6 +14,7 @@ from ..vectorize.loop import Bail, LoopVectorizer, Result
 
 log = logging.getLogger("graphjit")
 ATTR = "vectorize"
+KEPT = "no: kept for arrays that share memory"
 
 
 def run(graph: Graph) -> bool:
@@ -37,8 +38,10 @@ def run(graph: Graph) -> bool:
             continue  # removed while vectorizing an earlier loop
         for region in node.regions:
             changed |= run(region)
-        if node.op == "for_range":
+        if node.op == "for_range" and node.attrs.get(ATTR) != KEPT:
             changed |= vectorize_loop(node)
+        elif node.op == "while":
+            changed |= _mark(node, "no: a `while` loop (also a `for` with break/return) is not vectorized")
     return changed
 
 
@@ -169,7 +172,7 @@ def _apply_guarded(loop: Node, result: Result) -> None:
     # then: the original loop, unchanged
     moved = then_g.add("for_range", [inside(then_g, then_map, o) for o in loop.operands], dict(loop.attrs),
                        loop.type, span, regions=list(loop.regions))
-    moved.attrs[ATTR] = "no: kept for arrays that share memory"
+    moved.attrs[ATTR] = KEPT
     n = loop.attrs.get("carried", 0)
     then_outs = [then_g.add("tuple_get", [moved], {"index": k}, loop.type.items[k], span) for k in range(n)]
     then_g.set_outputs(then_outs)

@@ -134,6 +134,11 @@ class Scratch:
             product = self._as_matmul(inputs, output, operands, name)
             if product is not None:
                 return product
+        order = {}
+        for ch in output + "".join(inputs):   # relabel: output letters first, alphabetically
+            order.setdefault(ch, LETTERS[len(order)])
+        inputs = ["".join(order[ch] for ch in sub) for sub in inputs]
+        output = "".join(order[ch] for ch in output)
         spec = ",".join(inputs) + "->" + output
         attrs = {"optimize": True} if len(operands) > 2 else {}
         return self.op("einsum", [self.const(spec), *operands], attrs, name)

@@ -77,6 +77,8 @@ class VI:
     inplace: bool = False
     const: Any = None                           # the value of a literal
     has_const: bool = False
+    raw: Any = None                             # (slice view before moving the loop axis, plan, base)
+    written: Any = None                         # (identity, items) this view was updated in place at
 
     @property
     def probe(self) -> Any:
@@ -148,12 +150,17 @@ class LoopVectorizer:
             inits = list(self.loop.operands[3:3 + self.n])
             return Result(self.s, inits, [], "removed: the range is empty", empty=True)
         self.bind_args()
+        self.find_inner_loops(self.body)
         self.find_accumulators()
+        self.find_scans()
         for node in self.body.nodes:
+            if node.id in self.env:
+                continue  # translated early, as the term of a scan
             vi = self.visit(node)
             if vi is not None:
                 self.env[node.id] = vi
         outputs = [self.finish_carried(j, self.lookup(out)) for j, out in enumerate(self.body.outputs)]
+        self.check_early_reads()
         self.check_dependences()
         self.check_view_uses()
         guards = self.alias_guards()
@@ -396,7 +403,9 @@ class LoopVectorizer:
             if vi.kind == "U":
                 return self.uniform(node, [vi])
             raise Bail("a tuple value varies with the loop index")
-        vis = [self.lookup(o) for o in node.operands]
+        if node.id in self.scan_updates:
+            return self.scan_update(node)
+        vis = [self.scan_value(self.lookup(o)) for o in node.operands]
         if op == "setitem" and node.id in self.accumulator_writes and node.id in self.acc_info:
             return self.finish_accumulator(node, vis)
         if any(v.carried for v in vis):
@@ -617,6 +626,8 @@ class LoopVectorizer:
         fn = str(node.attrs.get("fn", ""))
         module, _, name = fn.rpartition(".")
         vis = [self.lookup(o) for o in node.operands]
+        if module == "builtins" and name == "print":
+            raise Bail("`print` is an effect that must run in order")
         if module != "math" or name not in MATH_UFUNCS or "kw" in node.attrs:
             raise Bail(f"`{fn or 'call'}` is an opaque call")
         if any(v.carried for v in vis):
@@ -956,6 +967,7 @@ class LoopVectorizer:
             self.view_nodes[result.id] = ident
             return vi
         rank = P.rank_of(probes[0]) if probes else 0
+        raw = (result, plan, base)
         if plan["reverse"]:
             rev = [slice(None)] * plan["loop_axis"] + [slice(None, None, -1)]
             result = self.s.getitem(result, rev)
@@ -967,7 +979,8 @@ class LoopVectorizer:
         if plan["kind"] == "slice" and any(isinstance(d, Point) and d.expr.coef(K) and d.expr.const
                                             for d in plan["dims"]):
             self.features.add("stencil")
-        vi = VI("V", node=result, probes=probes, ident=ident, is_view=is_view, text=label)
+        vi = VI("V", node=result, probes=probes, ident=ident, is_view=is_view, text=label,
+                raw=raw if is_view else None)
         if point_only:
             vi.parts = (base, parts)
         return vi
@@ -1055,6 +1068,8 @@ class LoopVectorizer:
         plan = self.plan_index(base, parts, label, write=True)
         if plan["kind"] == "uniform":
             raise Bail(f"`{label} = ...` writes the same element in every iteration")
+        if vis[1].written == (id(base.ident), repr(plan["items"]), tuple(o.id for o in plan["operands"])):
+            return None  # `x[i] += v` on a view: updated in place already, the store writes it onto itself
         value = self.arrange_value(vis[1], base, plan, label)
         items = _shift_refs(plan["items"], 2)
         if self.region_depth:
@@ -1105,24 +1120,22 @@ class LoopVectorizer:
         op = node.attrs["op"]
         if P.rank_of(target.probe) == 0:
             return self.elementwise(node, vis, op=op, attrs={})
-        if target.kind == "V" and target.is_view:
-            plan_dims = self._view_dims(target)
+        if target.kind == "V" and target.is_view and target.raw is not None:
+            raw, plan, base = target.raw
             self.s.forget_reads()
-            aligned = self.align_to(value, target, node)
-            new = self.s.op("inplace", [target.node, aligned], {"op": op}, node.name)
-            self.accesses.append(Access(target.ident, True, self.s.pos[new.id], plan_dims, target.text,
+            aligned = self.arrange_value(value, base, plan, target.text)
+            new = self.s.op("inplace", [raw, aligned], {"op": op}, node.name)
+            self.accesses.append(Access(target.ident, True, self.s.pos[new.id], plan["dims"], target.text,
                                         _line(node)))
-            return replace(target, node=new)
+            return replace(target, written=(id(target.ident), repr(plan["items"]),
+                                            tuple(o.id for o in plan["operands"])))
+        if target.kind == "V" and target.is_view:
+            raise Bail(f"`{target.text} {op}= ...` updates a view in place")
         if target.kind == "V":
             aligned = self.align_to(value, target, node)
             new = self.s.op("inplace", [target.node, aligned], {"op": op}, node.name)
             return replace(target, node=new)
         raise Bail(f"`{target.text} {op}= ...` updates a loop-invariant array in place in every iteration")
-
-    def _view_dims(self, target: VI) -> tuple:
-        acc = next((a for a in reversed(self.accesses) if not a.write and a.array is target.ident
-                    and a.label == target.text), None)
-        return acc.dims if acc is not None else (ANY,)
 
     def align_to(self, value: VI, target: VI, node: Node) -> Node:
         n = self.value(value)
@@ -1338,6 +1351,102 @@ class LoopVectorizer:
             raise Bail("two loop-carried values depend on each other")
         return VI("UPD", j=c.j, upd=kind, term=t, inplace=inplace, probes=(), text=c.text)
 
+    def find_inner_loops(self, g: Graph) -> None:
+        for node in g.nodes:
+            if node.op in ("for_range", "while"):
+                line = node.span.line if node.span else "?"
+                raise Bail(f"it contains a loop that stays a loop (line {line})")
+            for region in node.regions:
+                self.find_inner_loops(region)
+
+    # --- scans: `s += x[i]; out[i] = s` ---------------------------------------------------------
+    def find_scans(self) -> None:
+        """Carried sums whose running value is used in the body: prefix sums (np.cumsum)."""
+        self.scans: dict[int, tuple] = {}          # slot -> (update node, term node)
+        self.scan_updates: dict[int, int] = {}     # update node id -> slot
+        self.scan_cache: dict = {}
+        self.early: list[Access] = []
+        for j in range(self.n):
+            c, y = self.body.args[1 + j], self.body.outputs[j]
+            if y.graph is not self.body or not (y.op == "add" or (y.op == "inplace" and y.attrs["op"] == "add")):
+                continue
+            if c not in y.operands or y.operands.count(c) != 1:
+                continue
+            t = y.operands[1] if y.operands[0] is c else y.operands[0]
+            if y.op == "inplace" and y.operands[0] is not c:
+                continue
+            uses_c = [u for u in self.body.users(c) if u is not y]
+            uses_y = self.body.users(y)
+            if not uses_c and not uses_y:
+                continue  # a plain reduction
+            self.scans[j] = (y, t)
+            self.scan_updates[y.id] = j
+
+    def scan_value(self, vi: VI) -> VI:
+        """Inside a scan, the carried value before the update is the exclusive prefix."""
+        if vi.kind != "C" or vi.j not in getattr(self, "scans", {}):
+            return vi
+        return self.prefix(vi.j, exclusive=True)
+
+    def scan_update(self, node: Node) -> VI:
+        return self.prefix(self.scan_updates[node.id], exclusive=False)
+
+    def prefix(self, j: int, exclusive: bool) -> VI:
+        key = (j, exclusive)
+        if key in self.scan_cache:
+            return self.scan_cache[key]
+        y, t_node = self.scans[j]
+        if (j, False) not in self.scan_cache:
+            self.ensure(t_node)
+            t = self.lookup(t_node)
+            init = self.loop.operands[3 + j]
+            probes = self.probes_of_outer(init)
+            if not probes or t.carried or not t.varying or P.rank_of(t.probe) != 0 or len(t.probes) != 1:
+                raise Bail(f"the running sum `{self.body.args[1 + j].name}` is not a prefix sum of scalars")
+            p1 = self.checked(lambda a, b: a + b, [probes[0], t.probe], {})
+            if not P.same_type(self.checked(lambda a, b: a + b, [p1, t.probe], {}), p1) or P.is_py_scalar(p1):
+                raise Bail(f"the running sum `{self.body.args[1 + j].name}` changes type")
+            acc = P.dtype_of(p1)
+            attrs = {} if P.dtype_of(self.checked(np.cumsum, [P.vector_probe(t.probe)], {})) == acc \
+                else {"dtype": acc.type}
+            total = self.s.op("cumsum", [self.value(t)], attrs, self.body.args[1 + j].name)
+            if not (init.op == "const" and _is_identity(init.value, 0)):
+                total = self.s.op("add", [self.s.ext(init), total], {}, self.body.args[1 + j].name)
+            self.features.add("scan")
+            self.scan_cache[(j, False)] = VI("V", node=total, probes=(p1,), text=self.body.args[1 + j].name)
+        incl = self.scan_cache[(j, False)]
+        if not exclusive:
+            return incl
+        init = self.loop.operands[3 + j]
+        head = self.s.op("list", [self.s.ext(init) if init.op != "const" else self.s.const(init.value)])
+        body = self.s.getitem(incl.node, [slice(None, -1)], cse=False)
+        pair = self.s.op("tuple", [head, body])
+        node = self.s.op("concatenate", [pair], {"dtype": P.dtype_of(incl.probe).type})
+        probes = tuple(P.unique_probes(self.probes_of_outer(init) + incl.probes))
+        vi = VI("V", node=node, probes=probes, text=incl.text)
+        self.scan_cache[key] = vi
+        return vi
+
+    def ensure(self, node: Node) -> None:
+        """Translate a pure body value ahead of its place (a scan term needed by an earlier use)."""
+        if node.id in self.env or node.graph is not self.body or node.op == "const":
+            return
+        if not node.is_pure or node.regions:
+            raise Bail("the term of a running sum is computed by an effect")
+        for o in node.operands:
+            self.ensure(o)
+        before = len(self.accesses)
+        vi = self.visit(node)
+        self.early.extend(self.accesses[before:])
+        if vi is not None:
+            self.env[node.id] = vi
+
+    def check_early_reads(self) -> None:
+        written = {id(a.array) for a in self.accesses if a.write}
+        for a in self.early:
+            if id(a.array) in written:
+                raise Bail(f"the term of a running sum reads `{a.label}`, which the loop writes")
+
     def find_accumulators(self) -> None:
         """`x[I] op= t` with I fixed in the loop: a reduction into one element (or row) of x."""
         self.accumulator_writes: dict[int, Node] = {}
@@ -1368,7 +1477,8 @@ class LoopVectorizer:
         if upd.kind != "UPD" or upd.j != ("acc", node.id):
             raise Bail("an element is updated in a way that is not a reduction")
         info = self.acc_info[node.id]
-        result = self.build_reduction(upd, info["init"], info["probe"], None, node)
+        result = self.build_reduction(upd, info["init"], (info["probe"],) if info["probe"] is not None else (),
+                                      None, node)
         base, plan = info["base"], info["plan"]
         btype = self._array_type(base)
         if P.dtype_of(result[1]) != np.dtype(btype.dtype):
@@ -1402,11 +1512,15 @@ class LoopVectorizer:
 
     def finish_carried(self, j: int, vi: VI) -> Node:
         init = self.loop.operands[3 + j]
+        if j in self.scans:
+            if self.trip is None:
+                raise Bail("the last value of a running sum over a run-time range")
+            return self.s.getitem(self.prefix(j, False).node, [-1], cse=False)
         if vi.kind == "C" and vi.j == j:
             return init
         if vi.kind == "UPD" and vi.j == j:
-            probes = self.probes_of_outer(init)
-            node, _ = self.build_reduction(vi, self.s.ext(init), probes[0] if probes else None, init, None)
+            probes = self.probes_of_outer(init) or self.chained_init_probes(init, self.loop, j)
+            node, _ = self.build_reduction(vi, self.s.ext(init), probes, init, None)
             self.features.add("reduction")
             return node
         if vi.carried:
@@ -1424,7 +1538,27 @@ class LoopVectorizer:
             last = self.s.op({bool: "bool", int: "int", float: "float"}.get(type(probe), "float"), [last])
         return last
 
-    def build_reduction(self, upd: VI, init: Node, init_probe: Any, init_outer: Optional[Node],
+    def chained_init_probes(self, init: Node, loop: Node, j: int) -> tuple:
+        """Types of an init that is an enclosing loop's carried value fed by this loop's own result.
+
+        `for i: for j: t += a[i, j]`: the inner loop starts from `t`, which is the outer init or
+        the inner loop's previous result; the stand-in SELF stands for the latter.
+        """
+        g = init.graph
+        parent = g.parent if g is not None else None
+        if init.op != "arg" or parent is None or parent.op != "for_range" or loop.graph is not g:
+            return ()
+        k = g.args.index(init)
+        if not 1 <= k <= parent.attrs.get("carried", 0):
+            return ()
+        out = g.outputs[k - 1]
+        if out.op != "tuple_get" or out.operands[0] is not loop or out.attrs["index"] != j:
+            return ()
+        outer_init = parent.operands[3 + k - 1]
+        base = self.probes_of_outer(outer_init) or self.chained_init_probes(outer_init, parent, k - 1)
+        return base + (SELF,) if base else ()
+
+    def build_reduction(self, upd: VI, init: Node, init_probes: tuple, init_outer: Optional[Node],
                         node: Optional[Node]) -> tuple:
         """The combined value of a reduction: e.g. `s0 + np.sum(terms)`; returns (node, probe)."""
         kind = upd.upd
@@ -1441,10 +1575,15 @@ class LoopVectorizer:
                 node_ = none if literal is True else self.s.op("bitand", [init, none])
             return node_, np.bool_(True)
         t = upd.term
-        if t is None or not t.varying:
+        if t is None or (not t.varying and (upd.mask is None or not upd.mask.varying)):
             raise Bail(f"the value accumulated into `{upd.text}` does not depend on the loop index")
-        if init_probe is None:
+        if not init_probes:
             raise Bail(f"the type of `{upd.text}` before the loop is not known")
+        self_results = SELF in init_probes
+        inits = [p for p in init_probes if p is not SELF]
+        init_probe = inits[0]
+        if any(isinstance(p, np.ndarray) != isinstance(init_probe, np.ndarray) for p in inits):
+            raise Bail(f"`{upd.text}` is an array in some iterations and a scalar in others")
         tprobe = t.probe
         if len(t.probes) > 1:
             raise Bail(f"the type of the value accumulated into `{upd.text}` varies")
@@ -1455,9 +1594,11 @@ class LoopVectorizer:
             if upd.inplace and isinstance(init_probe, np.ndarray):
                 fn = {"add": _iadd, "sub": _isub, "mul": _imul}[kind]
             p1 = self.checked(fn, [init_probe, tprobe], {})
-            p2 = self.checked(fn, [p1, tprobe], {})
-            if not P.same_type(p1, p2):
-                raise Bail(f"the type of `{upd.text}` changes from one iteration to the next")
+            if self_results:
+                inits.append(p1)
+            for p in inits + [p1]:
+                if not P.same_type(self.checked(fn, [p, tprobe], {}), p1):
+                    raise Bail(f"the type of `{upd.text}` changes from one iteration to the next")
             acc = P.dtype_of(p1)
             if acc.kind not in "biufc":
                 raise Bail(f"`{upd.text}` accumulates {acc}")
@@ -1471,7 +1612,10 @@ class LoopVectorizer:
                 if upd.mask_neg:
                     m = self.s.op("logical_not", [m])
                 m = self.s.expand(m, 1, rank)
-                terms = self.s.op("where", [m, terms, self.s.const(IDENTITY[kind])])
+                if not t.varying and kind == "add" and t.has_const and t.const == 1 and rank == 0:
+                    terms = m  # a count: sum of the mask
+                else:
+                    terms = self.s.op("where", [m, terms, self.s.const(IDENTITY[kind])])
             red_op = "prod" if kind == "mul" else "sum"
             attrs = {} if rank == 0 else {"axis": 0}
             natural = P.dtype_of(self.checked(OPS[red_op], [P.vector_probe(tprobe)], attrs))
@@ -1489,13 +1633,14 @@ class LoopVectorizer:
                 result = self.s.op("inplace", [init, total], {"op": kind})
             else:
                 result = self.s.op(kind, [init, total])
-            final = self.checked(fn, [init_probe, tot_probe], {})
+            finals = [self.checked(fn, [p, tot_probe], {}) for p in inits]
             if P.is_py_scalar(p1):
                 result = self.s.op({bool: "bool", int: "int", float: "float", complex: "complex"}[type(p1)],
                                    [result]) if type(p1) is not complex else result
-                final = p1
-            if not P.same_type(final, p1):
-                raise Bail(f"the vectorized `{upd.text}` would have type {type(final).__name__}")
+                finals = [p1]
+            for final in finals:
+                if not P.same_type(final, p1):
+                    raise Bail(f"the vectorized `{upd.text}` would have type {type(final).__name__}")
             return result, p1
         if rank != 0 and kind in ("pymax", "pymin", "pymax_r", "pymin_r"):
             raise Bail("max()/min() of arrays")
@@ -1503,7 +1648,7 @@ class LoopVectorizer:
         is_float = dt.kind in "fc"
         if kind.endswith("_r") and is_float:
             raise Bail("`max(t, m)` on floats keeps a NaN only until the next element; write `max(m, t)`")
-        base_kind = kind.rstrip("_r") if kind.endswith("_r") else kind
+        base_kind = kind[:-2] if kind.endswith("_r") else kind
         is_max = base_kind in ("pymax", "maximum", "fmax")
         if upd.mask is not None:
             m = self.value(upd.mask)
@@ -1632,6 +1777,7 @@ class LoopVectorizer:
 
 
 _NO_LITERAL = object()
+SELF = "<the loop's own result>"
 
 
 def _iadd(a, b):

@@ -46,7 +46,7 @@ def eager_probe(t: Type) -> Any:
 
 
 def probe_of_value(value: Any) -> Any:
-    if type(value) in PY_SCALARS or isinstance(value, np.generic):
+    if type(value) in PY_SCALARS or isinstance(value, (np.generic, str)):
         return value
     if isinstance(value, np.ndarray):
         return np.ones(small_shape(value.shape), dtype=value.dtype)
