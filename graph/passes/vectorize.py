@@ -50,6 +50,10 @@ def vectorize_loop(loop: Node) -> bool:
         result = LoopVectorizer(loop).run()
     except Bail as e:
         return _mark(loop, f"no: {e}")
+    except Exception as e:  # noqa: BLE001 - a bug here must not stop compilation: keep the loop
+        if os.environ.get("GRAPHJIT_VERIFY", "") not in ("", "0"):
+            raise
+        return _mark(loop, f"no: internal error in the vectorizer ({type(e).__name__}: {e})")
     if result.empty:
         _replace_loop(loop, list(result.outputs), _note_text(loop, result))
         return True

@@ -1579,7 +1579,7 @@ class LoopVectorizer:
             raise Bail(f"the value accumulated into `{upd.text}` does not depend on the loop index")
         if not init_probes:
             raise Bail(f"the type of `{upd.text}` before the loop is not known")
-        self_results = SELF in init_probes
+        self_results = any(p is SELF for p in init_probes)
         inits = [p for p in init_probes if p is not SELF]
         init_probe = inits[0]
         if any(isinstance(p, np.ndarray) != isinstance(init_probe, np.ndarray) for p in inits):
