@@ -125,6 +125,11 @@ for _s in ["expand_dims", "squeeze", "ravel", "concatenate", "stack", "hstack", 
     _fn = getattr(np, _s)
     _add(OpDef(_s, _fn, "call", f"np.{_s}", infer=R.by_evaluation(_fn), doc=f"`np.{_s}(...)`"))
 
+_swv = np.lib.stride_tricks.sliding_window_view
+_add(OpDef("sliding_window_view", _swv, "call", "np.lib.stride_tricks.sliding_window_view",
+           infer=R.by_evaluation(_swv), doc="`np.lib.stride_tricks.sliding_window_view(a, window_shape, axis=...)`: "
+           "every window as a read-only view"))
+
 # --- Creation --------------------------------------------------------------------------------
 for _c in ["zeros", "ones", "empty"]:
     _add(OpDef(_c, getattr(np, _c), "call", f"np.{_c}", infer=R.creation, doc=f"`np.{_c}(shape, dtype=...)`"))

@@ -27,6 +27,7 @@ FRESH_OPS = frozenset({
 VIEW_OPS = frozenset({
     "getitem", "reshape", "T", "transpose", "ravel", "squeeze", "expand_dims", "swapaxes", "moveaxis", "flip",
     "broadcast_to", "diag", "atleast_1d", "atleast_2d", "asarray", "ascontiguousarray", "inplace",
+    "sliding_window_view",
 })
 
 EXTERNAL = "external"

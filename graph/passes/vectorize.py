@@ -8,7 +8,7 @@ import os
 from typing import Optional
 
 from ..ir import Graph, Node
-from ..types import NONE, ScalarType, TupleType
+from ..types import NONE, ArrayType, ScalarType, TupleType
 from ..vectorize.build import live_nodes, splice
 from ..vectorize.loop import Bail, LoopVectorizer, Result
 
@@ -33,16 +33,84 @@ def run(graph: Graph) -> bool:
     A loop that stays a loop gets an attribute saying why: `{vectorize='no: carried dependence: ...'}`.
     """
     changed = False
+    vectorized = False
     for node in list(graph.nodes):
         if node.graph is not graph:
             continue  # removed while vectorizing an earlier loop
         for region in node.regions:
             changed |= run(region)
         if node.op == "for_range" and node.attrs.get(ATTR) != KEPT:
-            changed |= vectorize_loop(node)
+            done = vectorize_loop(node)
+            vectorized |= done and node not in graph.nodes
+            changed |= done
         elif node.op == "while":
             changed |= _mark(node, "no: a `while` loop (also a `for` with break/return) is not vectorized")
+    if vectorized:
+        changed |= forward_stores(graph)
     return changed
+
+
+# Ops whose result is a new array no other value refers to (so it can take over a fresh array's role).
+_NEW_ARRAY_OPS = {"matmul", "dot", "einsum", "cumsum", "cumprod", "concatenate", "where", "clip", "copy", "astype",
+                  "outer", "tensordot", "sum", "prod", "max", "min", "nanmax", "nanmin", "mean"}
+_CREATION_OPS = {"zeros", "empty", "ones", "full", "zeros_like", "empty_like", "ones_like", "full_like"}
+
+
+def forward_stores(graph: Graph) -> bool:
+    """`out = np.empty_like(x); out[:] = expr` -> `out = expr` when expr is a new array of out's type.
+
+    Also `c = np.zeros(...); c[:] = c + expr` -> `c = expr`. The created array is fresh (nothing
+    else refers to it) and unused before the store, so the new array can take its place.
+    """
+    changed = False
+    position = {n.id: k for k, n in enumerate(graph.nodes)}
+    for store in list(graph.nodes):
+        if store.op != "setitem" or store.graph is not graph or len(store.operands) != 2:
+            continue
+        target, value = store.operands
+        index = store.attrs["index"]
+        if target.op not in _CREATION_OPS or target.graph is not graph:
+            continue
+        if not all(isinstance(it, slice) and it == slice(None) for it in index):
+            continue
+        t = target.type
+        if not isinstance(t, ArrayType) or not t.is_static:
+            continue
+        if any(position.get(u.id, 0) < position[store.id] for u in graph.users(target) if u is not store
+               and u is not value):
+            continue
+        if value.op == "add" and target.op in ("zeros", "zeros_like") and target in value.operands \
+                and len(graph.users(value)) == 1:
+            other = value.operands[1] if value.operands[0] is target else value.operands[0]
+            if other is target or not _new_array(graph, other, t, allow_users=1):
+                continue
+            new = other
+        elif _new_array(graph, value, t, allow_users=1) and target not in value.operands:
+            new = value
+        else:
+            continue
+        graph.erase(store)
+        for user in graph.users(target):
+            if user is not value:
+                graph.set_operands(user, [new if o is target else o for o in user.operands])
+        if graph.is_output(target):
+            graph.set_outputs(new if o is target else o for o in graph.outputs)
+        new.name = target.name or new.name
+        if value is not new and not graph.users(value):
+            graph.erase(value)
+        if not graph.users(target) and not graph.is_output(target):
+            graph.erase(target)
+        changed = True
+        position = {n.id: k for k, n in enumerate(graph.nodes)}
+    return changed
+
+
+def _new_array(graph: Graph, node: Node, t: ArrayType, allow_users: int) -> bool:
+    from ..ops import OPS
+    if node.graph is not graph or node.type != t or len(graph.users(node)) > allow_users or graph.is_output(node):
+        return False
+    op = OPS.get(node.op)
+    return node.op in _NEW_ARRAY_OPS or (op is not None and op.elementwise and node.op not in ("inplace",))
 
 
 def vectorize_loop(loop: Node) -> bool:

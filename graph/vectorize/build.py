@@ -33,6 +33,7 @@ class Scratch:
         self.pos: dict[int, int] = {}          # scratch node id -> position in program order
         self.clock = 0
         self.consts: dict[tuple, Node] = {}
+        self.contractions: dict[int, tuple] = {}   # node id -> (inputs, output, operands) it computes
         self.reads: dict[tuple, Node] = {}     # CSE of array reads between writes
 
     def tick(self) -> int:
@@ -62,8 +63,9 @@ class Scratch:
         return node
 
     # --- operations --------------------------------------------------------------------------
-    def op(self, op: str, operands: Sequence[Node], attrs: Optional[dict] = None, name: str = "") -> Node:
-        node = self.g.add(op, list(operands), attrs or {}, None, self.span, name)
+    def op(self, op: str, operands: Sequence[Node], attrs: Optional[dict] = None, name: str = "",
+           type=None) -> Node:
+        node = self.g.add(op, list(operands), attrs or {}, type, self.span, name)
         self.pos[node.id] = self.tick()
         return node
 
@@ -133,6 +135,7 @@ class Scratch:
         if len(operands) == 2:
             product = self._as_matmul(inputs, output, operands, name)
             if product is not None:
+                self.contractions[product.id] = (inputs, output, operands)
                 return product
         order = {}
         for ch in output + "".join(inputs):   # relabel: output letters first, alphabetically
@@ -141,7 +144,19 @@ class Scratch:
         output = "".join(order[ch] for ch in output)
         spec = ",".join(inputs) + "->" + output
         attrs = {"optimize": True} if len(operands) > 2 else {}
-        return self.op("einsum", [self.const(spec), *operands], attrs, name)
+        node = self.op("einsum", [self.const(spec), *operands], attrs, name)
+        self.contractions[node.id] = (inputs, output, operands)
+        return node
+
+    def contract_leading(self, node: Node) -> Optional[Node]:
+        """`np.sum(einsum(...->i...), axis=0)` is one einsum that also contracts i."""
+        spec = self.contractions.get(node.id)
+        if spec is None or self.g.users(node) or not spec[1]:
+            return None
+        inputs, output, operands = spec
+        self.g.nodes.remove(node)
+        self.g._edges.remove_node(node)
+        return self.einsum(list(inputs), output[1:], list(operands), node.name)
 
     def _as_matmul(self, inputs: list[str], output: str, operands: list[Node], name: str) -> Optional[Node]:
         (sx, sy), (x, y) = inputs, operands
@@ -160,10 +175,12 @@ class Scratch:
             if len(sx) == 1 and len(sy) == 1 and output == "":
                 return self.op("dot", [x, y], name=name)
             return None
-        if output == "".join(batch + fx + fy):
-            a, sa, b, sb, fa, fb = x, sx, y, sy, fx, fy
-        elif output == "".join(batch + fy + fx):
-            a, sa, b, sb, fa, fb = y, sy, x, sx, fy, fx
+        forms = [(x, sx, y, sy, fx, fy), (y, sy, x, sx, fy, fx)]
+        if not fx and fy:
+            forms.reverse()   # matrix @ vector reads better than vector @ matrix.T
+        for a, sa, b, sb, fa, fb in forms:
+            if output == "".join(batch + fa + fb):
+                break
         else:
             return None
         left = self._arrange(a, sa, batch + fa + [c])

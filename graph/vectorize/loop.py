@@ -56,6 +56,7 @@ REDUCTION_OPS = {"sum", "mean", "max", "min", "prod", "any", "all", "nansum", "n
 EFFECT_OPS = {"raise", "assert", "setattr", "getattr", "load_global", "store_global", "pycall", "fallback",
               "call"}
 IDENTITY = {"add": 0, "sub": 0, "mul": 1, "or": False, "and": True}
+SWV = "sliding_window_view"
 
 
 @dataclass
@@ -167,7 +168,7 @@ class LoopVectorizer:
         return Result(self.s, outputs, guards, self.summary())
 
     def summary(self) -> str:
-        order = ["elementwise", "stencil", "reduction", "contraction", "where", "scan", "gather"]
+        order = ["elementwise", "stencil", "window", "reduction", "contraction", "where", "scan", "gather"]
         feats = [f for f in order if f in self.features] or ["elementwise"]
         return ", ".join(feats)
 
@@ -420,15 +421,21 @@ class LoopVectorizer:
             return self.visit_setitem(node, vis)
         if op == "inplace":
             return self.visit_inplace(node, vis)
+        if op == SWV:
+            if any(v.varying for v in vis) or len(vis) != 1:
+                raise Bail("a sliding window of a value that varies with the loop index")
+            self.note_array_reads(node, vis)
+            new = self.s.op(SWV, [self.value(vis[0])], dict(node.attrs), node.name, type=node.type)
+            return VI("U", node=new, probes=(), ident=new, is_view=True, text=node.name or "window")
         if op in ("dim", "len", "size") and _static_dim(node) is not None:
             return self.const_vi(_static_dim(node))
-        if not any(v.varying for v in vis):
-            return self.uniform(node, vis)
         if op in ("add", "sub", "neg", "pos", "mul") and all(v.kind == "A" for v in vis):
             aff = self.affine_op(op, vis)
             if aff is not None:
                 return VI("A", aff=aff, probes=self.eager(node, vis), ival=self.interval(aff),
                           text=_render(op, vis))
+        if not any(v.varying for v in vis):
+            return self.uniform(node, vis)
         if op in ("py_abs", "py_max", "py_min"):
             return self.visit_builtin(node, vis)
         if op in ("float", "bool", "int"):
@@ -766,14 +773,17 @@ class LoopVectorizer:
                 for p in (item.start, item.stop, item.step):
                     if isinstance(p, OperandRef):
                         v = vis[p.index]
-                        if v.kind != "A" or v.varying:
-                            raise Bail("slice bounds depend on the loop index")
+                        if v.kind != "A":
+                            raise Bail("a slice bound is not an affine integer")
                         bounds.append(v.aff)
                     elif p is None or _is_int_value(p):
                         bounds.append(None if p is None else Affine.constant(int(p)))
                     else:
                         raise Bail(f"slice bound {p!r}")
-                parts.append(("sl", *bounds))
+                if any(b is not None and b.coef(K) for b in bounds):
+                    parts.append(("win", *self.window_bounds(bounds)))
+                else:
+                    parts.append(("sl", *bounds))
             elif item is None:
                 parts.append(("new",))
             elif item is Ellipsis:
@@ -783,6 +793,18 @@ class LoopVectorizer:
             else:
                 raise Bail(f"index item {item!r}")
         return parts
+
+    def window_bounds(self, bounds: list) -> tuple:
+        """`x[i:i + 3]`: a window of fixed length sliding with the loop index."""
+        start, stop, step = bounds
+        if step is not None and not (step.is_const and step.const == 1):
+            raise Bail("a sliding slice with a step")
+        if start is None or stop is None or start.coef(K) != stop.coef(K):
+            raise Bail("slice bounds depend on the loop index (not a window of fixed length)")
+        length = stop - start
+        if not length.is_const or length.const < 1:
+            raise Bail("a sliding window whose length is not a positive constant")
+        return start, length.const
 
     def resolve_base(self, base: VI, parts: list) -> tuple:
         """Fold `a[i][j]` into `a[i, j]`."""
@@ -952,6 +974,8 @@ class LoopVectorizer:
         label = self.label(node, base)
         if base.kind == "V":
             return self.getitem_of_varying(node, base, parts, label)
+        if any(p[0] == "win" for p in parts):
+            return self.window_read(node, base, parts, label)
         plan = self.plan_index(base, parts, label, write=False)
         pos = self.s.tick()
         ident = base.ident if base.ident is not None else base.node
@@ -984,6 +1008,98 @@ class LoopVectorizer:
         if point_only:
             vi.parts = (base, parts)
         return vi
+
+    def window_read(self, node: Node, base: VI, parts: list, label: str) -> VI:
+        """`x[..., i + a:i + a + L, ...]` for all i: a strided view of every window (no copy)."""
+        if base.kind != "U":
+            raise Bail(f"`{label}` slides over an array that varies with the loop index")
+        shape = self._array_type(base).shape
+        if any(p[0] in ("new", "ell", "fancy") or (p[0] == "pt" and p[1].varying) for p in parts):
+            raise Bail(f"`{label}` mixes a sliding window with other loop-dependent indexing")
+        if sum(1 for p in parts if p[0] == "win") != 1:
+            raise Bail(f"`{label}` slides along more than one axis with the same index")
+        parts = parts + [("sl", None, None, None)] * (len(shape) - len(parts))
+        d = next(k for k, p in enumerate(parts) if p[0] == "win")
+        _, start, length = parts[d]
+        dim = shape[d]
+        c = start.coef(K)
+        first = start.subst(K, Affine.constant(0))
+        last_stop = start.subst(K, self.trip_aff - 1) + length
+        lo, hi = (first, last_stop) if c > 0 else (start.subst(K, self.trip_aff - 1), first + length)
+        if dim is None or self.interval(lo)[0] < 0 or self.interval(hi - dim)[1] > 0:
+            raise Bail(f"the sliding window `{label}` may leave the array")
+        if c < 0:
+            raise Bail(f"the window `{label}` slides backwards")
+        dims = []
+        for k, p in enumerate(parts):
+            if p[0] == "pt":
+                dims.append(self.point_dim(p[1].aff, shape[k]))
+            elif p[0] == "sl":
+                dims.append(self.slice_dim(p[1:], shape[k]))
+            else:
+                dims.append(Span(start, Affine.constant(length), 1))
+        ident = base.ident if base.ident is not None else base.node
+        self.accesses.append(Access(ident, False, self.s.tick(), tuple(dims), label, _line(node)))
+        view = self.sliding_view(base.node, length, d, shape)
+        items, operands = [], []
+
+        def ref(aff):
+            v = self.index_value(aff)
+            if isinstance(v, int):
+                return v
+            operands.append(v)
+            return OperandRef(len(operands))
+        loop_axis = None
+        result_dims = 0
+        for k, p in enumerate(parts):
+            if p[0] == "pt":
+                items.append(ref(p[1].aff))
+            elif p[0] == "sl":
+                items.append(slice(*(None if b is None else ref(b) for b in p[1:])))
+                result_dims += 1
+            else:
+                stop = first + self.trip_aff * c
+                n_windows = dim - length + 1
+                items.append(slice(None if first.is_const and first.const == 0 else ref(first),
+                                   None if stop.is_const and stop.const == n_windows else ref(stop),
+                                   None if c == 1 else c))
+                loop_axis = result_dims
+                result_dims += 1
+        while len(items) > 1 and items[-1] == slice(None):
+            items.pop()
+        result = self.s.getitem(view, items, operands, node.name)
+        probes = self.getitem_probes(node, base, [p for p in parts if p[0] != "win"] + [("sl",)])
+        rank = P.rank_of(probes[0])            # per iteration, including the window axis
+        axes = (loop_axis,) + tuple(range(loop_axis)) + (rank,) + tuple(range(loop_axis + 1, rank))
+        result = self.s.transpose(result, axes)
+        self.features.add("window")
+        return VI("V", node=result, probes=probes, ident=view, is_view=True, text=label)
+
+    def sliding_view(self, array: Node, length: int, axis: int, shape: tuple) -> Node:
+        """`sliding_window_view(x, L, axis=d)`; a view of a view merges into one call."""
+        windows, axes = (length,), (axis,)
+        if array.op == SWV:
+            inner = array
+            w, a = inner.attrs["window_shape"], inner.attrs["axis"]
+            windows = (w if isinstance(w, tuple) else (w,)) + windows
+            axes = (a if isinstance(a, tuple) else (a,)) + axes
+            array = inner.operands[0]
+            shape = self.s.outer(array).type.shape if self.s.outer(array) is not None else array.type.shape
+        t = self._array_type_of(array)
+        new_shape = list(t.shape)
+        for w, a in zip(windows, axes):
+            new_shape[a] = new_shape[a] - w + 1
+        new_shape += list(windows)
+        attrs = {"window_shape": windows if len(windows) > 1 else windows[0],
+                 "axis": axes if len(axes) > 1 else axes[0]}
+        return self.s.op(SWV, [array], attrs, type=ArrayType(t.dtype, tuple(new_shape)))
+
+    def _array_type_of(self, node: Node) -> ArrayType:
+        outer = self.s.outer(node)
+        t = outer.type if outer is not None else node.type
+        if not isinstance(t, ArrayType) or t.shape is None or None in t.shape:
+            raise Bail("a sliding window over an array of unknown shape")
+        return t
 
     def getitem_of_varying(self, node: Node, base: VI, parts: list, label: str) -> VI:
         if any(p[0] != "sl" and not (p[0] == "pt" and not p[1].varying) and p[0] != "new" for p in parts):
@@ -1621,7 +1737,9 @@ class LoopVectorizer:
             natural = P.dtype_of(self.checked(OPS[red_op], [P.vector_probe(tprobe)], attrs))
             if natural != acc:
                 attrs["dtype"] = acc.type
-            total = self.sum_of_products(terms, acc, rank) if red_op == "sum" and "dtype" not in attrs else None
+            total = None
+            if red_op == "sum" and "dtype" not in attrs:
+                total = self.sum_of_products(terms, acc, rank) or self.s.contract_leading(terms)
             if total is None:
                 total = self.s.op(red_op, [terms], attrs)
             tot_probe = acc.type(1) if rank == 0 else np.ones((2,) * rank, dtype=acc)
@@ -1690,7 +1808,8 @@ class LoopVectorizer:
             return None
         if ta.dtype != acc.name or tb.dtype != acc.name or acc.kind not in "fc":
             return None
-        if len(ta.shape) != rank + 1 or len(tb.shape) != rank + 1 or ta.shape != tb.shape:
+        if len(ta.shape) != rank + 1 or len(tb.shape) != rank + 1 or \
+                any(x is not None and y is not None and x != y for x, y in zip(ta.shape, tb.shape)):
             return None
         sub = "i" + "abcdefgh"[:rank]
         self.features.add("contraction")
