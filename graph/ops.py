@@ -125,6 +125,10 @@ for _s in ["expand_dims", "squeeze", "ravel", "concatenate", "stack", "hstack", 
     _fn = getattr(np, _s)
     _add(OpDef(_s, _fn, "call", f"np.{_s}", infer=R.by_evaluation(_fn), doc=f"`np.{_s}(...)`"))
 
+_add(OpDef("count_nonzero", np.count_nonzero, "call", "np.count_nonzero", arity=1, infer=R.fixed(INT),
+           doc="`np.count_nonzero(a)`: the number of true (non-zero) elements, a Python int"))
+_add(OpDef("correlate", np.correlate, "call", "np.correlate", arity=2, infer=R.by_evaluation(np.correlate),
+           doc="`np.correlate(a, v, mode=...)`: sliding dot products of `v` along `a`"))
 _swv = np.lib.stride_tricks.sliding_window_view
 _add(OpDef("sliding_window_view", _swv, "call", "np.lib.stride_tricks.sliding_window_view",
            infer=R.by_evaluation(_swv), doc="`np.lib.stride_tricks.sliding_window_view(a, window_shape, axis=...)`: "

@@ -21,7 +21,7 @@ FRESH_OPS = frozenset({
     "zeros", "ones", "empty", "zeros_like", "ones_like", "empty_like", "full", "full_like", "arange",
     "linspace", "eye", "array", "copy", "copy_flat", "astype", "matmul", "dot", "einsum", "outer", "tensordot",
     "concatenate", "stack", "hstack", "vstack", "tile", "repeat", "cumsum", "cumprod", "diff", "sort",
-    "argsort", "pad", "triu", "tril", "take",
+    "argsort", "pad", "triu", "tril", "take", "correlate",
 })
 # Ops whose result may be a view of operand 0.
 VIEW_OPS = frozenset({

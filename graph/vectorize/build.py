@@ -17,7 +17,9 @@ from typing import Any, Optional, Sequence
 from ..ir import Graph, Node
 from ..literals import Index, OperandRef
 from ..spans import SourceSpan
-from ..types import type_of_value
+import numpy as np
+
+from ..types import ArrayType, type_of_value
 
 LETTERS = string.ascii_lowercase
 
@@ -133,6 +135,9 @@ class Scratch:
                 x = x.operands[0]
             operands[k] = x
         if len(operands) == 2:
+            corr = self._as_correlate(inputs, output, operands, name)
+            if corr is not None:
+                return corr
             product = self._as_matmul(inputs, output, operands, name)
             if product is not None:
                 self.contractions[product.id] = (inputs, output, operands)
@@ -143,10 +148,55 @@ class Scratch:
         inputs = ["".join(order[ch] for ch in sub) for sub in inputs]
         output = "".join(order[ch] for ch in output)
         spec = ",".join(inputs) + "->" + output
-        attrs = {"optimize": True} if len(operands) > 2 else {}
-        node = self.op("einsum", [self.const(spec), *operands], attrs, name)
+        node = self.op("einsum", [self.const(spec), *operands], self._einsum_options(inputs, output), name,
+                       type=_einsum_type(inputs, output, operands))
         self.contractions[node.id] = (inputs, output, operands)
         return node
+
+    @staticmethod
+    def _einsum_options(inputs: list, output: str) -> dict:
+        """optimize=True pays for its path search when the contraction can become a BLAS call:
+        three or more operands, or two with no shared (batch) letter and a window operand."""
+        if len(inputs) > 2:
+            return {"optimize": True}
+        shared = set(inputs[0]) & set(inputs[1]) & set(output)
+        if not shared and max(len(sub) for sub in inputs) >= 3:
+            return {"optimize": True}
+        return {}
+
+    def _as_correlate(self, inputs: list, output: str, operands: list, name: str) -> Optional[Node]:
+        """sum_k w[k] * x[i + k] over a window view of a 1-D x: `np.correlate(x, w, mode='valid')`."""
+        for (sw, sv), (win, vec) in (((inputs[0], inputs[1]), (operands[0], operands[1])),
+                                     ((inputs[1], inputs[0]), (operands[1], operands[0]))):
+            if len(sw) != 2 or len(sv) != 1 or output != sw[0] or sv != sw[1]:
+                continue
+            start, stop = 0, None
+            view = win
+            if view.op == "getitem" and len(view.operands) == 1:
+                index = view.attrs["index"]
+                if len(index) != 1 or not isinstance(index[0], slice) or index[0].step is not None:
+                    continue
+                start, stop = index[0].start or 0, index[0].stop
+                view = view.operands[0]
+            if view.op != "sliding_window_view" or view.attrs.get("axis", 0) not in (0, -1):
+                continue
+            x = view.operands[0]
+            length = view.attrs.get("window_shape")
+            tx, tv = x.type, vec.type
+            if not (isinstance(tx, ArrayType) and isinstance(tv, ArrayType) and tx.is_static and tv.is_static):
+                continue
+            if len(tx.shape) != 1 or tv.shape != (length,) or tx.dtype != tv.dtype or \
+                    np.dtype(tx.dtype).kind != "f":
+                continue
+            n_windows = tx.shape[0] - length + 1
+            stop = n_windows if stop is None else stop
+            if not (isinstance(start, int) and isinstance(stop, int)) or not 0 <= start <= stop <= n_windows:
+                continue
+            if start or stop != n_windows:
+                x = self.getitem(x, [slice(start or None, stop + length - 1)], cse=False)
+            return self.op("correlate", [x, vec], {"mode": "valid"}, name,
+                           type=ArrayType(tx.dtype, (stop - start,)))
+        return None
 
     def contract_leading(self, node: Node) -> Optional[Node]:
         """`np.sum(einsum(...->i...), axis=0)` is one einsum that also contracts i."""
@@ -189,6 +239,22 @@ class Scratch:
 
     def _arrange(self, x: Node, sub: str, order: list) -> Node:
         return self.transpose(x, tuple(sub.index(ch) for ch in order))
+
+
+def _einsum_type(inputs: list, output: str, operands: list):
+    sizes: dict = {}
+    dtypes = []
+    for sub, x in zip(inputs, operands):
+        t = x.type
+        if not isinstance(t, ArrayType) or t.shape is None or t.dtype is None or len(t.shape) != len(sub):
+            return None
+        dtypes.append(t.dtype)
+        for ch, d in zip(sub, t.shape):
+            if d is not None and d != 1:
+                sizes[ch] = d
+            else:
+                sizes.setdefault(ch, d)
+    return ArrayType(np.result_type(*dtypes).name, tuple(sizes.get(ch) for ch in output))
 
 
 def splice(scratch: Scratch, target: Graph, before: Optional[Node], mapping: dict, keep: set) -> dict:

@@ -109,17 +109,20 @@ class Result:
 
 @dataclass
 class _PendingWrite:
+    """A write inside `if` branches; `tree` says what each element gets:
+    ('val', node) | ('old',) the value before the `if` | ('sel', mask VI, then tree, else tree)."""
+
+    key: tuple
     base: Node
     items: list
     operands: list
-    value: Node
     dims: tuple
     ident: Any
     label: str
-    mask: Node
     line: Optional[int]
-    loop_axis: int = 0
-    prank: int = 0
+    loop_axis: int
+    prank: int
+    tree: tuple
 
 
 class LoopVectorizer:
@@ -1189,9 +1192,14 @@ class LoopVectorizer:
         value = self.arrange_value(vis[1], base, plan, label)
         items = _shift_refs(plan["items"], 2)
         if self.region_depth:
-            self.pending.append(_PendingWrite(base.node, plan["items"], plan["operands"], value, plan["dims"],
-                                              base.ident, label, None, _line(node),
-                                              loop_axis=plan["loop_axis"] or 0, prank=plan["prank"]))
+            key = (id(base.ident), repr(plan["items"]), tuple(o.id for o in plan["operands"]))
+            entry = next((w for w in self.pending if w.key == key), None)
+            if entry is not None:
+                entry.tree = ("val", value)   # a later write in the same branch wins
+            else:
+                self.pending.append(_PendingWrite(key, base.node, plan["items"], plan["operands"], plan["dims"],
+                                                  base.ident, label, _line(node), plan["loop_axis"] or 0,
+                                                  plan["prank"], ("val", value)))
             return None
         self.s.forget_reads()
         pos = self.s.tick()
@@ -1277,8 +1285,6 @@ class LoopVectorizer:
             raise Bail("a condition depends on a loop-carried value")
         if not cond.varying:
             raise Bail("a loop-invariant `if` inside the loop (not unswitched)")
-        if self.region_depth and any(n.op == "setitem" for r in node.regions for n in r.nodes):
-            raise Bail("nested `if`s that write arrays")
         mask = self.truth(cond, node)
         self.features.add("where")
         outer_pending = self.pending
@@ -1287,8 +1293,28 @@ class LoopVectorizer:
         else_out, else_writes = self.translate_region(else_r, captures)
         self.pending = outer_pending
         results = [self.merge(node, k, mask, t, e) for k, (t, e) in enumerate(zip(then_out, else_out))]
-        self.emit_conditional_writes(node, mask, then_writes, else_writes)
+        merged = self.merge_writes(mask, then_writes, else_writes)
+        if self.region_depth:   # a nested `if`: the enclosing branch decides when these happen
+            for w in merged:
+                entry = next((p for p in self.pending if p.key == w.key), None)
+                if entry is None:
+                    self.pending.append(w)
+                else:
+                    entry.tree = _replace_old(w.tree, entry.tree)
+        else:
+            self.emit_conditional_writes(merged)
         return VI("TUPLE", const=results)
+
+    def merge_writes(self, mask: VI, then_w: list, else_w: list) -> list:
+        by_key = {w.key: w for w in else_w}
+        out = []
+        for w in then_w:
+            other = by_key.pop(w.key, None)
+            out.append(replace(w, tree=("sel", mask, w.tree, other.tree if other is not None else ("old",))))
+        for w in else_w:
+            if w.key in by_key:
+                out.append(replace(w, tree=("sel", mask, ("old",), w.tree)))
+        return out
 
     def truth(self, cond: VI, node: Node) -> VI:
         if P.rank_of(cond.probe):
@@ -1400,27 +1426,28 @@ class LoopVectorizer:
             return _same_node(a.node, b.node, 6)
         return False
 
-    def emit_conditional_writes(self, node: Node, mask: VI, then_w: list, else_w: list) -> None:
-        def key(w):
-            return (id(w.ident), repr(w.items), tuple(o.id for o in w.operands))
-        else_by_key = {key(w): w for w in else_w}
-        ordered = []
-        for w in then_w:
-            ordered.append((w, else_by_key.pop(key(w), None), False))
-        for w in else_w:
-            if key(w) in else_by_key:
-                ordered.append((w, None, True))
-        for w, other, negated in ordered:
-            m = self.value(mask)
-            m = self.s.moveaxis_from_front(self.s.expand(m, 1, w.prank), w.loop_axis, w.prank + 1)
-            if other is not None:
-                new_value = self.s.op("where", [m, w.value, other.value])
-            else:
-                old = self.s.getitem(w.base, _shift_refs(w.items, 1), w.operands, cse=False)
-                self.accesses.append(Access(w.ident, False, self.s.pos.get(old.id, self.s.tick()), w.dims, w.label,
-                                            w.line))
-                pair = [old, w.value] if negated else [w.value, old]
-                new_value = self.s.op("where", [m, *pair])
+    def emit_conditional_writes(self, writes: list) -> None:
+        """One `x[...] = np.where(c, new, x[...])` (nested for elif chains) per written location."""
+        for w in writes:
+            old = []
+
+            def build(tree):
+                if tree[0] == "val":
+                    return tree[1]
+                if tree[0] == "old":
+                    if not old:
+                        node = self.s.getitem(w.base, _shift_refs(w.items, 1), w.operands, cse=False)
+                        self.accesses.append(Access(w.ident, False, self.s.pos[node.id], w.dims, w.label, w.line))
+                        old.append(node)
+                    return old[0]
+                _, mask, a, b = tree
+                na, nb = build(a), build(b)
+                if na is nb:
+                    return na
+                m = self.value(mask)
+                m = self.s.moveaxis_from_front(self.s.expand(m, 1, w.prank), w.loop_axis, w.prank + 1)
+                return self.s.op("where", [m, na, nb])
+            new_value = build(w.tree)
             self.s.forget_reads()
             pos = self.s.tick()
             self.accesses.append(Access(w.ident, True, pos, w.dims, w.label, w.line))
@@ -1728,8 +1755,11 @@ class LoopVectorizer:
                 if upd.mask_neg:
                     m = self.s.op("logical_not", [m])
                 m = self.s.expand(m, 1, rank)
-                if not t.varying and kind == "add" and t.has_const and t.const == 1 and rank == 0:
-                    terms = m  # a count: sum of the mask
+                if not t.varying and kind == "add" and t.has_const and t.const == 1 and rank == 0 \
+                        and type(p1) is int:
+                    count = self.s.op("count_nonzero", [m])     # a count of the iterations that add 1
+                    result = count if _is_identity(literal, 0) else self.s.op("add", [init, count])
+                    return result, p1
                 else:
                     terms = self.s.op("where", [m, terms, self.s.const(IDENTITY[kind])])
             red_op = "prod" if kind == "mul" else "sum"
@@ -2029,6 +2059,14 @@ def _same_node(a: Node, b: Node, depth: int) -> bool:
         return type(a.value) is type(b.value) and repr(a.value) == repr(b.value)
     return len(a.operands) == len(b.operands) and all(_same_node(x, y, depth - 1)
                                                       for x, y in zip(a.operands, b.operands))
+
+
+def _replace_old(tree: tuple, old: tuple) -> tuple:
+    if tree[0] == "old":
+        return old
+    if tree[0] == "sel":
+        return ("sel", tree[1], _replace_old(tree[2], old), _replace_old(tree[3], old))
+    return tree
 
 
 def _shift_refs(items: list, by: int) -> list:
