@@ -34,6 +34,11 @@ def build_index(node: Node, index, env: dict) -> Any:
     return tuple(items)
 
 
+def _key(base, index: tuple):
+    """A list takes one index or slice, not a tuple of them."""
+    return index[0] if isinstance(base, list) and len(index) == 1 else index
+
+
 class Interpreter:
     def __init__(self, graph: Graph, roots: Callable[[str, Any], Any], globals_dict: dict = None):
         self.graph = graph
@@ -81,9 +86,9 @@ class Interpreter:
         if op == "const":
             return node.value
         if op == "getitem":
-            return vals[0][build_index(node, node.attrs["index"], env)]
+            return vals[0][_key(vals[0], build_index(node, node.attrs["index"], env))]
         if op == "setitem":
-            vals[0][build_index(node, node.attrs["index"], env)] = vals[1]
+            vals[0][_key(vals[0], build_index(node, node.attrs["index"], env))] = vals[1]
             return None
         if op == "inplace":
             return INPLACE[node.attrs["op"]](vals[0], vals[1])

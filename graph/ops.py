@@ -149,6 +149,8 @@ for _name, _fn, _t in [("float", float, FLOAT), ("int", int, INT), ("bool", bool
 for _name, _fn in [("py_min", min), ("py_max", max), ("py_abs", abs), ("py_round", round)]:
     _add(OpDef(_name, _fn, "call", _name[3:], infer=R.elementwise(_fn), doc=f"`{_name[3:]}(...)`"))
 _add(OpDef("item", None, "method", "item", arity=1, infer=lambda n, a: OBJECT, doc="`a.item()`"))
+_add(OpDef("tolist", None, "method", "tolist", arity=1, infer=lambda n, a: OBJECT,
+           doc="`a.tolist()`: the elements as Python scalars in (nested) lists"))
 
 # --- Structure: emitted by the backend itself ------------------------------------------------
 _SPECIAL = [

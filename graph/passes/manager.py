@@ -14,7 +14,7 @@ from typing import Callable, Optional
 from ..diagnostics import GraphjitError, PassError
 from ..ir import Graph
 from ..verifier import verify
-from . import dce, vectorize
+from . import dce, scalarize, vectorize
 
 Pass = tuple[Callable[[Graph], bool], str]
 
@@ -28,6 +28,7 @@ PIPELINES: dict[str, list[Pass]] = {
         # the O2 slot for loop vectorization: after the O1 passes have simplified loop bodies,
         # before elementwise fusion (which would hide the slices it produces)
         (vectorize.run, "turn independent loops into array operations"),
+        (scalarize.run, "run the loops that stay loops on Python floats"),  # after vectorize: only its leftovers
     ],
 }
 

@@ -39,7 +39,7 @@ def run(graph: Graph) -> bool:
             continue  # removed while vectorizing an earlier loop
         for region in node.regions:
             changed |= run(region)
-        if node.op == "for_range" and node.attrs.get(ATTR) != KEPT:
+        if node.op == "for_range" and node.attrs.get(ATTR) != KEPT and "scalar" not in node.attrs:
             done = vectorize_loop(node)
             vectorized |= done and node not in graph.nodes
             changed |= done

@@ -1485,7 +1485,8 @@ class LoopVectorizer:
                        "reduction")
         if c.kind == "UPD":
             if c.upd != kind or kind not in ("add", "mul") or c.mask is not None:
-                raise Bail(f"the loop-carried value `{c.text}` is updated twice in different ways")
+                raise Bail(f"carried dependence: `{c.text}` is updated by `{c.upd}` and then by `{kind}`, "
+                           "which together are not a reduction")
             combined = self.elementwise(node, [c.term, t], op=kind, attrs={})
             return replace(c, term=combined)
         if c.kind != "C":
