@@ -16,7 +16,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from . import shape_rules as R
-from .types import BOOL, FLOAT, INT, OBJECT, Type
+from .types import BOOL, FLOAT, INT, OBJECT, ArrayType, Type
 
 # Python precedence, higher binds tighter (used to parenthesize emitted expressions).
 PREC_ATOM, PREC_POWER, PREC_UNARY, PREC_MUL, PREC_ADD = 16, 14, 13, 12, 11
@@ -125,8 +125,9 @@ for _s in ["expand_dims", "squeeze", "ravel", "concatenate", "stack", "hstack", 
     _fn = getattr(np, _s)
     _add(OpDef(_s, _fn, "call", f"np.{_s}", infer=R.by_evaluation(_fn), doc=f"`np.{_s}(...)`"))
 
-_add(OpDef("count_nonzero", np.count_nonzero, "call", "np.count_nonzero", arity=1, infer=R.fixed(INT),
-           doc="`np.count_nonzero(a)`: the number of true (non-zero) elements, a Python int"))
+_add(OpDef("count_nonzero", np.count_nonzero, "call", "np.count_nonzero", arity=1,
+           infer=R.fixed(ArrayType("int64", ())), doc="`np.count_nonzero(a)`: the number of true (non-zero) "
+           "elements"))
 _add(OpDef("correlate", np.correlate, "call", "np.correlate", arity=2, infer=R.by_evaluation(np.correlate),
            doc="`np.correlate(a, v, mode=...)`: sliding dot products of `v` along `a`"))
 _swv = np.lib.stride_tricks.sliding_window_view

@@ -1708,6 +1708,8 @@ class LoopVectorizer:
         kind = upd.upd
         literal = init_outer.value if init_outer is not None and init_outer.op == "const" else _NO_LITERAL
         if kind in ("set_true", "set_false"):
+            if not init_probes:
+                raise Bail(f"the type of `{upd.text}` before the loop is not known")
             m = self.value(upd.mask)
             if upd.mask_neg:
                 m = self.s.op("logical_not", [m])
@@ -1717,6 +1719,9 @@ class LoopVectorizer:
             else:
                 none = self.s.op("logical_not", [anyv])
                 node_ = none if literal is True else self.s.op("bitand", [init, none])
+            if all(type(p) is bool for p in init_probes if p is not SELF):
+                node_ = self.s.op("bool", [node_])   # the loop stores the Python constant True/False
+                return node_, True
             return node_, np.bool_(True)
         t = upd.term
         if t is None or (not t.varying and (upd.mask is None or not upd.mask.varying)):
@@ -1760,7 +1765,7 @@ class LoopVectorizer:
                         and type(p1) is int:
                     count = self.s.op("count_nonzero", [m])     # a count of the iterations that add 1
                     result = count if _is_identity(literal, 0) else self.s.op("add", [init, count])
-                    return result, p1
+                    return self.s.op("int", [result]), p1
                 else:
                     terms = self.s.op("where", [m, terms, self.s.const(IDENTITY[kind])])
             red_op = "prod" if kind == "mul" else "sum"
