@@ -57,6 +57,7 @@ EFFECT_OPS = {"raise", "assert", "setattr", "getattr", "load_global", "store_glo
               "call"}
 IDENTITY = {"add": 0, "sub": 0, "mul": 1, "or": False, "and": True}
 SWV = "sliding_window_view"
+SAME_SHAPE_OPS = {"empty_like", "zeros_like", "ones_like", "full_like", "copy"}
 
 
 @dataclass
@@ -144,6 +145,7 @@ class LoopVectorizer:
         self.accumulators: dict[int, Node] = {}     # getitem id -> setitem of `x[I] op= t` in the loop
         self.features: set = set()
         self.fresh: dict[int, Node] = {}           # scratch arrays created in the body (their own identity)
+        self.dim_keys: dict[tuple, "DimKey"] = {}
 
     # ------------------------------------------------------------------------------------------
     # entry
@@ -208,6 +210,11 @@ class LoopVectorizer:
         static = _static_dim(g)
         if static is not None:
             return Affine.constant(static)
+        if g.op == "dim" and g.operands and isinstance(g.operands[0].type, ArrayType):
+            key = self.dim_key(g.operands[0], g.attrs["axis"])
+            if key.node is None and g.graph is self.G:
+                key.node = g
+            return Affine.of(key)
         if g.op in ("add", "sub") and all(_is_int_type(o.type) for o in g.operands):
             a, b = (self.outer_affine(o) for o in g.operands)
             return a + b if g.op == "add" else a - b
@@ -227,6 +234,8 @@ class LoopVectorizer:
         """Range of an affine symbol: the iteration counter, an enclosing loop index, a dim."""
         if key is K:
             return (0, INF if self.trip is None else max(self.trip - 1, 0))
+        if isinstance(key, DimKey):
+            return (0, INF)
         cached = self.interval_cache.get(id(key))
         if cached is not None:
             return cached
@@ -346,12 +355,15 @@ class LoopVectorizer:
         if c:
             first = aff.without(K)
             stop = first + self.trip_aff * c
+            length = self.trip_aff.const if self.trip_aff.is_const else None
             if first.is_const or not self.trip_aff.is_const:
                 bounds = [self.materialize(first), self.materialize(stop)]
-                node = self.s.op("arange", bounds + ([self.s.const(c)] if c != 1 else []))
+                node = self.s.op("arange", bounds + ([self.s.const(c)] if c != 1 else []),
+                                 type=ArrayType("int64", (length,)))
             else:  # arange(c*T) + offset: a constant range stays loop-invariant in enclosing loops
                 bounds = [self.s.const(0), self.s.const(self.trip_aff.const * c)]
-                base = self.s.op("arange", bounds + ([self.s.const(c)] if c != 1 else []))
+                base = self.s.op("arange", bounds + ([self.s.const(c)] if c != 1 else []),
+                                 type=ArrayType("int64", (length,)))
                 node = self.s.op("add", [base, self.materialize(first)])
         elif aff.is_const:
             node = self.s.const(aff.const)
@@ -370,6 +382,10 @@ class LoopVectorizer:
         return node
 
     def symbol_node(self, key) -> Node:
+        if isinstance(key, DimKey):
+            if key.node is not None:
+                return self.s.ext(key.node)
+            return self.s.op("dim", [self.s.ext(key.array)], {"axis": key.axis})
         if isinstance(key, Node):
             return key if key.graph is self.s.g else self.s.ext(key)
         raise Bail("internal: unknown affine symbol")
@@ -834,6 +850,7 @@ class LoopVectorizer:
             else:
                 expanded.append(p)
         expanded += [("sl", None, None, None)] * (rank - consumed)
+        shape = tuple(d if d is not None else self.symbolic_dim(base, k) for k, d in enumerate(shape))
         dims, axis = [], 0
         varying = [k for k, p in enumerate(expanded) if p[0] == "pt" and p[1].varying]
         fancy_u = any(p[0] == "fancy" for p in expanded)
@@ -928,8 +945,22 @@ class LoopVectorizer:
 
     def make_slice(self, start: Affine, stop: Affine, step: int, dim, literal_or_ref) -> slice:
         s0 = None if start.is_const and start.const == 0 else literal_or_ref(start)
-        s1 = None if (stop.is_const and dim is not None and stop.const == dim) else literal_or_ref(stop)
+        full = (isinstance(dim, int) and stop.is_const and stop.const == dim) or stop == dim
+        s1 = None if full else literal_or_ref(stop)
         return slice(s0, s1, None if step == 1 else step)
+
+    def symbolic_dim(self, base: VI, axis: int):
+        """`x.shape[axis]` of an array of unknown size, as an affine symbol (None if unknown)."""
+        outer = base.ident if isinstance(base.ident, Node) and base.ident.graph is not self.s.g else None
+        return Affine.of(self.dim_key(outer, axis)) if outer is not None else None
+
+    def dim_key(self, array: Node, axis: int) -> "DimKey":
+        while array.op in SAME_SHAPE_OPS and array.operands:   # np.empty_like(x) has x's shape
+            array = array.operands[0]
+        key = self.dim_keys.get((array.id, axis))
+        if key is None:
+            key = self.dim_keys[(array.id, axis)] = DimKey(array, axis)
+        return key
 
     def point_dim(self, aff: Affine, dim) -> Any:
         lo, hi = self.interval(aff)
@@ -944,7 +975,7 @@ class LoopVectorizer:
         st = 1 if step is None else (step.const if step.is_const else None)
         if st is None or st == 0:
             return ANY
-        if all(b is None or b.is_const for b in bounds) and dim is not None:
+        if all(b is None or b.is_const for b in bounds) and isinstance(dim, int):
             sl = slice(*(None if b is None else b.const for b in bounds))
             a, b, c = sl.indices(dim)
             count = len(range(a, b, c))
@@ -955,7 +986,7 @@ class LoopVectorizer:
         if self.interval(lo)[0] < 0:
             return ANY
         if stop is None:
-            count = None if dim is None else (Affine.constant(dim) - lo) if st == 1 else None
+            count = None if dim is None else (_as_affine(dim) - lo) if st == 1 else None
         else:
             if self.interval(stop)[0] < 0:
                 return ANY
@@ -1932,6 +1963,25 @@ class LoopVectorizer:
 
 
 _NO_LITERAL = object()
+
+
+class DimKey:
+    """The affine symbol for `array.shape[axis]` (one per array and axis)."""
+
+    __slots__ = ("array", "axis", "id", "name", "node")
+
+    def __init__(self, array: Node, axis: int):
+        self.array, self.axis = array, axis
+        self.node: Optional[Node] = None      # a `dim` node of the loop's graph that computes it
+        self.id = -1
+        self.name = f"{array.name or 'array'}.shape[{axis}]"
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+def _as_affine(v) -> Affine:
+    return v if isinstance(v, Affine) else Affine.constant(v)
 SELF = "<the loop's own result>"
 
 
