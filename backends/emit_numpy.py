@@ -289,7 +289,7 @@ class Emitter:
         bounds = stop if start == "0" and step == "1" else f"{start}, {stop}" if step == "1" else f"{start}, {stop}, {step}"
         self.lines.append(f"{indent}for {index} in range({bounds}):")
         self.body(body, indent + "    ", _use_counts(body))
-        if self.lines[-1].strip() == "pass" and body.outputs:
+        if self.lines[-1] == f"{indent}    pass" and body.outputs:  # this body's own pass, not a nested one
             self.lines.pop()
         self._yield(body, targets, indent + "    ")
         if not self.lines[-1].startswith(indent + "    "):
@@ -321,7 +321,7 @@ class Emitter:
             self.lines.append(f"{indent}    if not ({test}):")
             self.lines.append(f"{indent}        break")
         self.body(body, indent + "    ", _use_counts(body))
-        if self.lines[-1].strip() == "pass" and body.outputs:
+        if self.lines[-1] == f"{indent}    pass" and body.outputs:  # this body's own pass, not a nested one
             self.lines.pop()
         self._yield(body, targets, indent + "    ")
         if not self.lines[-1].startswith(indent + "    "):

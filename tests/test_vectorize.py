@@ -86,6 +86,8 @@ CASES = {
     "runtime_bound": (lambda r, n: (_r(r, n) + 1,), "loop: cannot prove"),
     "min_reverse_arg": (lambda r, n: (_r(r, n),), "loop: NaN"),
     "heat_inplace": (lambda r, n: (_r(r, n), 2), "loop: carried dependence"),
+    # a loop with a carried value whose body ends in an `if` without `else` (an emitter fix)
+    "carried_then_if": (lambda r, n: (_r(r, n),), "loop: gather"),
 }
 
 

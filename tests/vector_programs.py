@@ -408,3 +408,12 @@ def heat_inplace(u0, steps):
         for i in range(1, len(u) - 1):
             u[i] = 0.5 * u[i] + 0.25 * (u[i - 1] + u[i + 1])
     return u
+
+
+def carried_then_if(x):
+    s = 0.0
+    for i in range(len(x)):
+        s += x[i - 2]
+        if x[i - 2] > 0.5:
+            x[i - 2] = 0.0
+    return s

@@ -124,6 +124,7 @@ class _PendingWrite:
     loop_axis: int
     prank: int
     tree: tuple
+    reverse: bool = False
 
 
 class LoopVectorizer:
@@ -550,6 +551,9 @@ class LoopVectorizer:
                 raise Bail(f"`{_op_text(node)}` computes Python integers that might not fit in int64")
         else:
             ival = None
+        if not any(v.varying for v in vis):   # e.g. two uniform terms of a chained update
+            new = self.s.op(op, [self.value(v) for v in vis], attrs, node.name)
+            return VI("U", node=new, probes=eager, ival=ival, text=node.name or _op_text(node))
         rank = max(P.rank_of(v.probe) for v in vis)
         operands, vprobes = [], []
         for v in vis:
@@ -1230,7 +1234,7 @@ class LoopVectorizer:
             else:
                 self.pending.append(_PendingWrite(key, base.node, plan["items"], plan["operands"], plan["dims"],
                                                   base.ident, label, _line(node), plan["loop_axis"] or 0,
-                                                  plan["prank"], ("val", value)))
+                                                  plan["prank"], ("val", value), plan["reverse"]))
             return None
         self.s.forget_reads()
         pos = self.s.tick()
@@ -1475,8 +1479,10 @@ class LoopVectorizer:
                 na, nb = build(a), build(b)
                 if na is nb:
                     return na
-                m = self.value(mask)
-                m = self.s.moveaxis_from_front(self.s.expand(m, 1, w.prank), w.loop_axis, w.prank + 1)
+                m = self.s.expand(self.value(mask), 1, w.prank)
+                if w.reverse:   # the slice runs backwards relative to the iterations
+                    m = self.s.getitem(m, [slice(None, None, -1)], cse=False)
+                m = self.s.moveaxis_from_front(m, w.loop_axis, w.prank + 1)
                 return self.s.op("where", [m, na, nb])
             new_value = build(w.tree)
             self.s.forget_reads()
