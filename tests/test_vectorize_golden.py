@@ -246,11 +246,8 @@ CASES["prefix_sum"] = (
 """,
     """
     graph prefix(%x: f64[6]) -> f64[6]
-      %out = empty_like(%x) : f64[6]  # vector_programs.py:183:11
       %0 = note() {text='vectorized loop vector_programs.py:185: elementwise, scan'} : none  # vector_programs.py:185:5
-      %s = cumsum(%x) : f64[6]  # vector_programs.py:185:5
-      %1 = setitem(%out, %s) {index=[:]} : none  # vector_programs.py:185:5
-      %s.1 = getitem(%s) {index=[-1]} : f64[]  # vector_programs.py:185:5
+      %out = cumsum(%x) : f64[6]  # vector_programs.py:185:5
       return %out
 """,
 )

@@ -10,6 +10,7 @@ from typing import Optional
 from ..ir import Graph, Node
 from ..types import NONE, ArrayType, ScalarType, TupleType
 from ..vectorize.build import live_nodes, splice
+from . import dce
 from ..vectorize.loop import Bail, LoopVectorizer, Result
 
 log = logging.getLogger("graphjit")
@@ -46,6 +47,7 @@ def run(graph: Graph) -> bool:
         elif node.op == "while":
             changed |= _mark(node, "no: a `while` loop (also a `for` with break/return) is not vectorized")
     if vectorized:
+        dce.run(graph)   # a reduction's unused last value would otherwise count as a use below
         changed |= forward_stores(graph)
     return changed
 

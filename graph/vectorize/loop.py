@@ -147,6 +147,7 @@ class LoopVectorizer:
         self.features: set = set()
         self.fresh: dict[int, Node] = {}           # scratch arrays created in the body (their own identity)
         self.dim_keys: dict[tuple, "DimKey"] = {}
+        self.read_offsets: dict[int, set] = {}
 
     # ------------------------------------------------------------------------------------------
     # entry
@@ -1038,9 +1039,10 @@ class LoopVectorizer:
         if is_view:
             self.view_nodes[result.id] = ident
         self.features.add("elementwise")
-        if plan["kind"] == "slice" and any(isinstance(d, Point) and d.expr.coef(K) and d.expr.const
-                                            for d in plan["dims"]):
-            self.features.add("stencil")
+        offsets = self.read_offsets.setdefault(id(ident), set())
+        offsets.add(tuple(d.expr if isinstance(d, Point) and d.expr.coef(K) else None for d in plan["dims"]))
+        if len(offsets) > 1:
+            self.features.add("stencil")   # one array read at several shifts of the index
         vi = VI("V", node=result, probes=probes, ident=ident, is_view=is_view, text=label,
                 raw=raw if is_view else None)
         if point_only:
@@ -1590,7 +1592,9 @@ class LoopVectorizer:
             acc = P.dtype_of(p1)
             attrs = {} if P.dtype_of(self.checked(np.cumsum, [P.vector_probe(t.probe)], {})) == acc \
                 else {"dtype": acc.type}
-            total = self.s.op("cumsum", [self.value(t)], attrs, self.body.args[1 + j].name)
+            length = self.trip_aff.const if self.trip_aff.is_const else None
+            total = self.s.op("cumsum", [self.value(t)], attrs, self.body.args[1 + j].name,
+                              type=ArrayType(acc.name, (length,)))
             if not (init.op == "const" and _is_identity(init.value, 0)):
                 total = self.s.op("add", [self.s.ext(init), total], {}, self.body.args[1 + j].name)
             self.features.add("scan")
