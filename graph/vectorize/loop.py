@@ -906,7 +906,10 @@ class LoopVectorizer:
                     first = aff.subst(K, Affine.constant(0))
                     dim = shape[self._axis_of(expanded, k)]
                     if c > 0:
-                        stop = first + self.trip_aff * c
+                        # one past the last index (not first + T*c, which can overshoot the array)
+                        stop = first + (self.trip_aff - 1) * c + 1 if self.trip else first + self.trip_aff * c
+                        if stop.is_const and isinstance(dim, int) and stop.const - 1 + c >= dim:
+                            stop = Affine.constant(dim)   # nothing more to take: x[::2]
                         items.append(self.make_slice(first, stop, c, dim, literal_or_ref))
                     else:
                         last = aff.subst(K, self.trip_aff - 1)
