@@ -21,7 +21,7 @@ from typing import Optional
 
 from ..graph.diagnostics import CodegenError
 from ..graph.ir import Graph, Node
-from ..graph.literals import OperandRef, format_literal, is_literal
+from ..graph.literals import Index, OperandRef, format_literal, is_literal
 from ..graph.ops import PREC_ATOM, PREC_CMP, PREC_NOT, PREC_POWER, PREC_UNARY, REGION_OPS
 from ..graph.paths import parse_path
 
@@ -153,7 +153,7 @@ class Emitter:
             if node.id in inline:
                 self.expr[node.id] = (text, prec)
                 continue
-            if self.with_comments and node.span is not None:
+            if self.with_comments and node.span is not None and node.op != "note":
                 self.comment_for(node.span, indent)
             first = len(self.lines)
             self.statement(node, text, prec, indent, uses)
@@ -190,6 +190,11 @@ class Emitter:
             return
         if op == "fallback":
             self.fallback(node, indent, uses)
+            return
+        if op == "note":
+            if self.with_comments:
+                self.lines.append(f"{indent}# {node.attrs.get('text', '')}")
+                self.last_line = None  # the next statement names its source line again
             return
         if "out" in node.attrs:
             self.out_call(node, indent)
@@ -329,7 +334,7 @@ class Emitter:
         bounds = stop if start == "0" and step == "1" else f"{start}, {stop}" if step == "1" else f"{start}, {stop}, {step}"
         self.lines.append(f"{indent}for {index} in range({bounds}):")
         self.body(body, indent + "    ", _use_counts(body))
-        if self.lines[-1].strip() == "pass" and body.outputs:
+        if self.lines[-1] == f"{indent}    pass" and body.outputs:  # this body's own pass, not a nested one
             self.lines.pop()
         self._yield(body, targets, indent + "    ")
         if not self.lines[-1].startswith(indent + "    "):
@@ -361,7 +366,7 @@ class Emitter:
             self.lines.append(f"{indent}    if not ({test}):")
             self.lines.append(f"{indent}        break")
         self.body(body, indent + "    ", _use_counts(body))
-        if self.lines[-1].strip() == "pass" and body.outputs:
+        if self.lines[-1] == f"{indent}    pass" and body.outputs:  # this body's own pass, not a nested one
             self.lines.pop()
         self._yield(body, targets, indent + "    ")
         if not self.lines[-1].startswith(indent + "    "):
@@ -389,6 +394,9 @@ class Emitter:
     def literal(self, value) -> tuple[str, int]:
         if isinstance(value, np.generic) and is_literal(value):
             return (f"np.{value.dtype.name}({self.literal(value.item())[0]})", PREC_ATOM)
+        if isinstance(value, tuple) and not isinstance(value, Index) and is_literal(value):
+            items = [self.literal(v)[0] for v in value]  # each item spelled as code (inf, nan, dtypes)
+            return ("(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")", PREC_ATOM)
         if isinstance(value, float) and (math.isinf(value) or math.isnan(value)):
             return (f"float({str(value)!r})", PREC_ATOM)
         if is_literal(value) and not isinstance(value, OperandRef):
@@ -467,7 +475,7 @@ class Emitter:
         if op == "format":
             return (f"{format_literal(node.attrs['template'])}.format({', '.join(self.value(o) for o in ops)})",
                     PREC_ATOM)
-        if op in ("setitem", "inplace", "raise", "assert", "setattr", "store_global", "fallback") \
+        if op in ("setitem", "inplace", "raise", "assert", "setattr", "store_global", "fallback", "note") \
                 or op in REGION_OPS:
             return ("", PREC_ATOM)
         raise CodegenError(f"cannot emit op {op}", node.span)

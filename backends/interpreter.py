@@ -32,6 +32,11 @@ def _note(error: Exception, node: Node) -> None:
             error.add_note(f"    {node.span.line} | {text}")
 
 
+def _key(base, index: tuple):
+    """A list takes one index or slice, not a tuple of them."""
+    return index[0] if isinstance(base, list) and len(index) == 1 else index
+
+
 class Interpreter:
     def __init__(self, graph: Graph, roots: Callable[[str, Any], Any], globals_dict: dict = None):
         self.graph = graph
@@ -92,6 +97,8 @@ class Interpreter:
             while self.region(cond, [*carried, *captures], env)[0]:
                 carried = self.region(body, [*carried, *captures], env)
             return carried
+        if op == "note":
+            return None
         if op in _OBJECT_OPS:
             return getattr(self, "op_" + op)(node, vals)
         return evaluate(node, vals)

@@ -20,7 +20,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from . import shape_rules as R
-from .types import BOOL, FLOAT, INT, OBJECT, Type
+from .types import BOOL, FLOAT, INT, OBJECT, ArrayType, Type
 
 # Python precedence, higher binds tighter (used to parenthesize emitted expressions).
 PREC_ATOM, PREC_POWER, PREC_UNARY, PREC_MUL, PREC_ADD = 16, 14, 13, 12, 11
@@ -150,6 +150,16 @@ for _s in ["expand_dims", "squeeze", "ravel", "concatenate", "stack", "hstack", 
     _add(OpDef(_s, _fn, "call", f"np.{_s}", infer=R.by_evaluation(_fn), doc=f"`np.{_s}(...)`",
                fresh=_s in _FRESH_LAYOUT))
 
+_add(OpDef("count_nonzero", np.count_nonzero, "call", "np.count_nonzero", arity=1,
+           infer=R.fixed(ArrayType("int64", ())), doc="`np.count_nonzero(a)`: the number of true (non-zero) "
+           "elements"))
+_add(OpDef("correlate", np.correlate, "call", "np.correlate", arity=2, infer=R.by_evaluation(np.correlate),
+           doc="`np.correlate(a, v, mode=...)`: sliding dot products of `v` along `a`"))
+_swv = np.lib.stride_tricks.sliding_window_view
+_add(OpDef("sliding_window_view", _swv, "call", "np.lib.stride_tricks.sliding_window_view",
+           infer=R.by_evaluation(_swv), doc="`np.lib.stride_tricks.sliding_window_view(a, window_shape, axis=...)`: "
+           "every window as a read-only view"))
+
 # --- Creation --------------------------------------------------------------------------------
 # `empty` and `empty_like` are not foldable: their contents are whatever memory held.
 for _c in ["zeros", "ones", "empty"]:
@@ -169,6 +179,8 @@ for _name, _fn, _t in [("float", float, FLOAT), ("int", int, INT), ("bool", bool
 for _name, _fn in [("py_min", min), ("py_max", max), ("py_abs", abs), ("py_round", round)]:
     _add(OpDef(_name, _fn, "call", _name[3:], infer=R.elementwise(_fn), doc=f"`{_name[3:]}(...)`"))
 _add(OpDef("item", None, "method", "item", arity=1, infer=lambda n, a: OBJECT, doc="`a.item()`"))
+_add(OpDef("tolist", None, "method", "tolist", arity=1, infer=lambda n, a: OBJECT,
+           doc="`a.tolist()`: the elements as Python scalars in (nested) lists"))
 
 # --- Structure: emitted by the backend itself ------------------------------------------------
 _SPECIAL = [
@@ -202,6 +214,8 @@ _SPECIAL = [
     ("isinstance", 1, True, R.fixed(BOOL), "`isinstance(a, classes)` decided at run time; attr `classes` holds "
      "qualified names (`'numpy.floating'`, `'builtins.float'`)"),
     ("call", None, False, R.fixed(OBJECT), "an opaque call of a NumPy/math function the table does not know"),
+    ("note", 0, False, R.fixed(R.NONE), "a comment in the generated code (attr `text`) saying what a pass did "
+     "there, e.g. which loop was vectorized"),
     ("if", None, False, R.fixed(OBJECT), "run-time branch: regions `then`, `else`; yields a tuple"),
     ("for_range", None, False, R.fixed(OBJECT), "`for i in range(start, stop, step)` with carried values"),
     ("while", None, False, R.fixed(OBJECT), "`while cond:` with carried values; regions `cond`, `body`"),

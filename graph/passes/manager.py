@@ -17,7 +17,7 @@ from typing import Callable, Optional
 from ..diagnostics import GraphjitError, PassError
 from ..ir import Graph
 from ..verifier import verify
-from . import cse, dce, dead_branches, fold_constants, licm, memory_plan, simplify, tile
+from . import cse, dce, dead_branches, fold_constants, licm, memory_plan, scalarize, simplify, tile, vectorize
 
 Pass = tuple[Callable[[Graph], bool], str]
 
@@ -41,7 +41,10 @@ PIPELINES: dict[str, list[Pass]] = {
         (cse.run, "merge identical pure expressions"),
         (licm.run, "hoist loop-invariant code"),
         (dce.run, "remove unused nodes"),
-        # (vectorize.run, "turn loops over indices into array ops"),  # the loop vectorizer (its own issue)
+        # loop vectorization: after the O1 passes have simplified loop bodies, before tiling and
+        # memory planning (which would hide the slices it produces behind in-place effects)
+        (vectorize.run, "turn independent loops into array operations"),
+        (scalarize.run, "run the loops that stay loops on Python floats"),  # after vectorize: its leftovers
         (tile.run, "run big elementwise chains tile by tile"),   # after the vectorizer: it makes chains
         (memory_plan.run, "reuse dead temporaries in place"),    # last: in-place nodes are effects, which
                                                                  # fence CSE and LICM; per tile, it reuses

@@ -1,0 +1,268 @@
+"""Numeric kernels written twice: `loop_style` (loops over indices, as a scientist first writes
+them) and `numpy_style` (idiomatic whole-array NumPy). benchmarks/bench_vectorize.py times both,
+plain and under `graphjit.jit(..., jit_level="O2")`, and checks they agree.
+
+Each entry of KERNELS: name -> Kernel(loop_style, numpy_style, make_args(size, rng), sizes,
+dependent). `dependent` kernels carry a real dependence from one iteration to the next: they
+stay loops, and the benchmark only asks that they are correct and no slower than CPython.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+
+# --- 1. elementwise chain --------------------------------------------------------------------
+def chain_loop(a, x, y):
+    out = np.empty_like(x)
+    for i in range(x.shape[0]):
+        out[i] = a * x[i] + math.exp(-y[i]) * abs(x[i] - y[i])
+    return out
+
+
+def chain_numpy(a, x, y):
+    return a * x + np.exp(-y) * np.abs(x - y)
+
+
+# --- 2. dot product (reduction) --------------------------------------------------------------
+def dot_loop(x, y):
+    s = 0.0
+    for i in range(len(x)):
+        s += x[i] * y[i]
+    return s
+
+
+def dot_numpy(x, y):
+    return np.dot(x, y)
+
+
+# --- 3. several reductions in one pass: sum, sum of squares, maximum, count ----------------
+def stats_loop(x):
+    s = 0.0
+    ss = 0.0
+    m = -math.inf
+    n_pos = 0
+    for i in range(len(x)):
+        s += x[i]
+        ss += x[i] * x[i]
+        m = max(m, x[i])
+        if x[i] > 0:
+            n_pos += 1
+    return s, ss, m, n_pos
+
+
+def stats_numpy(x):
+    return x.sum(), x @ x, max(-math.inf, x.max()), int(np.count_nonzero(x > 0))
+
+
+# --- 4. matrix product (index contraction) ---------------------------------------------------
+def matmul_loop(a, b):
+    n, k = a.shape
+    m = b.shape[1]
+    c = np.zeros((n, m))
+    for i in range(n):
+        for j in range(m):
+            for p in range(k):
+                c[i, j] += a[i, p] * b[p, j]
+    return c
+
+
+def matmul_numpy(a, b):
+    return a @ b
+
+
+# --- 5. 2-D Jacobi sweep (stencil) -----------------------------------------------------------
+def jacobi_loop(u):
+    n, m = u.shape
+    new = u.copy()
+    for i in range(1, n - 1):
+        for j in range(1, m - 1):
+            new[i, j] = 0.25 * (u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1])
+    return new
+
+
+def jacobi_numpy(u):
+    new = u.copy()
+    new[1:-1, 1:-1] = 0.25 * (u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:])
+    return new
+
+
+# --- 6. 1-D heat equation: time steps stay a loop, space is vectorized -----------------------
+def heat_loop(u0, steps):
+    u = u0.copy()
+    new = u0.copy()
+    n = len(u)
+    for t in range(steps):
+        for i in range(1, n - 1):
+            new[i] = u[i] + 0.25 * (u[i - 1] - 2.0 * u[i] + u[i + 1])
+        u, new = new, u
+    return u
+
+
+def heat_numpy(u0, steps):
+    u = u0.copy()
+    new = u0.copy()
+    for t in range(steps):
+        new[1:-1] = u[1:-1] + 0.25 * (u[:-2] - 2.0 * u[1:-1] + u[2:])
+        u, new = new, u
+    return u
+
+
+# --- 7. pairwise distances -------------------------------------------------------------------
+def pairwise_loop(x):
+    n, d = x.shape
+    out = np.empty((n, n))
+    for i in range(n):
+        for j in range(n):
+            s = 0.0
+            for k in range(d):
+                diff = x[i, k] - x[j, k]
+                s += diff * diff
+            out[i, j] = math.sqrt(s)
+    return out
+
+
+def pairwise_numpy(x):
+    diff = x[:, None, :] - x[None, :, :]
+    return np.sqrt((diff * diff).sum(axis=-1))
+
+
+# --- 8. per-element conditional (leaky clipped activation) -----------------------------------
+def cond_loop(x):
+    out = np.empty_like(x)
+    for i in range(len(x)):
+        if x[i] > 1.0:
+            out[i] = 1.0
+        elif x[i] > 0.0:
+            out[i] = x[i]
+        else:
+            out[i] = 0.01 * x[i]
+    return out
+
+
+def cond_numpy(x):
+    return np.where(x > 1.0, 1.0, np.where(x > 0.0, x, 0.01 * x))
+
+
+# --- 9. 1-D convolution (valid) --------------------------------------------------------------
+def conv1d_loop(x, w):
+    n = len(x) - len(w) + 1
+    out = np.empty(n)
+    for i in range(n):
+        s = 0.0
+        for k in range(len(w)):
+            s += w[k] * x[i + k]
+        out[i] = s
+    return out
+
+
+def conv1d_numpy(x, w):
+    return np.convolve(x, w[::-1], mode="valid")
+
+
+# --- 10. 2-D convolution (valid) -------------------------------------------------------------
+def conv2d_loop(img, ker):
+    h = img.shape[0] - ker.shape[0] + 1
+    w = img.shape[1] - ker.shape[1] + 1
+    out = np.empty((h, w))
+    for i in range(h):
+        for j in range(w):
+            s = 0.0
+            for a in range(ker.shape[0]):
+                for b in range(ker.shape[1]):
+                    s += img[i + a, j + b] * ker[a, b]
+            out[i, j] = s
+    return out
+
+
+def conv2d_numpy(img, ker):
+    windows = np.lib.stride_tricks.sliding_window_view(img, ker.shape)
+    return np.einsum("ijab,ab->ij", windows, ker)
+
+
+# --- 11. prefix sum (a scan NumPy has: cumsum) -----------------------------------------------
+def prefix_loop(x):
+    out = np.empty_like(x)
+    s = 0.0
+    for i in range(len(x)):
+        s += x[i]
+        out[i] = s
+    return out
+
+
+def prefix_numpy(x):
+    return np.cumsum(x)
+
+
+# --- 12. linear recurrence (dependent: x[i] needs x[i-1]) ------------------------------------
+def recurrence_loop(b, a):
+    x = np.empty_like(b)
+    x[0] = b[0]
+    for i in range(1, len(b)):
+        x[i] = a * x[i - 1] + b[i]
+    return x
+
+
+def recurrence_numpy(b, a):
+    # no whole-array form: the idiomatic fast version loops over Python floats
+    out = b.tolist()
+    for i in range(1, len(out)):
+        out[i] = a * out[i - 1] + out[i]
+    return np.array(out)
+
+
+# --- 13. running balance with a floor (dependent scan: max of the carried value) -------------
+def balance_loop(x):
+    out = np.empty_like(x)
+    s = 0.0
+    for i in range(len(x)):
+        s = max(0.0, s + x[i])
+        out[i] = s
+    return out
+
+
+def balance_numpy(x):
+    out = []
+    s = 0.0
+    for v in x.tolist():
+        s = max(0.0, s + v)
+        out.append(s)
+    return np.array(out)
+
+
+@dataclass
+class Kernel:
+    loop_style: Callable
+    numpy_style: Callable
+    make_args: Callable        # (size, rng) -> args
+    sizes: tuple               # (small, large)
+    dependent: bool = False
+    rtol: float = 1e-9
+
+
+def _vec(n, rng):
+    return rng.standard_normal(n)
+
+
+KERNELS = {
+    "chain": Kernel(chain_loop, chain_numpy, lambda n, r: (1.5, _vec(n, r), _vec(n, r)), (1_000, 200_000)),
+    "dot": Kernel(dot_loop, dot_numpy, lambda n, r: (_vec(n, r), _vec(n, r)), (1_000, 200_000)),
+    "stats": Kernel(stats_loop, stats_numpy, lambda n, r: (_vec(n, r),), (1_000, 200_000)),
+    "matmul": Kernel(matmul_loop, matmul_numpy, lambda n, r: (r.standard_normal((n, n)), r.standard_normal((n, n))),
+                     (16, 96)),
+    "jacobi": Kernel(jacobi_loop, jacobi_numpy, lambda n, r: (r.standard_normal((n, n)),), (32, 400)),
+    "heat": Kernel(heat_loop, heat_numpy, lambda n, r: (_vec(n, r), 50), (200, 20_000)),
+    "pairwise": Kernel(pairwise_loop, pairwise_numpy, lambda n, r: (r.standard_normal((n, 3)),), (20, 300)),
+    "conditional": Kernel(cond_loop, cond_numpy, lambda n, r: (_vec(n, r),), (1_000, 200_000)),
+    "conv1d": Kernel(conv1d_loop, conv1d_numpy, lambda n, r: (_vec(n, r), _vec(7, r)), (1_000, 100_000)),
+    "conv2d": Kernel(conv2d_loop, conv2d_numpy, lambda n, r: (r.standard_normal((n, n)), r.standard_normal((3, 3))),
+                     (24, 200)),
+    "prefix": Kernel(prefix_loop, prefix_numpy, lambda n, r: (_vec(n, r),), (1_000, 200_000)),
+    "recurrence": Kernel(recurrence_loop, recurrence_numpy, lambda n, r: (_vec(n, r), 0.9), (1_000, 100_000),
+                         dependent=True),
+    "balance": Kernel(balance_loop, balance_numpy, lambda n, r: (_vec(n, r),), (1_000, 100_000), dependent=True),
+}

@@ -1,0 +1,1 @@
+"""Analyses over the graph that passes share: affine index forms, dependences, aliasing."""

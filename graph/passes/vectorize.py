@@ -1,0 +1,262 @@
+"""Turn loops over array indices into whole-array NumPy: slices, reductions, `where`, `einsum`."""
+
+from __future__ import annotations
+
+import linecache
+import logging
+import os
+from typing import Optional
+
+from ..ir import Graph, Node
+from ..types import NONE, ArrayType, ScalarType, TupleType
+from ..vectorize.build import live_nodes, splice
+from . import dce
+from ..vectorize.loop import Bail, LoopVectorizer, Result
+
+log = logging.getLogger("graphjit")
+ATTR = "vectorize"
+KEPT = "no: kept for arrays that share memory"
+
+
+def run(graph: Graph) -> bool:
+    """Vectorize every `for_range` whose iterations are independent, innermost loops first.
+
+    Before:                                                After:
+      %0 = for_range(0, 5, 1, %x, %y, %out) {carried=0}      %0 = note() {text='vectorized loop f.py:7-8: ...'}
+        body(%i: int, %x.1: f64[5], ...) {                    %1 = mul(2.0, %x) : f64[5]
+          %1 = getitem(%x.1, %i) {index=[$1]} : f64[]         %2 = add(%1, %y) : f64[5]
+          %2 = mul(2.0, %1) : f64[]                           %3 = setitem(%out, %2) {index=[:]} : none
+          %3 = getitem(%y.1, %i) {index=[$1]} : f64[]
+          %4 = add(%2, %3) : f64[]
+          %5 = setitem(%out.1, %4, %i) {index=[$2]}
+          yield
+        }
+    A loop that stays a loop gets an attribute saying why: `{vectorize='no: carried dependence: ...'}`.
+    """
+    changed = False
+    vectorized = False
+    for node in list(graph.nodes):
+        if node.graph is not graph:
+            continue  # removed while vectorizing an earlier loop
+        for region in node.regions:
+            changed |= run(region)
+        if node.op == "for_range" and node.attrs.get(ATTR) != KEPT and "scalar" not in node.attrs:
+            done = vectorize_loop(node)
+            vectorized |= done and node not in graph.nodes
+            changed |= done
+        elif node.op == "while":
+            changed |= _mark(node, "no: a `while` loop (also a `for` with break/return) is not vectorized")
+    if vectorized:
+        dce.run(graph)   # a reduction's unused last value would otherwise count as a use below
+        changed |= forward_stores(graph)
+    return changed
+
+
+# Ops whose result is a new array no other value refers to (so it can take over a fresh array's role).
+_NEW_ARRAY_OPS = {"matmul", "dot", "einsum", "correlate", "cumsum", "cumprod", "concatenate", "where", "clip", "copy", "astype",
+                  "outer", "tensordot", "sum", "prod", "max", "min", "nanmax", "nanmin", "mean"}
+_CREATION_OPS = {"zeros", "empty", "ones", "full", "zeros_like", "empty_like", "ones_like", "full_like"}
+
+
+def forward_stores(graph: Graph) -> bool:
+    """`out = np.empty_like(x); out[:] = expr` -> `out = expr` when expr is a new array of out's type.
+
+    Also `c = np.zeros(...); c[:] = c + expr` -> `c = expr`. The created array is fresh (nothing
+    else refers to it) and unused before the store, so the new array can take its place.
+    """
+    changed = False
+    position = {n.id: k for k, n in enumerate(graph.nodes)}
+    for store in list(graph.nodes):
+        if store.op != "setitem" or store.graph is not graph or len(store.operands) != 2:
+            continue
+        target, value = store.operands
+        index = store.attrs["index"]
+        if target.op not in _CREATION_OPS or target.graph is not graph:
+            continue
+        if not all(isinstance(it, slice) and it == slice(None) for it in index):
+            continue
+        t = target.type
+        if not isinstance(t, ArrayType) or not t.is_static:
+            continue
+        if any(position.get(u.id, 0) < position[store.id] for u in graph.users(target) if u is not store
+               and u is not value):
+            continue
+        if value.op == "add" and target.op in ("zeros", "zeros_like") and target in value.operands \
+                and len(graph.users(value)) == 1:
+            other = value.operands[1] if value.operands[0] is target else value.operands[0]
+            if other is target or not _new_array(graph, other, t, allow_users=1):
+                continue
+            new = other
+        elif _new_array(graph, value, t, allow_users=1) and target not in value.operands:
+            new = value
+        else:
+            continue
+        graph.erase(store)
+        for user in graph.users(target):
+            if user is not value:
+                graph.set_operands(user, [new if o is target else o for o in user.operands])
+        if graph.is_output(target):
+            graph.set_outputs(new if o is target else o for o in graph.outputs)
+        new.name = target.name or new.name
+        if value is not new and not graph.users(value):
+            graph.erase(value)
+        if not graph.users(target) and not graph.is_output(target):
+            graph.erase(target)
+        changed = True
+        position = {n.id: k for k, n in enumerate(graph.nodes)}
+    return changed
+
+
+def _new_array(graph: Graph, node: Node, t: ArrayType, allow_users: int) -> bool:
+    from ..ops import OPS
+    if node.graph is not graph or node.type != t or len(graph.users(node)) > allow_users or graph.is_output(node):
+        return False
+    op = OPS.get(node.op)
+    return node.op in _NEW_ARRAY_OPS or (op is not None and op.elementwise and node.op not in ("inplace",))
+
+
+def vectorize_loop(loop: Node) -> bool:
+    try:
+        result = LoopVectorizer(loop).run()
+    except Bail as e:
+        return _mark(loop, f"no: {e}")
+    except Exception as e:  # noqa: BLE001 - a bug here must not stop compilation: keep the loop
+        if os.environ.get("GRAPHJIT_VERIFY", "") not in ("", "0"):
+            raise
+        return _mark(loop, f"no: internal error in the vectorizer ({type(e).__name__}: {e})")
+    if result.empty:
+        _replace_loop(loop, list(result.outputs), _note_text(loop, result))
+        return True
+    if result.guards:
+        _apply_guarded(loop, result)
+    else:
+        _apply(loop, result)
+    return True
+
+
+def _mark(loop: Node, text: str) -> bool:
+    if loop.attrs.get(ATTR) == text:
+        return False
+    loop.attrs[ATTR] = text
+    _log(loop, text)
+    return True
+
+
+def _log(loop: Node, text: str) -> None:
+    if "vectorize" not in os.environ.get("GRAPHJIT_LOG", ""):
+        return
+    if not log.handlers and not logging.getLogger().handlers:
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("graphjit: %(message)s"))
+        log.addHandler(handler)
+    if log.level == logging.NOTSET or log.level > logging.INFO:
+        log.setLevel(logging.INFO)
+    where = loop.span.short() if loop.span else "?"
+    log.info("vectorize: loop at %s: %s", where, text)
+
+
+def _note_text(loop: Node, result: Result) -> str:
+    span = loop.span
+    if span is None:
+        where = "?"
+    else:
+        end = span.end_line if span.end_line and span.end_line > span.line else span.line
+        where = f"{span.short_file}:{span.line}" + (f"-{end}" if end != span.line else "")
+    if result.empty:
+        return f"loop {where} removed: its range is empty"
+    text = f"vectorized loop {where}: {result.summary}"
+    if result.guards:
+        names = ", ".join(f"{a.name or 'array'}/{b.name or 'array'}" for a, b in result.guards)
+        text += f" (the loop runs instead when {names} share memory)"
+    return text
+
+
+def _source_line(loop: Node) -> str:
+    if loop.span is None:
+        return ""
+    return linecache.getline(loop.span.file, loop.span.line).strip()
+
+
+def _apply(loop: Node, result: Result) -> None:
+    g = loop.graph
+    text = _note_text(loop, result)
+    g.add("note", [], {"text": text}, NONE, loop.span, before=loop)
+    roots = [o for o in result.outputs if o.graph is result.scratch.g]
+    keep = live_nodes(result.scratch, roots)
+    mapping = {arg.id: result.scratch.ext_of[arg.id] for arg in result.scratch.g.args}
+    built = splice(result.scratch, g, loop, mapping, keep)
+    outputs = [built[o.id] if o.graph is result.scratch.g else o for o in result.outputs]
+    _replace_loop(loop, outputs, None)
+    _log(loop, text)
+
+
+def _replace_loop(loop: Node, outputs: list, note: Optional[str]) -> None:
+    g = loop.graph
+    if note is not None:
+        g.add("note", [], {"text": note}, NONE, loop.span, before=loop)
+        _log(loop, note)
+    for user in g.users(loop):
+        if user.op != "tuple_get":
+            raise Bail("internal: a loop result used other than through tuple_get")
+        new = outputs[user.attrs["index"]]
+        if not new.name and new.op not in ("const", "arg", "param"):
+            new.name = user.name
+        g.replace_all_uses(user, new)
+        g.erase(user)
+    if g.is_output(loop):
+        raise Bail("internal: a loop node returned directly")
+    g.erase(loop)
+
+
+def _apply_guarded(loop: Node, result: Result) -> None:
+    """`if np.may_share_memory(a, b): <the loop> else: <vectorized>`."""
+    g = loop.graph
+    span = loop.span
+    text = _note_text(loop, result)
+    g.add("note", [], {"text": text}, NONE, span, before=loop)
+    cond = None
+    for a, b in result.guards:
+        test = g.add("call", [a, b], {"fn": "numpy.may_share_memory"}, ScalarType("bool"), span, before=loop)
+        cond = test if cond is None else g.add("bitor", [cond, test], None, ScalarType("bool"), span, before=loop)
+    scratch = result.scratch
+    keep = live_nodes(scratch, [o for o in result.outputs if o.graph is scratch.g])
+    needed: list[Node] = []
+
+    def need(node: Node) -> None:
+        if node.op != "const" and all(node is not n for n in needed):
+            needed.append(node)
+
+    for o in loop.operands:
+        need(o)
+    for arg in scratch.g.args:
+        need(scratch.ext_of[arg.id])
+    for o in result.outputs:
+        if o.graph is not scratch.g:
+            need(o)
+    then_g = Graph(f"{g.name}.then", label="then")
+    else_g = Graph(f"{g.name}.else", label="else")
+    then_map = {n.id: then_g.add_arg(n.name or "v", n.type) for n in needed}
+    else_map = {n.id: else_g.add_arg(n.name or "v", n.type) for n in needed}
+
+    def inside(region: Graph, table: dict, node: Node) -> Node:
+        if node.op == "const":
+            return region.const(node.value, node.span)
+        return table[node.id]
+
+    # then: the original loop, unchanged
+    moved = then_g.add("for_range", [inside(then_g, then_map, o) for o in loop.operands], dict(loop.attrs),
+                       loop.type, span, regions=list(loop.regions))
+    moved.attrs[ATTR] = KEPT
+    n = loop.attrs.get("carried", 0)
+    then_outs = [then_g.add("tuple_get", [moved], {"index": k}, loop.type.items[k], span) for k in range(n)]
+    then_g.set_outputs(then_outs)
+    # else: the vectorized statements
+    mapping = {arg.id: inside(else_g, else_map, scratch.ext_of[arg.id]) for arg in scratch.g.args}
+    built = splice(scratch, else_g, None, mapping, keep)
+    else_outs = [built[o.id] if o.graph is scratch.g else inside(else_g, else_map, o) for o in result.outputs]
+    else_g.set_outputs(else_outs)
+    node = g.add("if", [cond, *needed], {}, TupleType(tuple(loop.type.items)), span,
+                 regions=[then_g, else_g], before=loop)
+    g.replace_all_uses(loop, node)
+    g.erase(loop)
+    _log(loop, text)

@@ -1,0 +1,1 @@
+"""Loop vectorization: the translator behind graph/passes/vectorize.py and its building blocks."""
