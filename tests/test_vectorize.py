@@ -12,7 +12,6 @@ Integer and boolean results, and every dtype and Python/NumPy scalar type, must 
 
 import copy
 import logging
-import math
 import warnings
 
 import numpy as np
@@ -156,7 +155,7 @@ def test_the_graph_says_what_happened_to_each_loop(name, rng):
         assert notes and any("kept for arrays that share memory" in ln for ln in loops), text
     else:
         words = expectation[len("loop: "):]
-        assert any(f"vectorize='no: " in ln and words in ln for ln in loops), text
+        assert any("vectorize='no: " in ln and words in ln for ln in loops), text
     for ln in loops:   # every loop that stays says why
         assert "vectorize='no: " in ln, ln
 

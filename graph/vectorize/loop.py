@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any, Optional
 
 import numpy as np
@@ -29,7 +29,7 @@ from ..analysis.aliasing import VIEW_OPS, may_alias
 from ..analysis.dependence import ANY, K, Access, Point, Span, conflict
 from ..ir import Graph, Node
 from ..literals import OperandRef
-from ..ops import OPS, REGION_OPS
+from ..ops import OPS
 from ..types import ArrayType, ScalarType
 from . import probes as P
 from .build import Scratch
@@ -880,7 +880,7 @@ class LoopVectorizer:
             v = self.index_value(aff)
             return v if isinstance(v, int) else ref(v)
 
-        loop_axis, reverse, gather = None, False, False
+        loop_axis, reverse = None, False
         if not varying:
             kind = "uniform"
         elif len(varying) == 1 and not fancy_u and self.in_bounds(expanded[varying[0]][1].aff,
@@ -1127,7 +1127,6 @@ class LoopVectorizer:
             windows = (w if isinstance(w, tuple) else (w,)) + windows
             axes = (a if isinstance(a, tuple) else (a,)) + axes
             array = inner.operands[0]
-            shape = self.s.outer(array).type.shape if self.s.outer(array) is not None else array.type.shape
         t = self._array_type_of(array)
         new_shape = list(t.shape)
         for w, a in zip(windows, axes):
@@ -1660,7 +1659,6 @@ class LoopVectorizer:
             self.accumulator_reads[r.id] = s
 
     def finish_accumulator(self, node: Node, vis: list) -> None:
-        r = self.accumulator_writes[node.id]
         upd = vis[1]
         if upd.kind != "UPD" or upd.j != ("acc", node.id):
             raise Bail("an element is updated in a way that is not a reduction")
