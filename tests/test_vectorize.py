@@ -85,6 +85,12 @@ CASES = {
     "runtime_bound": (lambda r, n: (_r(r, n) + 1,), "loop: cannot prove"),
     "min_reverse_arg": (lambda r, n: (_r(r, n),), "loop: NaN"),
     "heat_inplace": (lambda r, n: (_r(r, n), 2), "loop: carried dependence"),
+    "diag_write": (lambda r, n: (_r(r, n),), "vectorized"),
+    "interleave": (lambda r, n: (_r(r, n), _r(r, n)), "vectorized"),
+    "sub_and_int_product": (lambda r, n: (_r(r, n), r.integers(1, 4, n)), "vectorized"),
+    "bool_flags": (lambda r, n: (_r(r, n) > 0.5,), "vectorized"),
+    "row_variable": (lambda r, n: (_r(r, n, 3),), "vectorized"),
+    "index_weighted_sum": (lambda r, n: (_r(r, n),), "vectorized"),
     # a loop with a carried value whose body ends in an `if` without `else` (an emitter fix)
     "carried_then_if": (lambda r, n: (_r(r, n),), "loop: gather"),
 }

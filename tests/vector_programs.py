@@ -417,3 +417,53 @@ def carried_then_if(x):
         if x[i - 2] > 0.5:
             x[i - 2] = 0.0
     return s
+
+
+def diag_write(x):
+    out = np.zeros((len(x), len(x)))
+    for i in range(len(x)):
+        out[i, i] = x[i] * 3
+    return out
+
+
+def interleave(x, y):
+    out = np.zeros(2 * len(x))
+    for i in range(len(x)):
+        out[2 * i] = x[i]
+        out[2 * i + 1] = y[i]
+    return out
+
+
+def sub_and_int_product(x, k):
+    s = 10.0
+    p = 1
+    for i in range(len(x)):
+        s -= x[i]
+        p *= k[i]
+    return s, p
+
+
+def bool_flags(m):
+    any_set = False
+    count = 0
+    for i in range(len(m)):
+        any_set = any_set | m[i]
+        if m[i]:
+            count += 1
+    return any_set, count
+
+
+def row_variable(x):
+    out = np.empty_like(x)
+    for i in range(x.shape[0]):
+        row = x[i]
+        for j in range(x.shape[1]):
+            out[i, j] = row[j] * 2 + j
+    return out
+
+
+def index_weighted_sum(x):
+    s = 0.0
+    for i in range(len(x)):
+        s = s + x[i] * i
+    return s
