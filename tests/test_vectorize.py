@@ -91,6 +91,10 @@ CASES = {
     "bool_flags": (lambda r, n: (_r(r, n) > 0.5,), "vectorized"),
     "row_variable": (lambda r, n: (_r(r, n, 3),), "vectorized"),
     "index_weighted_sum": (lambda r, n: (_r(r, n),), "vectorized"),
+    "column_sum_and_max": (lambda r, n: (_r(r, n, 3),), "vectorized"),
+    "write_then_read_same_element": (lambda r, n: (_r(r, n),), "vectorized"),
+    # the sum's terms are a view of x, which the loop then zeroes: reading them later would be wrong
+    "read_then_write_then_use": (lambda r, n: (_r(r, n),), "loop: is used after"),
     # a loop with a carried value whose body ends in an `if` without `else` (an emitter fix)
     "carried_then_if": (lambda r, n: (_r(r, n),), "loop: gather"),
 }

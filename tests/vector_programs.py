@@ -467,3 +467,28 @@ def index_weighted_sum(x):
     for i in range(len(x)):
         s = s + x[i] * i
     return s
+
+
+def column_sum_and_max(x):
+    out = np.zeros((2, x.shape[1]))
+    for j in range(x.shape[1]):
+        for i in range(x.shape[0]):
+            out[0, j] += x[i, j]
+            out[1, j] = max(out[1, j], x[i, j])
+    return out
+
+
+def write_then_read_same_element(x):
+    out = np.zeros_like(x)
+    for i in range(len(x)):
+        out[i] = x[i]
+        out[i] = out[i] * 2
+    return out
+
+
+def read_then_write_then_use(x):
+    s = 0.0
+    for i in range(len(x)):
+        s += x[i]
+        x[i] = 0.0
+    return s

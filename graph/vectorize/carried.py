@@ -17,6 +17,10 @@ from .values import (IDENTITY, SELF, Bail, VI, _NO_LITERAL, _extreme_identity, _
                      _isub, _line, _op_text, _shift_refs)
 
 
+# `x[I] = op(x[I], t)` with these ops (either operand order) accumulates into the element x[I].
+ACCUMULATING_OPS = {"add", "mul", "inplace", "sub", "py_max", "py_min", "maximum", "minimum", "fmax", "fmin"}
+
+
 class CarriedMixin:
     # ------------------------------------------------------------------------------------------
     # loop-carried values: reductions
@@ -159,10 +163,12 @@ class CarriedMixin:
             if s.op != "setitem":
                 continue
             v = s.operands[1]
-            if v.op not in ("add", "mul", "inplace", "sub") or v.graph is not self.body:
+            if v.op not in ACCUMULATING_OPS or v.graph is not self.body or len(v.operands) != 2:
                 continue
-            r = v.operands[0]
-            if r.op != "getitem" or r.graph is not self.body or r.operands[0] is not s.operands[0]:
+            for r in v.operands if v.op not in ("sub", "inplace") else v.operands[:1]:
+                if r.op == "getitem" and r.graph is self.body and r.operands[0] is s.operands[0]:
+                    break
+            else:
                 continue
             if r.attrs["index"] != s.attrs["index"] and \
                     repr(_shift_refs(list(r.attrs["index"]), 1)) != repr(list(s.attrs["index"])):

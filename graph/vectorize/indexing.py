@@ -279,10 +279,9 @@ class IndexingMixin:
         result = self.s.getitem(base.node, items, plan["operands"], node.name)
         point_only = all(p[0] == "pt" for p in parts)
         if plan["kind"] == "uniform":
-            vi = VI("U", node=result, probes=probes, ident=ident, is_view=True, text=label)
+            vi = VI("U", node=result, probes=probes, ident=ident, is_view=True, text=label, read_at=(ident, pos))
             if point_only:
                 vi.parts = (base, parts)
-            self.view_nodes[result.id] = ident
             return vi
         rank = P.rank_of(probes[0]) if probes else 0
         raw = (result, plan, base)
@@ -291,15 +290,13 @@ class IndexingMixin:
             result = self.s.getitem(result, rev)
         is_view = plan["kind"] == "slice"
         result = self.s.moveaxis_to_front(result, plan["loop_axis"], rank + 1)
-        if is_view:
-            self.view_nodes[result.id] = ident
         self.features.add("elementwise")
         offsets = self.read_offsets.setdefault(id(ident), set())
         offsets.add(tuple(d.expr if isinstance(d, Point) and d.expr.coef(K) else None for d in plan["dims"]))
         if len(offsets) > 1:
             self.features.add("stencil")   # one array read at several shifts of the index
         vi = VI("V", node=result, probes=probes, ident=ident, is_view=is_view, text=label,
-                raw=raw if is_view else None)
+                raw=raw if is_view else None, read_at=(ident, pos) if is_view else None)
         if point_only:
             vi.parts = (base, parts)
         return vi
@@ -334,7 +331,8 @@ class IndexingMixin:
             else:
                 dims.append(Span(start, Affine.constant(length), 1))
         ident = base.ident if base.ident is not None else base.node
-        self.accesses.append(Access(ident, False, self.s.tick(), tuple(dims), label, _line(node)))
+        pos = self.s.tick()
+        self.accesses.append(Access(ident, False, pos, tuple(dims), label, _line(node)))
         view = self.sliding_view(base.node, length, d, shape)
         items, operands = [], []
 
@@ -368,7 +366,8 @@ class IndexingMixin:
         axes = (loop_axis,) + tuple(range(loop_axis)) + (rank,) + tuple(range(loop_axis + 1, rank))
         result = self.s.transpose(result, axes)
         self.features.add("window")
-        return VI("V", node=result, probes=probes, ident=view, is_view=True, text=label)
+        return VI("V", node=result, probes=probes, ident=view, is_view=True, text=label,
+                  read_at=base.read_at or (ident, pos))
 
     def sliding_view(self, array: Node, length: int, axis: int, shape: tuple) -> Node:
         """`sliding_window_view(x, L, axis=d)`; a view of a view merges into one call."""
@@ -428,8 +427,7 @@ class IndexingMixin:
         result = self.s.getitem(base.node, _shift_refs(items, 1), operands, node.name, cse=False)
         vi = VI("V", node=result, probes=probes, text=label)
         if base.is_view:
-            vi.ident, vi.is_view = base.ident, True
-            self.view_nodes[result.id] = base.ident
+            vi.ident, vi.is_view, vi.read_at = base.ident, True, base.read_at
         return vi
 
     def getitem_probes(self, node: Node, base: VI, parts: list) -> tuple:

@@ -54,7 +54,6 @@ class LoopVectorizer(IndexingMixin, BranchMixin, CarriedMixin):
         self.accesses: list[Access] = []
         self.interval_cache: dict = {}
         self.affine_nodes: dict = {}
-        self.view_nodes: dict[int, Any] = {}       # scratch view node id -> array identity
         self.region_depth = 0
         self.pending: list[_PendingWrite] = []
         self.accumulators: dict[int, Node] = {}     # getitem id -> setitem of `x[I] op= t` in the loop
@@ -84,7 +83,6 @@ class LoopVectorizer(IndexingMixin, BranchMixin, CarriedMixin):
         outputs = [self.finish_carried(j, self.lookup(out)) for j, out in enumerate(self.body.outputs)]
         self.check_early_reads()
         self.check_dependences()
-        self.check_view_uses()
         guards = self.alias_guards()
         return Result(self.s, outputs, guards, self.summary())
 
@@ -258,6 +256,8 @@ class LoopVectorizer(IndexingMixin, BranchMixin, CarriedMixin):
     # ------------------------------------------------------------------------------------------
     def value(self, vi: VI) -> Node:
         if vi.kind in ("U", "V"):
+            if vi.read_at is not None:
+                self.check_fresh(vi)
             return vi.node
         if vi.kind == "A":
             return self.materialize(vi.aff)
@@ -676,8 +676,7 @@ class LoopVectorizer(IndexingMixin, BranchMixin, CarriedMixin):
             raise Bail(f"`{_op_text(node)}` is not vectorized")
         out = VI("V", node=new, probes=eager, text=node.name or node.op)
         if node.op in ("T", "transpose") and v.is_view:
-            out.ident, out.is_view = v.ident, True
-            self.view_nodes[new.id] = v.ident
+            out.ident, out.is_view, out.read_at = v.ident, True, v.read_at
         return out
 
     def find_inner_loops(self, g: Graph) -> None:
@@ -723,22 +722,12 @@ class LoopVectorizer(IndexingMixin, BranchMixin, CarriedMixin):
             return f"carried dependence: `{w.label}` and `{r.label}` write the same element in different iterations"
         return f"carried dependence: `{r.label}` reads what `{w.label}` writes in another iteration"
 
-    def check_view_uses(self) -> None:
-        """A slice read is a view: it must be used before its array is written again."""
-        writes = [a for a in self.accesses if a.write]
-        if not writes:
-            return
-        for node in self.s.g.nodes:
-            for o in node.operands:
-                ident = self.view_nodes.get(o.id)
-                if ident is None or node.op in ("T", "transpose") and o.id in self.view_nodes and \
-                        node.id in self.view_nodes:
-                    continue
-                start, end = self.s.pos.get(o.id, 0), self.s.pos.get(node.id, 0)
-                for w in writes:
-                    if w.array is ident and start < w.pos < end:
-                        raise Bail(f"a value read from `{w.label.split('[')[0]}` is used after "
-                                   f"`{w.label}` is written")
+    def check_fresh(self, vi: VI) -> None:
+        """A slice read is a view: used after its array is written again, it would show the new data."""
+        ident, pos = vi.read_at
+        for a in self.accesses:
+            if a.write and a.array is ident and a.pos > pos:
+                raise Bail(f"a value read from `{vi.text}` is used after `{a.label}` is written")
 
     def alias_guards(self) -> list:
         """Pairs of distinct arrays, one written, that must not overlap for the vectorized code."""

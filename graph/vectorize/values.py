@@ -63,6 +63,7 @@ class VI:
     has_const: bool = False
     raw: Any = None                             # (slice view before moving the loop axis, plan, base)
     written: Any = None                         # (identity, items) this view was updated in place at
+    read_at: Any = None                         # (array identity, position) of the read it views
 
     @property
     def probe(self) -> Any:
