@@ -492,3 +492,24 @@ def read_then_write_then_use(x):
         s += x[i]
         x[i] = 0.0
     return s
+
+
+def argmin_distance(x, y):
+    best = math.inf
+    k = -1
+    for i in range(len(x)):
+        d = abs(x[i] - y[i])
+        if d < best:
+            best = d
+            k = i
+    return best, k
+
+
+def argmax_with_value(x, w):
+    best = -1.0
+    pick = 0.0
+    for i in range(len(x)):
+        if x[i] > best:
+            best = x[i]
+            pick = w[i]
+    return best, pick

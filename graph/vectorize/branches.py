@@ -154,8 +154,15 @@ class BranchMixin:
                 results.append(VI("UPD", j=cond.j, upd=kind, term=t, probes=t.probes, text=e.text))
             elif t.kind == "C" and e.kind == "C" and t.j == e.j:
                 results.append(t)
+            elif e.kind == "C" and e.j != cond.j and not t.carried and cond.upd in ("gt", "lt"):
+                # `if x[i] > best: best = x[i]; k = i`: k takes its value where the best one is
+                results.append(VI("UPD", j=e.j, upd="argbest", term=t, probes=t.probes, text=e.text,
+                                  mask=cond))
             else:
-                raise Bail("a running maximum/minimum that also updates other values (argmax) is not vectorized")
+                raise Bail("a running maximum/minimum that also updates other values in another way")
+        if any(r.upd == "argbest" for r in results if r.kind == "UPD") and \
+                not any(r.kind == "UPD" and r.j == cond.j and r.upd in ("pymax", "pymin") for r in results):
+            raise Bail("values picked at a running maximum that the loop does not keep")
         return VI("TUPLE", const=results)
 
     def equivalent(self, a: VI, b: VI) -> bool:

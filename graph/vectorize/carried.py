@@ -10,6 +10,7 @@ import numpy as np
 from ..analysis.affine import Affine
 from ..analysis.dependence import K, Access
 from ..ir import Node
+from ..literals import Index, OperandRef
 from ..ops import OPS
 from ..types import ArrayType
 from . import probes as P
@@ -226,6 +227,9 @@ class CarriedMixin:
             return self.s.getitem(self.prefix(j, False).node, [-1], cse=False)
         if vi.kind == "C" and vi.j == j:
             return init
+        if vi.kind == "UPD" and vi.j == j and vi.upd == "argbest":
+            self.features.add("reduction")
+            return self.arg_best(vi, init)
         if vi.kind == "UPD" and vi.j == j:
             probes = self.probes_of_outer(init) or self.chained_init_probes(init, self.loop, j)
             node, _ = self.build_reduction(vi, self.s.ext(init), probes, init, None)
@@ -245,6 +249,50 @@ class CarriedMixin:
         if P.is_py_scalar(probe):
             last = self.s.op({bool: "bool", int: "int", float: "float"}.get(type(probe), "float"), [last])
         return last
+
+    def arg_best(self, vi: VI, init: Node) -> Node:
+        """`k` of `if t > m: m = t; k = w`: w where t first reaches its maximum, if above m's start.
+
+        Strict `>` (`<`) keeps the first of equal maxima; NaN terms never win, as in the loop.
+        """
+        cmp = vi.mask                       # the CMP value: term t against the running best m
+        t, w = cmp.term, vi.term
+        if not t.varying or P.rank_of(t.probe) or P.rank_of(w.probe) or len(w.probes) != 1:
+            raise Bail("an argmax over arrays")
+        m0 = self.loop.operands[3 + cmp.j]
+        k_probes = self.probes_of_outer(init)
+        if not k_probes or not all(P.same_type(p, w.probe) or (P.is_py_scalar(p) and type(p) is type(w.probe))
+                                   for p in k_probes):
+            raise Bail(f"`{vi.text}` would change type where the maximum is found")
+        dt = P.dtype_of(t.probe)
+        is_max = cmp.upd == "gt"
+        red = ("nanmax" if is_max else "nanmin") if dt.kind in "fc" else ("max" if is_max else "min")
+        terms = self.value(t)
+        best = self.reduced(red, terms)
+        where_best = self.s.op("argmax", [self.s.op("eq", [terms, best])])
+        if w.kind == "A":       # the index itself (or an affine function of it): no gather needed
+            c, rest = w.aff.coef(K), w.aff.without(K)
+            pick = where_best if c == 1 else self.s.op("mul", [where_best, self.s.const(c)])
+            if not rest.is_const or rest.const:
+                pick = self.s.op("add", [pick, self.materialize(rest)])
+        elif w.varying:
+            pick = self.s.getitem(self.value(w), [OperandRef(1)], [where_best], cse=False)
+        else:
+            pick = self.value(w)
+        better = self.s.op("gt" if is_max else "lt", [best, self.s.ext(m0)])
+        chosen = self.s.op("where", [better, pick, self.s.ext(init)])
+        probe = w.probe
+        if P.is_py_scalar(probe):
+            return self.s.op({bool: "bool", int: "int", float: "float"}[type(probe)], [chosen])
+        return self.s.op("getitem", [chosen], {"index": Index(())})   # the NumPy scalar in a 0-d array
+
+    def reduced(self, op: str, terms: Node, attrs: Optional[dict] = None) -> Node:
+        """`np.<op>(terms)`, built once (a running maximum and its argmax share it)."""
+        key = (op, terms.id, repr(attrs or {}))
+        node = self.reductions.get(key)
+        if node is None:
+            node = self.reductions[key] = self.s.op(op, [terms], attrs or {})
+        return node
 
     def chained_init_probes(self, init: Node, loop: Node, j: int) -> tuple:
         """Types of an init that is an enclosing loop's carried value fed by this loop's own result.
@@ -388,7 +436,7 @@ class CarriedMixin:
             red = ("nanmax" if is_max else "nanmin") if is_float else ("max" if is_max else "min")
         else:
             red = "max" if is_max else "min"
-        total = self.s.op(red, [terms], attrs)
+        total = self.reduced(red, terms, attrs)
         if base_kind in ("pymax", "pymin"):
             py = "py_max" if is_max else "py_min"
             pair = [total, init] if kind.endswith("_r") else [init, total]

@@ -61,6 +61,7 @@ class LoopVectorizer(IndexingMixin, BranchMixin, CarriedMixin):
         self.fresh: dict[int, Node] = {}           # scratch arrays created in the body (their own identity)
         self.dim_keys: dict[tuple, "DimKey"] = {}
         self.read_offsets: dict[int, set] = {}
+        self.reductions: dict[tuple, Node] = {}
 
     # ------------------------------------------------------------------------------------------
     # entry
