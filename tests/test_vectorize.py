@@ -53,7 +53,12 @@ CASES = {
     "ifelse_writes": (lambda r, n: (_r(r, n),), "vectorized"),
     "elif_chain": (lambda r, n: (_r(r, n),), "vectorized"),
     "nested_partial": (lambda r, n: (_r(r, n),), "vectorized"),
-    "unsafe_div": (lambda r, n: (_r(r, n), np.round(_r(r, n))), "loop: could fail where the loop never ran it"),
+    "unsafe_div": (lambda r, n: (_r(r, n), np.round(_r(r, n))), "vectorized"),   # masked: out[t] = x[t] / y[t]
+    "safe_div": (lambda r, n: (_r(r, n), np.round(_r(r, n))), "vectorized"),
+    "safe_log_sum": (lambda r, n: (_r(r, n),), "vectorized"),
+    "guarded_shift": (lambda r, n: (_r(r, n) + 0.1,), "vectorized"),
+    "rev_masked": (lambda r, n: (_r(r, n), _r(r, n)), "vectorized"),
+    "python_division": (lambda r, n: (_r(r, n),), "loop: could raise where NumPy would not"),
     "recurrence": (lambda r, n: (_r(r, n),), "loop: carried dependence: `x[i - 1]` reads what `x[i]` writes"),
     "prefix": (lambda r, n: (_r(r, n),), "vectorized"),
     "prefix_excl": (lambda r, n: (_r(r, n),), "vectorized"),
@@ -98,7 +103,7 @@ CASES = {
     # the sum's terms are a view of x, which the loop then zeroes: reading them later would be wrong
     "read_then_write_then_use": (lambda r, n: (_r(r, n),), "loop: is used after"),
     # a loop with a carried value whose body ends in an `if` without `else` (an emitter fix)
-    "carried_then_if": (lambda r, n: (_r(r, n),), "loop: gather"),
+    "carried_then_if": (lambda r, n: (_r(r, n),), "loop: carried dependence"),
 }
 
 

@@ -46,9 +46,9 @@ def expressions(draw, index_vars, used, depth=0):
     if kind == "index":
         return draw(st.sampled_from(index_vars))
     if kind == "call":
-        fn = draw(st.sampled_from(["abs", "math.tanh", "np.sin"]))
+        fn = draw(st.sampled_from(["abs", "math.tanh", "np.sin", "np.sqrt", "np.log"]))
         return f"{fn}({draw(expressions(index_vars, used, depth + 1))})"
-    op = draw(st.sampled_from(["+", "-", "*", "max", "min"]))
+    op = draw(st.sampled_from(["+", "-", "*", "/", "max", "min"]))
     left, right = draw(expressions(index_vars, used, depth + 1)), draw(expressions(index_vars, used, depth + 1))
     if op in ("max", "min"):
         return f"{op}({left}, {right})"

@@ -513,3 +513,44 @@ def argmax_with_value(x, w):
             best = x[i]
             pick = w[i]
     return best, pick
+
+
+def safe_div(x, y):
+    out = np.zeros_like(x)
+    for i in range(len(x)):
+        if y[i] != 0:
+            out[i] = x[i] / y[i]
+    return out
+
+
+def safe_log_sum(x):
+    s = 0.0
+    for i in range(len(x)):
+        if x[i] > 0.2:
+            s += math.log(x[i])
+    return s
+
+
+def guarded_shift(x):
+    out = np.zeros_like(x)
+    for i in range(len(x)):
+        if i > 0:
+            out[i] = x[i - 1] / x[i]
+        else:
+            out[i] = -1.0
+    return out
+
+
+def rev_masked(x, y):
+    out = np.zeros_like(x)
+    for i in range(len(x) - 1, -1, -1):
+        if y[i] > 0.5:
+            out[i] = x[i] / (y[i] - 0.5)
+    return out
+
+
+def python_division(x):
+    out = np.zeros_like(x)
+    for i in range(len(x)):
+        out[i] = x[i] + 1 / i
+    return out

@@ -7,7 +7,7 @@ from dataclasses import replace
 from ..analysis.dependence import Access
 from ..ir import Graph, Node
 from . import probes as P
-from .values import VI, Bail, _index, _replace_old, _same_node, _shift_refs
+from .values import VI, Bail, Unsafe, _index, _replace_old, _same_node, _shift_refs
 
 
 class BranchMixin:
@@ -26,12 +26,22 @@ class BranchMixin:
             raise Bail("a condition depends on a loop-carried value")
         if not cond.varying:
             raise Bail("a loop-invariant `if` inside the loop (not unswitched)")
+        if self.compress is not None:
+            raise Bail("a nested `if` inside a masked branch")
         mask = self.truth(cond, node)
         self.features.add("where")
         outer_pending = self.pending
         self.pending = []
-        then_out, then_writes = self.translate_region(then_r, captures)
-        else_out, else_writes = self.translate_region(else_r, captures)
+        n_accesses = len(self.accesses)
+        try:
+            then_out, then_writes = self.translate_region(then_r, captures)
+            else_out, else_writes = self.translate_region(else_r, captures)
+        except Unsafe:
+            if self.region_depth:
+                raise
+            del self.accesses[n_accesses:]          # forget the attempt; its nodes are dead
+            self.pending = outer_pending
+            return self.masked_if(node, mask, captures)
         self.pending = outer_pending
         results = [self.merge(node, k, mask, t, e) for k, (t, e) in enumerate(zip(then_out, else_out))]
         merged = self.merge_writes(mask, then_writes, else_writes)
@@ -44,6 +54,33 @@ class BranchMixin:
                     entry.tree = _replace_old(w.tree, entry.tree)
         else:
             self.emit_conditional_writes(merged)
+        return VI("TUPLE", const=results)
+
+    def masked_if(self, node: Node, mask: VI, captures: list) -> VI:
+        """Branches that could fail run only for their elements: `out[s][m] = f(x[s][m])`."""
+        then_r, else_r = node.regions
+        m = self.value(mask)
+        outs = []
+        for region, sel in ((then_r, m), (else_r, self.s.op("logical_not", [m]))):
+            self.compress = sel
+            try:
+                bound = [replace(v, node=self.compressed(self.value(v)), read_at=None, raw=None, parts=None,
+                                 is_view=False) if v.kind == "V" else v for v in captures]
+                out, writes = self.translate_region(region, bound)
+            finally:
+                self.compress = None
+            outs.append(out)
+        self.features.add("masked")
+        results = []
+        for t, e in zip(*outs):
+            if t.kind == e.kind == "C" and t.j == e.j:
+                results.append(t)
+            elif t.kind == "UPD" and e.kind == "C" and t.j == e.j and t.mask is None:
+                results.append(t)          # its terms are those of the selected iterations already
+            elif e.kind == "UPD" and t.kind == "C" and t.j == e.j and e.mask is None:
+                results.append(e)
+            else:
+                raise Bail("a masked branch that yields values (only stores and sums are masked)")
         return VI("TUPLE", const=results)
 
     def merge_writes(self, mask: VI, then_w: list, else_w: list) -> list:

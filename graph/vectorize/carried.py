@@ -95,6 +95,8 @@ class CarriedMixin:
         return self.prefix(vi.j, exclusive=True)
 
     def scan_update(self, node: Node) -> VI:
+        if self.compress is not None:
+            raise Bail("a running sum inside a masked branch")
         return self.prefix(self.scan_updates[node.id], exclusive=False)
 
     def prefix(self, j: int, exclusive: bool) -> VI:

@@ -13,7 +13,7 @@ from ..ir import Node
 from ..literals import OperandRef
 from ..types import ArrayType
 from . import probes as P
-from .values import (SAME_SHAPE_OPS, SWV, Bail, DimKey, VI, _PendingWrite, _as_affine, _index, _is_int_value,
+from .values import (SAME_SHAPE_OPS, SWV, Bail, DimKey, Unsafe, VI, _PendingWrite, _as_affine, _index, _is_int_value,
                      _line, _op_text, _shift_refs)
 
 
@@ -139,8 +139,8 @@ class IndexingMixin:
                                                                     shape[self._axis_of(expanded, varying[0])]):
             kind = "slice"
         else:
-            if self.region_depth:
-                raise Bail(f"`{label}` inside a branch needs a gather whose indices may be out of bounds")
+            if self.region_depth and self.compress is None:
+                raise Unsafe(f"`{label}` inside a branch needs a gather whose indices may be out of bounds")
             if fancy_u or any(p[0] in ("sl", "new") for k, p in enumerate(expanded)
                               if not (p[0] == "sl" and p[1:] == (None, None, None) and k > max(varying))):
                 raise Bail(f"`{label}` mixes the loop index with slices in a way that is not vectorized")
@@ -170,7 +170,10 @@ class IndexingMixin:
                     loop_axis = result_dims
                     result_dims += 1
                 else:
-                    items.append(ref(self.materialize(v.aff)))
+                    gather = self.materialize(v.aff)
+                    if self.compress is not None:   # only the elements the branch runs for
+                        gather = self.compressed(gather)
+                    items.append(ref(gather))
                     if loop_axis is None:
                         loop_axis = 0
             elif p[0] == "sl":
@@ -269,6 +272,8 @@ class IndexingMixin:
         if base.kind == "V":
             return self.getitem_of_varying(node, base, parts, label)
         if any(p[0] == "win" for p in parts):
+            if self.compress is not None:
+                raise Bail(f"a sliding window `{label}` inside a masked branch")
             return self.window_read(node, base, parts, label)
         plan = self.plan_index(base, parts, label, write=False)
         pos = self.s.tick()
@@ -290,6 +295,10 @@ class IndexingMixin:
             result = self.s.getitem(result, rev)
         is_view = plan["kind"] == "slice"
         result = self.s.moveaxis_to_front(result, plan["loop_axis"], rank + 1)
+        if self.compress is not None:
+            if is_view:
+                result = self.compressed(result)   # a copy of the selected elements
+            is_view = False
         self.features.add("elementwise")
         offsets = self.read_offsets.setdefault(id(ident), set())
         offsets.add(tuple(d.expr if isinstance(d, Point) and d.expr.coef(K) else None for d in plan["dims"]))
@@ -478,6 +487,8 @@ class IndexingMixin:
             raise Bail(f"`{label} = ...` writes the same element in every iteration")
         if vis[1].written == (id(base.ident), repr(plan["items"]), tuple(o.id for o in plan["operands"])):
             return None  # `x[i] += v` on a view: updated in place already, the store writes it onto itself
+        if self.compress is not None:
+            return self.masked_store(node, vis[1], base, plan, label)
         value = self.arrange_value(vis[1], base, plan, label)
         items = _shift_refs(plan["items"], 2)
         if self.region_depth:
@@ -495,6 +506,27 @@ class IndexingMixin:
         self.accesses.append(Access(base.ident, True, pos, plan["dims"], label, _line(node)))
         self.s.op("setitem", [base.node, value, *plan["operands"]], {"index": _index(items)})
         self.s.pos[self.s.g.nodes[-1].id] = pos
+        return None
+
+    def masked_store(self, node: Node, v: VI, base: VI, plan: dict, label: str) -> None:
+        """`x[s][m] = v` (or `x[idx[m]] = v`) in a masked branch: only the elements it runs for."""
+        if plan["prank"] != 0:
+            raise Bail(f"`{label} = ...` stores rows in a masked branch")
+        value = self.arrange_value(v, base, plan, label)
+        self.s.forget_reads()
+        if plan["kind"] == "gather":
+            pos = self.s.tick()
+            self.s.op("setitem", [base.node, value, *plan["operands"]],
+                      {"index": _index(_shift_refs(plan["items"], 2))})
+        else:
+            view = self.s.getitem(base.node, _shift_refs(plan["items"], 1), plan["operands"], cse=False)
+            mask = self.compress
+            if plan["reverse"]:
+                mask = self.s.getitem(mask, [slice(None, None, -1)], cse=False)
+            pos = self.s.tick()
+            self.s.op("setitem", [view, value, mask], {"index": _index([OperandRef(2)])})
+        self.s.pos[self.s.g.nodes[-1].id] = pos
+        self.accesses.append(Access(base.ident, True, pos, plan["dims"], label, _line(node)))
         return None
 
     def arrange_value(self, v: VI, base: VI, plan: dict, label: str) -> Node:

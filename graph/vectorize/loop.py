@@ -29,11 +29,13 @@ from ..analysis.affine import INF, Affine, range_interval
 from ..analysis.aliasing import VIEW_OPS, may_alias
 from ..analysis.dependence import ANY, K, Access, conflict
 from ..ir import Graph, Node
+from ..literals import OperandRef
 from ..ops import OPS
 from ..types import ArrayType
 from . import probes as P
 from .build import Scratch
 from .values import (DIVISION_OPS, DOMAIN_OPS, EFFECT_OPS, MATH_UFUNCS, REDUCTION_OPS, SWV, Bail, DimKey, Result,
+                     Unsafe,
                      VI, _PendingWrite, _callable, _int_interval, _is_int_type, _is_int_value, _line, _op_text,
                      _render, _static_attrs, _static_dim)
 from .branches import BranchMixin
@@ -62,6 +64,8 @@ class LoopVectorizer(IndexingMixin, BranchMixin, CarriedMixin):
         self.dim_keys: dict[tuple, "DimKey"] = {}
         self.read_offsets: dict[int, set] = {}
         self.reductions: dict[tuple, Node] = {}
+        self.compress: Optional[Node] = None        # inside a masked branch: the elements it runs for
+        self.compress_cache: dict[tuple, Node] = {}
 
     # ------------------------------------------------------------------------------------------
     # entry
@@ -88,7 +92,8 @@ class LoopVectorizer(IndexingMixin, BranchMixin, CarriedMixin):
         return Result(self.s, outputs, guards, self.summary())
 
     def summary(self) -> str:
-        order = ["elementwise", "stencil", "window", "reduction", "contraction", "where", "scan", "gather"]
+        order = ["elementwise", "stencil", "window", "reduction", "contraction", "where", "masked", "scan",
+                 "gather"]
         feats = [f for f in order if f in self.features] or ["elementwise"]
         return ", ".join(feats)
 
@@ -261,8 +266,19 @@ class LoopVectorizer(IndexingMixin, BranchMixin, CarriedMixin):
                 self.check_fresh(vi)
             return vi.node
         if vi.kind == "A":
-            return self.materialize(vi.aff)
+            node = self.materialize(vi.aff)
+            if self.compress is not None and vi.varying:
+                node = self.compressed(node)
+            return node
         raise Bail(f"the loop-carried value `{vi.text}` is used other than to accumulate into it")
+
+    def compressed(self, node: Node) -> Node:
+        """`v[m]`: the elements of a per-iteration value for the iterations a masked branch runs."""
+        key = (node.id, self.compress.id)
+        cached = self.compress_cache.get(key)
+        if cached is None:
+            cached = self.compress_cache[key] = self.s.getitem(node, [OperandRef(1)], [self.compress], cse=False)
+        return cached
 
     def materialize(self, aff: Affine) -> Node:
         cached = self.affine_nodes.get(aff)
@@ -455,7 +471,18 @@ class LoopVectorizer(IndexingMixin, BranchMixin, CarriedMixin):
         if "kw" in attrs:
             raise Bail(f"`{_op_text(node)}` with keyword operands is not vectorized")
         if self.region_depth and not self.safe_op(node, vis, op):
-            raise Bail(f"`{_op_text(node)}` inside a branch could fail where the loop never ran it")
+            if not any(v.varying for v in vis):
+                raise Bail(f"`{_op_text(node)}` inside a branch could fail where the loop never ran it")
+            if self.compress is None:
+                raise Unsafe(f"`{_op_text(node)}` inside a branch could fail where the loop never ran it")
+        if op in DIVISION_OPS | {"pow"} and len(vis) == 2 and any(v.varying and P.is_py_scalar(v.probe)
+                                                                 for v in vis):
+            d = vis[1]
+            ival = d.ival if d.ival is not None else (self.interval(d.aff) if d.kind == "A" else None)
+            if op == "pow" or P.is_py_scalar(vis[0].probe) and P.is_py_scalar(d.probe) and \
+                    (ival is None or ival[0] <= 0 <= ival[1]):
+                # Python numbers raise ZeroDivisionError where NumPy returns inf
+                raise Bail(f"`{_op_text(node)}` of Python numbers could raise where NumPy would not")
         eager = self.eager(node, vis, eager_fn or OPS[op], attrs)
         dtypes = {P.dtype_of(e) for e in eager}
         if len(dtypes) > 1:
@@ -580,7 +607,10 @@ class LoopVectorizer(IndexingMixin, BranchMixin, CarriedMixin):
             raise Bail(f"the loop-carried value is used by `{fn}`")
         ufunc = MATH_UFUNCS[name]
         if self.region_depth and ufunc in DOMAIN_OPS:
-            raise Bail(f"`{fn}` inside a branch could fail where the loop never ran it")
+            if not any(v.varying for v in vis):
+                raise Bail(f"`{fn}` inside a branch could fail where the loop never ran it")
+            if self.compress is None:
+                raise Unsafe(f"`{fn}` inside a branch could fail where the loop never ran it")
         if any(P.rank_of(v.probe) for v in vis):
             raise Bail(f"`{fn}` of an array")
         import math as _math

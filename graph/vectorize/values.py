@@ -21,6 +21,10 @@ class Bail(Exception):
     """The loop stays a loop; the message says why."""
 
 
+class Unsafe(Bail):
+    """An op in a branch could fail for elements the loop did not run the branch on."""
+
+
 # math.* functions that are ufuncs on float64 (math returns a Python float).
 MATH_UFUNCS = {
     "exp": "exp", "expm1": "expm1", "log": "log", "log2": "log2", "log10": "log10", "log1p": "log1p",
