@@ -57,7 +57,8 @@ def expressions(draw, index_vars, used, depth=0):
 
 @st.composite
 def statements(draw, index_vars, indent, used):
-    kind = draw(st.sampled_from(["write", "write", "write_input", "accumulate", "maximum", "branch", "argbest"]))
+    kind = draw(st.sampled_from(["write", "write", "write_input", "accumulate", "maximum", "branch", "argbest",
+                                 "scan"]))
     target_index = ", ".join(f"{v} + {draw(offset(v, used))}" for v in index_vars)
     value = draw(expressions(index_vars, used))
     if kind == "write":
@@ -68,6 +69,10 @@ def statements(draw, index_vars, indent, used):
         return [f"{indent}s += {value}"]
     if kind == "maximum":
         return [f"{indent}s = max(s, {value})"]
+    if kind == "scan":      # a running sum whose value the loop stores (before or after adding)
+        if draw(st.booleans()):
+            return [f"{indent}s += {value}", f"{indent}out[{target_index}] = s"]
+        return [f"{indent}out[{target_index}] = s", f"{indent}s += {value}"]
     if kind == "argbest":   # a running maximum (minimum) and where it was found
         rel = draw(st.sampled_from([">", "<"]))
         return [f"{indent}if {value} {rel} s:", f"{indent}    s = {value}", f"{indent}    k = {index_vars[-1]}"]
