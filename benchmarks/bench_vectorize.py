@@ -23,7 +23,12 @@ import sys
 import time
 import warnings
 
-import numpy as np
+# One BLAS thread: on a small shared machine, multi-threaded BLAS calls (np.dot, @) spin-wait for
+# busy cores and their times swing by 100x. All four variants use the same BLAS.
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import numpy as np  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -143,6 +148,9 @@ def main(argv=None) -> int:
     print(f"first-call compile of jit(loop): max {max(compiles) * 1e3:.0f} ms, median "
           f"{statistics.median(compiles) * 1e3:.0f} ms (target <= 150 ms)")
     ok &= max(compiles) <= 0.150
+    if opts.quick:
+        print("(--quick: the sizes are small enough that jit's per-call dispatch, a few µs, dominates; "
+              "the targets are for the full run)")
     for f in failures:
         print("MISMATCH:", f)
     print("all targets met" if ok else "some targets missed")

@@ -15,7 +15,6 @@ import os
 import warnings
 
 import numpy as np
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -47,9 +46,9 @@ def expressions(draw, index_vars, used, depth=0):
     if kind == "index":
         return draw(st.sampled_from(index_vars))
     if kind == "call":
-        fn = draw(st.sampled_from(["abs", "math.tanh", "np.sin"]))
+        fn = draw(st.sampled_from(["abs", "math.tanh", "np.sin", "np.sqrt", "np.log"]))
         return f"{fn}({draw(expressions(index_vars, used, depth + 1))})"
-    op = draw(st.sampled_from(["+", "-", "*", "max", "min"]))
+    op = draw(st.sampled_from(["+", "-", "*", "/", "max", "min"]))
     left, right = draw(expressions(index_vars, used, depth + 1)), draw(expressions(index_vars, used, depth + 1))
     if op in ("max", "min"):
         return f"{op}({left}, {right})"
@@ -58,7 +57,8 @@ def expressions(draw, index_vars, used, depth=0):
 
 @st.composite
 def statements(draw, index_vars, indent, used):
-    kind = draw(st.sampled_from(["write", "write", "write_input", "accumulate", "maximum", "branch"]))
+    kind = draw(st.sampled_from(["write", "write", "write_input", "accumulate", "maximum", "branch", "argbest",
+                                 "scan"]))
     target_index = ", ".join(f"{v} + {draw(offset(v, used))}" for v in index_vars)
     value = draw(expressions(index_vars, used))
     if kind == "write":
@@ -69,6 +69,13 @@ def statements(draw, index_vars, indent, used):
         return [f"{indent}s += {value}"]
     if kind == "maximum":
         return [f"{indent}s = max(s, {value})"]
+    if kind == "scan":      # a running sum whose value the loop stores (before or after adding)
+        if draw(st.booleans()):
+            return [f"{indent}s += {value}", f"{indent}out[{target_index}] = s"]
+        return [f"{indent}out[{target_index}] = s", f"{indent}s += {value}"]
+    if kind == "argbest":   # a running maximum (minimum) and where it was found
+        rel = draw(st.sampled_from([">", "<"]))
+        return [f"{indent}if {value} {rel} s:", f"{indent}    s = {value}", f"{indent}    k = {index_vars[-1]}"]
     cond = draw(expressions(index_vars, used))
     lines = [f"{indent}if {cond} > 0.5:", f"{indent}    out[{target_index}] = {value}"]
     if draw(st.booleans()):
@@ -88,7 +95,7 @@ def kernels(draw):
     body = []
     for _ in range(draw(st.integers(1, 3))):
         body += draw(statements(index_vars, indent, used))
-    lines = ["def kernel(a, b, out):", "    s = 0.0"]
+    lines = ["def kernel(a, b, out):", "    s = 0.0", "    k = -1"]
     indent = "    "
     for var, n in zip(index_vars, shape):
         offs = used.get(var, [0])
@@ -101,7 +108,7 @@ def kernels(draw):
         lines.append(f"{indent}for {var} in range({bounds}):")
         indent += "    "
     lines += body
-    lines.append("    return out, s")
+    lines.append("    return out, s, k")
     return "\n".join(lines) + "\n", shape
 
 
@@ -147,9 +154,10 @@ def test_random_affine_loop_nests_match_eager(kernel, seed, dtype, aliasing):
         assert type(actual) is type(expected), f"{source}\neager raised {expected!r}, O2 gave {actual!r}"
         return
     assert not isinstance(actual, Exception), f"{source}\nO2 raised {actual!r}"
-    out, s = actual
+    out, s, k = actual
     np.testing.assert_allclose(out, expected[0], rtol=tol, atol=tol, err_msg=source)
     np.testing.assert_allclose(s, expected[1], rtol=tol, atol=tol, err_msg=source)
+    assert k == expected[2] and type(k) is type(expected[2]), source
     assert np.asarray(s).dtype == np.asarray(expected[1]).dtype, source
     assert np.asarray(out).dtype == np.asarray(expected[0]).dtype, source
     for x, e in zip(compiled_args, eager_args):
@@ -158,10 +166,10 @@ def test_random_affine_loop_nests_match_eager(kernel, seed, dtype, aliasing):
 
 def test_the_generator_makes_vectorizable_and_dependent_loops():
     """Both kinds occur: a fixed example of each, through the same path as the property."""
-    independent = "def kernel(a, b, out):\n    s = 0.0\n    for i in range(1, 6 + -1):\n" \
-                  "        out[i + 0] = (a[i + -1] + b[i + 1])\n        s += a[i + 0]\n    return out, s\n"
-    dependent = "def kernel(a, b, out):\n    s = 0.0\n    for i in range(1, 6 + 0):\n" \
-                "        a[i + 0] = (a[i + -1] * 0.5)\n    return out, s\n"
+    independent = "def kernel(a, b, out):\n    s = 0.0\n    k = -1\n    for i in range(1, 6 + -1):\n" \
+                  "        out[i + 0] = (a[i + -1] + b[i + 1])\n        s += a[i + 0]\n    return out, s, k\n"
+    dependent = "def kernel(a, b, out):\n    s = 0.0\n    k = -1\n    for i in range(1, 6 + 0):\n" \
+                "        a[i + 0] = (a[i + -1] * 0.5)\n    return out, s, k\n"
     rng = np.random.default_rng(0)
     for source, vectorized in ((independent, True), (dependent, False)):
         fn = compile_source(source)

@@ -417,3 +417,140 @@ def carried_then_if(x):
         if x[i - 2] > 0.5:
             x[i - 2] = 0.0
     return s
+
+
+def diag_write(x):
+    out = np.zeros((len(x), len(x)))
+    for i in range(len(x)):
+        out[i, i] = x[i] * 3
+    return out
+
+
+def interleave(x, y):
+    out = np.zeros(2 * len(x))
+    for i in range(len(x)):
+        out[2 * i] = x[i]
+        out[2 * i + 1] = y[i]
+    return out
+
+
+def sub_and_int_product(x, k):
+    s = 10.0
+    p = 1
+    for i in range(len(x)):
+        s -= x[i]
+        p *= k[i]
+    return s, p
+
+
+def bool_flags(m):
+    any_set = False
+    count = 0
+    for i in range(len(m)):
+        any_set = any_set | m[i]
+        if m[i]:
+            count += 1
+    return any_set, count
+
+
+def row_variable(x):
+    out = np.empty_like(x)
+    for i in range(x.shape[0]):
+        row = x[i]
+        for j in range(x.shape[1]):
+            out[i, j] = row[j] * 2 + j
+    return out
+
+
+def index_weighted_sum(x):
+    s = 0.0
+    for i in range(len(x)):
+        s = s + x[i] * i
+    return s
+
+
+def column_sum_and_max(x):
+    out = np.zeros((2, x.shape[1]))
+    for j in range(x.shape[1]):
+        for i in range(x.shape[0]):
+            out[0, j] += x[i, j]
+            out[1, j] = max(out[1, j], x[i, j])
+    return out
+
+
+def write_then_read_same_element(x):
+    out = np.zeros_like(x)
+    for i in range(len(x)):
+        out[i] = x[i]
+        out[i] = out[i] * 2
+    return out
+
+
+def read_then_write_then_use(x):
+    s = 0.0
+    for i in range(len(x)):
+        s += x[i]
+        x[i] = 0.0
+    return s
+
+
+def argmin_distance(x, y):
+    best = math.inf
+    k = -1
+    for i in range(len(x)):
+        d = abs(x[i] - y[i])
+        if d < best:
+            best = d
+            k = i
+    return best, k
+
+
+def argmax_with_value(x, w):
+    best = -1.0
+    pick = 0.0
+    for i in range(len(x)):
+        if x[i] > best:
+            best = x[i]
+            pick = w[i]
+    return best, pick
+
+
+def safe_div(x, y):
+    out = np.zeros_like(x)
+    for i in range(len(x)):
+        if y[i] != 0:
+            out[i] = x[i] / y[i]
+    return out
+
+
+def safe_log_sum(x):
+    s = 0.0
+    for i in range(len(x)):
+        if x[i] > 0.2:
+            s += math.log(x[i])
+    return s
+
+
+def guarded_shift(x):
+    out = np.zeros_like(x)
+    for i in range(len(x)):
+        if i > 0:
+            out[i] = x[i - 1] / x[i]
+        else:
+            out[i] = -1.0
+    return out
+
+
+def rev_masked(x, y):
+    out = np.zeros_like(x)
+    for i in range(len(x) - 1, -1, -1):
+        if y[i] > 0.5:
+            out[i] = x[i] / (y[i] - 0.5)
+    return out
+
+
+def python_division(x):
+    out = np.zeros_like(x)
+    for i in range(len(x)):
+        out[i] = x[i] + 1 / i
+    return out

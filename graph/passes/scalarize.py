@@ -71,7 +71,8 @@ def _scalarize(loop: Node) -> bool:
                   before=after)
     loop.attrs[MARK] = "python floats (tolist)"
     names = ", ".join(f"{o.name or 'array'}.tolist()" for _, o in plan)
-    g.add("note", [], {"text": f"the loop runs on Python floats: {names}"}, NONE, loop.span, before=lists[plan[0][0].id])
+    g.add("note", [], {"text": f"the loop runs on Python floats: {names}"}, NONE, loop.span,
+          before=lists[plan[0][0].id])
     return True
 
 

@@ -53,8 +53,8 @@ def run(graph: Graph) -> bool:
 
 
 # Ops whose result is a new array no other value refers to (so it can take over a fresh array's role).
-_NEW_ARRAY_OPS = {"matmul", "dot", "einsum", "correlate", "cumsum", "cumprod", "concatenate", "where", "clip", "copy", "astype",
-                  "outer", "tensordot", "sum", "prod", "max", "min", "nanmax", "nanmin", "mean"}
+_NEW_ARRAY_OPS = {"matmul", "dot", "einsum", "correlate", "cumsum", "cumprod", "concatenate", "where", "clip",
+                  "copy", "astype", "outer", "tensordot", "sum", "prod", "max", "min", "nanmax", "nanmin", "mean"}
 _CREATION_OPS = {"zeros", "empty", "ones", "full", "zeros_like", "empty_like", "ones_like", "full_like"}
 
 

@@ -1,0 +1,295 @@
+"""The values a loop body translates to (`VI`), what a translation produces, shared helpers."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Optional
+
+import numpy as np
+
+from ..analysis.affine import Affine
+from ..analysis.dependence import K
+from ..ir import Node
+from ..literals import OperandRef
+from ..ops import OPS
+from ..types import ArrayType, ScalarType
+from .build import Scratch
+
+
+class Bail(Exception):
+    """The loop stays a loop; the message says why."""
+
+
+class Unsafe(Bail):
+    """An op in a branch could fail for elements the loop did not run the branch on."""
+
+
+# math.* functions that are ufuncs on float64 (math returns a Python float).
+MATH_UFUNCS = {
+    "exp": "exp", "expm1": "expm1", "log": "log", "log2": "log2", "log10": "log10", "log1p": "log1p",
+    "sqrt": "sqrt", "sin": "sin", "cos": "cos", "tan": "tan", "asin": "arcsin", "acos": "arccos",
+    "atan": "arctan", "sinh": "sinh", "cosh": "cosh", "tanh": "tanh", "asinh": "arcsinh",
+    "acosh": "arccosh", "atanh": "arctanh", "fabs": "fabs", "atan2": "arctan2", "hypot": "hypot",
+    "copysign": "copysign", "degrees": "rad2deg", "radians": "deg2rad", "pow": "power",
+}
+# Ops that may fail (or take a value outside their domain) on elements the loop never computed:
+# not evaluated for all iterations when the loop only ran them under a condition.
+DOMAIN_OPS = {"log", "log2", "log10", "log1p", "sqrt", "arcsin", "arccos", "arccosh", "arctanh", "power",
+              "float_power", "reciprocal", "pow"}
+DIVISION_OPS = {"truediv", "floordiv", "mod", "divide", "true_divide", "floor_divide", "np_mod", "fmod"}
+REDUCTION_OPS = {"sum", "mean", "max", "min", "prod", "any", "all", "nansum", "nanmax", "nanmin", "amax", "amin"}
+EFFECT_OPS = {"raise", "assert", "setattr", "getattr", "load_global", "store_global", "pycall", "fallback",
+              "call"}
+IDENTITY = {"add": 0, "sub": 0, "mul": 1, "or": False, "and": True}
+SWV = "sliding_window_view"
+SAME_SHAPE_OPS = {"empty_like", "zeros_like", "ones_like", "full_like", "copy"}
+
+
+@dataclass
+class VI:
+    kind: str                                   # U V A C UPD CMP
+    node: Optional[Node] = None                 # scratch node (U, V)
+    aff: Optional[Affine] = None                # A
+    probes: tuple = ()                          # eager per-iteration stand-ins
+    ident: Any = None                           # the array this value is (a view of)
+    is_view: bool = False                       # a basic-index view of `ident`
+    parts: Any = None                           # (base VI, parts) of a point-indexed getitem
+    ival: Any = None                            # integer interval of the value
+    text: str = ""                              # how the source spells it (for messages)
+    j: Any = None                               # carried slot (C, UPD, CMP)
+    upd: str = ""                               # update kind (UPD) / relation (CMP)
+    term: Optional["VI"] = None
+    mask: Optional["VI"] = None
+    mask_neg: bool = False
+    inplace: bool = False
+    const: Any = None                           # the value of a literal
+    has_const: bool = False
+    raw: Any = None                             # (slice view before moving the loop axis, plan, base)
+    written: Any = None                         # (identity, items) this view was updated in place at
+    read_at: Any = None                         # (array identity, position) of the read it views
+
+    @property
+    def probe(self) -> Any:
+        if not self.probes:
+            raise Bail(f"the type of `{self.text or '?'}` is not known")
+        return self.probes[0]
+
+    @property
+    def varying(self) -> bool:
+        return self.kind == "V" or (self.kind == "A" and self.aff.coef(K) != 0)
+
+    @property
+    def carried(self) -> bool:
+        return self.kind in ("C", "UPD", "CMP")
+
+
+@dataclass
+class Result:
+    """What the pass splices in: the scratch program, the values of the carried slots, guards."""
+
+    scratch: Scratch
+    outputs: list                   # per carried slot: a scratch node or an outer node
+    guards: list                    # (outer a, outer b) pairs that must not share memory
+    summary: str
+    empty: bool = False
+
+
+@dataclass
+class _PendingWrite:
+    """A write inside `if` branches; `tree` says what each element gets:
+    ('val', node) | ('old',) the value before the `if` | ('sel', mask VI, then tree, else tree)."""
+
+    key: tuple
+    base: Node
+    items: list
+    operands: list
+    dims: tuple
+    ident: Any
+    label: str
+    line: Optional[int]
+    loop_axis: int
+    prank: int
+    tree: tuple
+    reverse: bool = False
+
+
+_NO_LITERAL = object()
+
+
+class DimKey:
+    """The affine symbol for `array.shape[axis]` (one per array and axis)."""
+
+    __slots__ = ("array", "axis", "id", "name", "node")
+
+    def __init__(self, array: Node, axis: int):
+        self.array, self.axis = array, axis
+        self.node: Optional[Node] = None      # a `dim` node of the loop's graph that computes it
+        self.id = -1
+        self.name = f"{array.name or 'array'}.shape[{axis}]"
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+def _as_affine(v) -> Affine:
+    return v if isinstance(v, Affine) else Affine.constant(v)
+SELF = "<the loop's own result>"
+
+
+def _iadd(a, b):
+    a = a.copy()
+    a += b
+    return a
+
+
+def _isub(a, b):
+    a = a.copy()
+    a -= b
+    return a
+
+
+def _imul(a, b):
+    a = a.copy()
+    a *= b
+    return a
+
+
+def _is_identity(literal, identity) -> bool:
+    if literal is _NO_LITERAL or isinstance(literal, bool) or isinstance(identity, bool):
+        return False
+    return isinstance(literal, (int, float)) and literal == identity
+
+
+def _extreme_identity(dt: np.dtype, is_max: bool):
+    if dt.kind == "f":
+        return -math.inf if is_max else math.inf
+    if dt.kind in "iu":
+        info = np.iinfo(dt)
+        return int(info.min if is_max else info.max)
+    if dt.kind == "b":
+        return False if is_max else True
+    return None
+
+
+def _static_dim(node: Node) -> Optional[int]:
+    if node.op in ("dim", "len", "size") and node.operands:
+        t = node.operands[0].type
+        if isinstance(t, ArrayType) and t.shape is not None:
+            if node.op == "dim":
+                d = t.shape[node.attrs["axis"]] if -len(t.shape) <= node.attrs["axis"] < len(t.shape) else None
+                return d
+            if node.op == "len":
+                return t.shape[0] if t.shape else None
+            return math.prod(t.shape) if None not in t.shape else None
+    return None
+
+
+def _is_int_type(t) -> bool:
+    if isinstance(t, ScalarType):
+        return t.kind == "int"
+    return isinstance(t, ArrayType) and t.shape == () and t.dtype is not None and np.dtype(t.dtype).kind in "iu"
+
+
+def _is_int_value(v) -> bool:
+    return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+
+
+def _static_attrs(attrs: dict) -> dict:
+    return {k: v for k, v in attrs.items() if k not in ("kw", "fn", "index")}
+
+
+def _callable(node: Node):
+    op = OPS[node.op]
+    if op.emit == "method" or op.emit == "attr":
+        return lambda *a, **k: op(*a, **k)
+    return op.fn
+
+
+def _op_text(node: Node) -> str:
+    if node.op == "call":
+        return str(node.attrs.get("fn", "call"))
+    op = OPS.get(node.op)
+    if op is not None and op.emit in ("call", "method") and op.symbol:
+        return op.symbol
+    if op is not None and op.emit == "infix":
+        return f"a {op.symbol} b"
+    return node.op
+
+
+def _render(op: str, vis: list) -> str:
+    sym = {"add": "+", "sub": "-", "mul": "*"}.get(op)
+    if sym and len(vis) == 2:
+        a, b = vis
+        if b.has_const and isinstance(b.const, int) and b.const < 0 and op in ("add", "sub"):
+            return f"{a.text} {'-' if op == 'add' else '+'} {-b.const}"
+        return f"{a.text} {sym} {b.text}"
+    if op == "neg":
+        return f"-{vis[0].text}"
+    return vis[0].text if vis else op
+
+
+def _int_interval(op: str, ivals: list) -> Optional[tuple]:
+    if any(i is None for i in ivals):
+        return None
+    if op in ("add", "sub", "mul") and len(ivals) == 2:
+        (a, b), (c, d) = ivals
+        if op == "add":
+            return (a + c, b + d)
+        if op == "sub":
+            return (a - d, b - c)
+        prods = [x * y for x in (a, b) for y in (c, d) if not (math.isinf(x) or math.isinf(y)) or (x and y)]
+        return (min(prods), max(prods)) if prods else None
+    if op in ("neg",):
+        a, b = ivals[0]
+        return (-b, -a)
+    if op in ("abs", "py_abs"):
+        a, b = ivals[0]
+        return (0, max(abs(a), abs(b)))
+    if op in ("floordiv", "mod") and len(ivals) == 2 and ivals[1][0] == ivals[1][1] and ivals[1][0] > 0:
+        (a, b), (c, _) = ivals
+        return (a // c, b // c) if op == "floordiv" else (0, c - 1)
+    if len(ivals) == 1:
+        return ivals[0]
+    return None
+
+
+def _line(node: Node) -> Optional[int]:
+    return node.span.line if node.span else None
+
+
+def _same_node(a: Node, b: Node, depth: int) -> bool:
+    if a is b:
+        return True
+    if depth <= 0 or a.op != b.op or a.op in ("arg", "setitem", "inplace") or repr(a.attrs) != repr(b.attrs):
+        return False
+    if a.op == "const":
+        return type(a.value) is type(b.value) and repr(a.value) == repr(b.value)
+    return len(a.operands) == len(b.operands) and all(_same_node(x, y, depth - 1)
+                                                      for x, y in zip(a.operands, b.operands))
+
+
+def _replace_old(tree: tuple, old: tuple) -> tuple:
+    if tree[0] == "old":
+        return old
+    if tree[0] == "sel":
+        return ("sel", tree[1], _replace_old(tree[2], old), _replace_old(tree[3], old))
+    return tree
+
+
+def _shift_refs(items: list, by: int) -> list:
+    def shift(x):
+        return OperandRef(x.index + by) if isinstance(x, OperandRef) else x
+    out = []
+    for it in items:
+        if isinstance(it, slice):
+            out.append(slice(shift(it.start), shift(it.stop), shift(it.step)))
+        else:
+            out.append(shift(it))
+    return out
+
+
+def _index(items: list):
+    from ..literals import Index
+    return Index(items)
+
