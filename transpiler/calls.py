@@ -53,25 +53,44 @@ class NeedsStatic(LoweringError):
         self.instead = instead
 
 
-def qualified_name(fn) -> Optional[str]:
-    """`numpy.linalg.norm` for a callable in a module we may call from generated code."""
-    return _qualified_names().get(id(fn))
-
-
+_PUBLIC_MODULES = ("numpy", "numpy.linalg", "numpy.fft", "numpy.random", "math")
 _QUALNAMES: dict = {}
 
 
-def _qualified_names() -> dict:
-    if not _QUALNAMES:
-        for mod_name, mod in [("numpy", np), ("numpy.linalg", np.linalg), ("numpy.fft", np.fft),
-                              ("numpy.random", np.random), ("math", math)]:
-            for attr in dir(mod):
-                if attr.startswith("_"):
-                    continue
-                obj = getattr(mod, attr, None)
-                if callable(obj) and not isinstance(obj, type):
-                    _QUALNAMES.setdefault(id(obj), f"{mod_name}.{attr}")
-    return _QUALNAMES
+def qualified_name(fn) -> Optional[str]:
+    """`numpy.linalg.norm` for a callable in a module we may call from generated code."""
+    key = id(fn)
+    if key in _QUALNAMES:
+        return _QUALNAMES[key]
+    name = _lookup_qualified(fn)
+    _QUALNAMES[key] = name
+    return name
+
+
+def _lookup_qualified(fn) -> Optional[str]:
+    """Ask the callable where it lives first (cheap); walk the public modules only if needed.
+
+    Walking them all costs ~0.4 s once (it loads NumPy's lazy submodules), so it is the last resort.
+    """
+    import sys
+    attr = getattr(fn, "__name__", None)
+    if not isinstance(attr, str) or attr.startswith("_") or isinstance(fn, type):
+        return None
+    home = getattr(fn, "__module__", None) or ""
+    if isinstance(getattr(fn, "__self__", None), np.random.RandomState):
+        home = "numpy.random"
+    candidates = [m for m in _PUBLIC_MODULES if home == m or home.startswith(m + ".")]
+    candidates.sort(key=len, reverse=True)
+    for mod_name in candidates + [m for m in _PUBLIC_MODULES if m not in candidates]:
+        module = sys.modules.get(mod_name)
+        if module is None and mod_name not in candidates:
+            continue  # never load a module just to look a function up in it
+        if module is None:
+            import importlib
+            module = importlib.import_module(mod_name)
+        if getattr(module, attr, None) is fn:
+            return f"{mod_name}.{attr}"
+    return None
 
 
 class CallLowering:
