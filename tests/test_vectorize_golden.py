@@ -302,9 +302,9 @@ CASES["aliasing_guard"] = (
     graph alias_args(%a: f64[6], %b: f64[6]) -> f64[6]
       %0 = note() {text='vectorized loop vector_programs.py:283: elementwise (the loop runs instead when a/b share memory)'} : none  # vector_programs.py:283:5
       %1 = call(%a, %b) {fn='numpy.may_share_memory'} : bool  # vector_programs.py:283:5
-      %2 = if(%1, %b, %a) : tuple()  # vector_programs.py:283:5
+      %2 = if(%1, %b, %a) {guard='shared memory'} : tuple()  # vector_programs.py:283:5
         then(%b.1: f64[6], %a.1: f64[6]) {
-          %3 = for_range(0, 5, 1, %b.1, %a.1) {carried=0, vectorize='no: kept for arrays that share memory'} : tuple()  # vector_programs.py:283:5
+          %3 = for_range(0, 5, 1, %b.1, %a.1) {carried=0, vectorize='no: kept as the fallback of its vectorized form'} : tuple()  # vector_programs.py:283:5
             body(%i: int, %b.2: f64[6], %a.2: f64[6]) {
               %4 = getitem(%b.2, %i) {index=[$1]} : f64[]  # vector_programs.py:284:20
               %5 = mul(%4, 2) : f64[]  # vector_programs.py:284:20
@@ -375,6 +375,46 @@ CASES["symbolic_shapes"] = (
 )
 # x has the loop's length n, so x[i] is x itself; y's length is not known, so y[i] is a gather
 # (which raises IndexError exactly where the loop would); out = np.empty_like(x) has x's shape.
+
+
+CASES["math_guard"] = (   # math.log raises where np.log returns NaN: the loop runs for such arguments
+    """
+    graph logs(%x: f64[6]) -> f64[6]
+      %out = empty_like(%x) : f64[6]  # k.py:2:11
+      %0 = for_range(0, 6, 1, %x, %out) {carried=0} : tuple()  # k.py:3:5
+        body(%i: int, %x.1: f64[6], %out.1: f64[6]) {
+          %1 = getitem(%x.1, %i) {index=[$1]} : f64[]  # k.py:4:27
+          %2 = call(%1) {fn='math.log'} : float  # k.py:4:18
+          %3 = setitem(%out.1, %2, %i) {index=[$2]} : none  # k.py:4:9
+          yield 
+        }
+      return %out
+""",
+    """
+    graph logs(%x: f64[6]) -> f64[6]
+      %out = empty_like(%x) : f64[6]  # k.py:2:11
+      %0 = note() {text='vectorized loop k.py:3: elementwise (the loop runs instead when math.log could raise)'} : none  # k.py:3:5
+      %1 = le(%x, 0.0) : bool[6]  # k.py:3:5
+      %2 = any(%1) : bool[]  # k.py:3:5
+      %3 = if(%2, %x, %out) {guard='math.log'} : tuple()  # k.py:3:5
+        then(%x.1: f64[6], %out.1: f64[6]) {
+          %4 = for_range(0, 6, 1, %x.1, %out.1) {carried=0, vectorize='no: kept as the fallback of its vectorized form'} : tuple()  # k.py:3:5
+            body(%i: int, %x.2: f64[6], %out.2: f64[6]) {
+              %5 = getitem(%x.2, %i) {index=[$1]} : f64[]  # k.py:4:27
+              %6 = call(%5) {fn='math.log'} : float  # k.py:4:18
+              %7 = setitem(%out.2, %6, %i) {index=[$2]} : none  # k.py:4:9
+              yield 
+            }
+          yield 
+        }
+        else(%x.3: f64[6], %out.3: f64[6]) {
+          %8 = log(%x.3) : f64[6]  # k.py:3:5
+          %9 = setitem(%out.3, %8) {index=[:]} : none  # k.py:3:5
+          yield 
+        }
+      return %out
+""",
+)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

@@ -9,13 +9,14 @@ from typing import Optional
 
 from ..ir import Graph, Node
 from ..types import NONE, ArrayType, ScalarType, TupleType
-from ..vectorize.build import live_nodes, splice
+from ..vectorize.build import check_inputs, live_nodes, splice
 from . import dce
 from ..vectorize.loop import Bail, LoopVectorizer, Result
+from ..vectorize.values import GUARD
 
 log = logging.getLogger("graphjit")
 ATTR = "vectorize"
-KEPT = "no: kept for arrays that share memory"
+KEPT = "no: kept as the fallback of its vectorized form"
 
 
 def run(graph: Graph) -> bool:
@@ -127,7 +128,7 @@ def vectorize_loop(loop: Node) -> bool:
     if result.empty:
         _replace_loop(loop, list(result.outputs), _note_text(loop, result))
         return True
-    if result.guards:
+    if result.guards or result.checks:
         _apply_guarded(loop, result)
     else:
         _apply(loop, result)
@@ -165,10 +166,25 @@ def _note_text(loop: Node, result: Result) -> str:
     if result.empty:
         return f"loop {where} removed: its range is empty"
     text = f"vectorized loop {where}: {result.summary}"
+    reasons = _guard_reasons(result)
+    if reasons:
+        text += f" (the loop runs instead when {' or '.join(reasons)})"
+    return text
+
+
+def _guard_reasons(result: Result) -> list:
+    reasons = []
     if result.guards:
         names = ", ".join(f"{a.name or 'array'}/{b.name or 'array'}" for a, b in result.guards)
-        text += f" (the loop runs instead when {names} share memory)"
-    return text
+        reasons.append(f"{names} share memory")
+    if result.checks:
+        reasons.append(f"{_raising(result)} could raise")
+    return reasons
+
+
+def _raising(result: Result) -> str:
+    """The `math` functions whose arguments the guard tests: 'math.log, math.exp'."""
+    return ", ".join(dict.fromkeys(fn for _, fn in result.checks))
 
 
 def _source_line(loop: Node) -> str:
@@ -209,17 +225,29 @@ def _replace_loop(loop: Node, outputs: list, note: Optional[str]) -> None:
 
 
 def _apply_guarded(loop: Node, result: Result) -> None:
-    """`if np.may_share_memory(a, b): <the loop> else: <vectorized>`."""
+    """`if <guard>: <the loop> else: <vectorized>`.
+
+    The guard is true when arrays the loop reads and writes share memory (`np.may_share_memory`)
+    or when an argument of a `math` function is one it may raise for (`result.checks`, computed
+    from the vectorized arguments before the `if`, so the vectorized branch reuses them).
+    """
     g = loop.graph
     span = loop.span
     text = _note_text(loop, result)
     g.add("note", [], {"text": text}, NONE, span, before=loop)
+    scratch = result.scratch
+    arg_map = {arg.id: scratch.ext_of[arg.id] for arg in scratch.g.args}
+    prefix = check_inputs(scratch, [c for c, _ in result.checks])
+    prefix_ids = {n.id for n in prefix}
+    built_prefix = splice(scratch, g, loop, arg_map, prefix_ids)
     cond = None
+    for check, _ in result.checks:
+        test = built_prefix[check.id]
+        cond = test if cond is None else g.add("bitor", [cond, test], None, ScalarType("bool"), span, before=loop)
     for a, b in result.guards:
         test = g.add("call", [a, b], {"fn": "numpy.may_share_memory"}, ScalarType("bool"), span, before=loop)
         cond = test if cond is None else g.add("bitor", [cond, test], None, ScalarType("bool"), span, before=loop)
-    scratch = result.scratch
-    keep = live_nodes(scratch, [o for o in result.outputs if o.graph is scratch.g])
+    keep = live_nodes(scratch, [o for o in result.outputs if o.graph is scratch.g]) - prefix_ids
     needed: list[Node] = []
 
     def need(node: Node) -> None:
@@ -230,6 +258,10 @@ def _apply_guarded(loop: Node, result: Result) -> None:
         need(o)
     for arg in scratch.g.args:
         need(scratch.ext_of[arg.id])
+    used_prefix = [n for n in prefix if any(u.id in keep for u in scratch.g.users(n))
+                   or any(o is n for o in result.outputs)]
+    for n in used_prefix:
+        need(built_prefix[n.id])
     for o in result.outputs:
         if o.graph is not scratch.g:
             need(o)
@@ -252,10 +284,12 @@ def _apply_guarded(loop: Node, result: Result) -> None:
     then_g.set_outputs(then_outs)
     # else: the vectorized statements
     mapping = {arg.id: inside(else_g, else_map, scratch.ext_of[arg.id]) for arg in scratch.g.args}
+    for p in used_prefix:
+        mapping[p.id] = inside(else_g, else_map, built_prefix[p.id])
     built = splice(scratch, else_g, None, mapping, keep)
     else_outs = [built[o.id] if o.graph is scratch.g else inside(else_g, else_map, o) for o in result.outputs]
     else_g.set_outputs(else_outs)
-    node = g.add("if", [cond, *needed], {}, TupleType(tuple(loop.type.items)), span,
+    node = g.add("if", [cond, *needed], {GUARD: _raising(result) or "shared memory"}, TupleType(tuple(loop.type.items)), span,
                  regions=[then_g, else_g], before=loop)
     g.replace_all_uses(loop, node)
     g.erase(loop)

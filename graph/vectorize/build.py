@@ -287,6 +287,19 @@ def live_nodes(scratch: Scratch, roots: Sequence[Node]) -> set:
     return keep
 
 
+def check_inputs(scratch: Scratch, roots: Sequence[Node]) -> list:
+    """`roots` and the scratch nodes they are computed from, in program order (arguments excluded)."""
+    seen: set = set()
+    stack = [r for r in roots if r.graph is scratch.g]
+    while stack:
+        node = stack.pop()
+        if node.id in seen or node.op == "arg":
+            continue
+        seen.add(node.id)
+        stack.extend(o for o in node.operands if o.graph is scratch.g)
+    return [n for n in scratch.g.nodes if n.id in seen]
+
+
 def letters(n: int, avoid: str = "") -> str:
     return "".join(ch for ch in LETTERS if ch not in avoid)[:n]
 

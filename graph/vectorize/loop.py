@@ -33,8 +33,8 @@ from ..literals import OperandRef
 from ..ops import OPS
 from ..types import ArrayType
 from . import probes as P
-from .build import Scratch
-from .values import (DIVISION_OPS, DOMAIN_OPS, EFFECT_OPS, MATH_UFUNCS, REDUCTION_OPS, SWV, Bail, DimKey, Result,
+from .build import Scratch, check_inputs
+from .values import (GUARD, DIVISION_OPS, DOMAIN_OPS, EFFECT_OPS, MATH_FUNCS, REDUCTION_OPS, SWV, Bail, DimKey, Result,
                      Unsafe,
                      VI, _PendingWrite, _callable, _int_interval, _is_int_type, _is_int_value, _line, _op_text,
                      _render, _static_attrs, _static_dim)
@@ -66,6 +66,8 @@ class LoopVectorizer(IndexingMixin, BranchMixin, CarriedMixin):
         self.reductions: dict[tuple, Node] = {}
         self.compress: Optional[Node] = None        # inside a masked branch: the elements it runs for
         self.compress_cache: dict[tuple, Node] = {}
+        self.checks: list[tuple[Node, str]] = []    # (scratch bool, text): run the loop instead when true
+        self.guard_nodes: set[int] = set()          # conditions of inner loops' guards (see visit_guarded_if)
 
     # ------------------------------------------------------------------------------------------
     # entry
@@ -79,9 +81,10 @@ class LoopVectorizer(IndexingMixin, BranchMixin, CarriedMixin):
         self.find_inner_loops(self.body)
         self.find_accumulators()
         self.find_scans()
+        self.find_guards()
         for node in self.body.nodes:
-            if node.id in self.env:
-                continue  # translated early, as the term of a scan
+            if node.id in self.env or node.id in self.guard_nodes:
+                continue  # translated early, as the term of a scan; or a guard's condition
             vi = self.visit(node)
             if vi is not None:
                 self.env[node.id] = vi
@@ -89,7 +92,8 @@ class LoopVectorizer(IndexingMixin, BranchMixin, CarriedMixin):
         self.check_early_reads()
         self.check_dependences()
         guards = self.alias_guards()
-        return Result(self.s, outputs, guards, self.summary())
+        self.check_checks()
+        return Result(self.s, outputs, guards, self.summary(), checks=self.checks)
 
     def summary(self) -> str:
         order = ["elementwise", "stencil", "window", "reduction", "contraction", "where", "masked", "scan",
@@ -346,6 +350,8 @@ class LoopVectorizer(IndexingMixin, BranchMixin, CarriedMixin):
         if op in EFFECT_OPS or (not node.is_pure and op not in ("setitem", "inplace", "if")):
             raise Bail(f"`{_op_text(node)}` is an effect that must run in order")
         if op == "if":
+            if GUARD in node.attrs and node.id in self.guard_leaves:
+                return self.visit_guarded_if(node)
             return self.visit_if(node)
         if op == "tuple_get":
             src = node.operands[0]
@@ -601,12 +607,13 @@ class LoopVectorizer(IndexingMixin, BranchMixin, CarriedMixin):
         vis = [self.lookup(o) for o in node.operands]
         if module == "builtins" and name == "print":
             raise Bail("`print` is an effect that must run in order")
-        if module != "math" or name not in MATH_UFUNCS or "kw" in node.attrs:
+        if module != "math" or name not in MATH_FUNCS or "kw" in node.attrs:
             raise Bail(f"`{fn or 'call'}` is an opaque call")
         if any(v.carried for v in vis):
             raise Bail(f"the loop-carried value is used by `{fn}`")
-        ufunc = MATH_UFUNCS[name]
-        if self.region_depth and ufunc in DOMAIN_OPS:
+        spec = MATH_FUNCS[name]
+        ufunc = spec.ufunc
+        if self.region_depth and spec.raises_when:
             if not any(v.varying for v in vis):
                 raise Bail(f"`{fn}` inside a branch could fail where the loop never ran it")
             if self.compress is None:
@@ -618,17 +625,46 @@ class LoopVectorizer(IndexingMixin, BranchMixin, CarriedMixin):
         if not any(v.varying for v in vis):
             eager = self.eager(node, vis, eager_fn, {})
             new = self.s.op(ufunc, [self.value(v) for v in vis], {}, node.name)
-            return VI("U", node=new, probes=eager, text=node.name or fn)
-        cast = []
-        for v in vis:
-            n = self.value(v)
-            if P.dtype_of(v.probe) != np.float64 and v.varying:
-                n = self.s.op("astype", [n], {"dtype": np.float64})
-            cast.append(VI(v.kind if v.kind != "A" else "V", node=n, probes=(float(1),), ival=v.ival,
-                           text=v.text) if v.varying else v)
-        self.features.add("elementwise")
-        vi = self.elementwise(node, cast, op=ufunc, attrs={}, eager_fn=eager_fn)
+            vi = VI("U", node=new, probes=eager, text=node.name or fn)
+        else:
+            cast = []
+            for v in vis:
+                n = self.value(v)
+                if P.dtype_of(v.probe) != np.float64 and v.varying:
+                    n = self.s.op("astype", [n], {"dtype": np.float64})
+                cast.append(VI(v.kind if v.kind != "A" else "V", node=n, probes=(float(1),), ival=v.ival,
+                               text=v.text) if v.varying else v)
+            self.features.add("elementwise")
+            # `math` functions return a Python float; a stand-in argument may be outside the
+            # function's domain (atanh(1.0)), so the stand-in result is not computed
+            vi = self.elementwise(node, cast, op=ufunc, attrs={}, eager_fn=lambda *args: 0.75)
+        if spec.raises_when:
+            self.raise_check(vi.node.operands[0], spec.raises_when, fn)
         return vi
+
+    def raise_check(self, arg: Node, raises_when: tuple, fn: str) -> None:
+        """`math.log(x[i])` raises where `np.log(x)` returns NaN: test the arguments first (MathFn)."""
+        if raises_when[0] == "isinf":
+            test = self.s.op("isinf", [arg])
+        else:
+            op, bound, of_abs = raises_when
+            value = self.s.op("abs", [arg]) if of_abs else arg
+            test = self.s.op(op, [value, self.s.const(bound)])
+        if isinstance(test.type, ArrayType) and test.type.shape != ():
+            test = self.s.op("any", [test])
+        self.checks.append((test, fn))
+
+    def check_checks(self) -> None:
+        """The tests of `raise_check` run before the vectorized statements; what they read must not
+        have been written by the loop before."""
+        effects = [self.s.pos[n.id] for n in self.s.g.nodes if not n.is_pure]
+        if not self.checks or not effects:
+            return
+        first = min(effects)
+        for node in check_inputs(self.s, [c for c, _ in self.checks]):
+            if self.s.pos.get(node.id, 0) > first:
+                fn = next(text for _, text in self.checks)
+                raise Bail(f"`{fn}` could raise after the loop has written to arrays")
 
     # --- reductions, linear algebra, layout on per-iteration arrays -----------------------------
     def visit_reduction(self, node: Node, vis: list) -> VI:
@@ -715,8 +751,63 @@ class LoopVectorizer(IndexingMixin, BranchMixin, CarriedMixin):
             if node.op in ("for_range", "while"):
                 line = node.span.line if node.span else "?"
                 raise Bail(f"it contains a loop that stays a loop (line {line})")
-            for region in node.regions:
+            regions = node.regions
+            if node.op == "if" and GUARD in node.attrs and g is self.body:
+                regions = regions[1:]   # the kept loop of a vectorized inner loop: see visit_guarded_if
+            for region in regions:
                 self.find_inner_loops(region)
+
+    def find_guards(self) -> None:
+        """The conditions of inner loops vectorized under a guard (`if <guard>: loop else: vectorized`).
+
+        Their `any`/`|` nodes are not translated: `visit_guarded_if` tests the guard's operands for
+        all iterations of this loop at once, as checks of this loop.
+        """
+        self.guard_leaves: dict[int, list] = {}
+        for node in self.body.nodes:
+            if node.op != "if" or GUARD not in node.attrs:
+                continue
+            leaves: list = []
+            chain: list = []
+            stack = [node.operands[0]]
+            while stack:
+                n = stack.pop()
+                only_guard = n.graph is self.body and all(u is node or u.id in {c.id for c in chain} or
+                                                          u.op == "bitor" for u in self.body.users(n))
+                if n.op == "bitor" and only_guard:
+                    chain.append(n)
+                    stack.extend(n.operands)
+                elif n.op == "any" and only_guard and len(n.operands) == 1 and not n.attrs:
+                    chain.append(n)
+                    leaves.append(n)
+                else:
+                    leaves.append(n)
+            self.guard_leaves[node.id] = leaves
+            self.guard_nodes.update(n.id for n in chain)
+
+    def visit_guarded_if(self, node: Node) -> VI:
+        """An inner loop vectorized earlier: translate its vectorized branch, and test its guard
+        (`any(x[i, :] <= 0)` per iteration i) for all iterations as one check of this loop."""
+        if self.region_depth:
+            raise Bail("an inner loop vectorized under a guard inside a branch")
+        for leaf in self.guard_leaves[node.id]:
+            if leaf.op == "call":
+                raise Bail("an inner loop is kept for arrays that may share memory")
+            vi = self.lookup(leaf.operands[0] if leaf.op == "any" and leaf.id in self.guard_nodes else leaf)
+            if vi.carried:
+                raise Bail("an inner loop's guard depends on a loop-carried value")
+            test = self.value(vi)
+            if isinstance(test.type, ArrayType) and test.type.shape != ():
+                test = self.s.op("any", [test])
+            self.checks.append((test, str(node.attrs[GUARD])))
+        else_r = node.regions[1]
+        for arg, operand in zip(else_r.args, node.operands[1:]):
+            self.env[arg.id] = self.lookup(operand)
+        for n in else_r.nodes:
+            vi = self.visit(n)
+            if vi is not None:
+                self.env[n.id] = vi
+        return VI("TUPLE", const=[self.lookup(o) for o in else_r.outputs])
 
     # ------------------------------------------------------------------------------------------
     # legality

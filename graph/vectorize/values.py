@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Optional
 
 import numpy as np
@@ -17,6 +17,11 @@ from ..types import ArrayType, ScalarType
 from .build import Scratch
 
 
+# Attribute of the `if` that chooses between a loop and its vectorized form (its value: the note's
+# text). An enclosing loop's vectorizer translates the vectorized branch and tests the guard itself.
+GUARD = "guard"
+
+
 class Bail(Exception):
     """The loop stays a loop; the message says why."""
 
@@ -25,13 +30,39 @@ class Unsafe(Bail):
     """An op in a branch could fail for elements the loop did not run the branch on."""
 
 
-# math.* functions that are ufuncs on float64 (math returns a Python float).
-MATH_UFUNCS = {
-    "exp": "exp", "expm1": "expm1", "log": "log", "log2": "log2", "log10": "log10", "log1p": "log1p",
-    "sqrt": "sqrt", "sin": "sin", "cos": "cos", "tan": "tan", "asin": "arcsin", "acos": "arccos",
-    "atan": "arctan", "sinh": "sinh", "cosh": "cosh", "tanh": "tanh", "asinh": "arcsinh",
-    "acosh": "arccosh", "atanh": "arctanh", "fabs": "fabs", "atan2": "arctan2", "hypot": "hypot",
-    "copysign": "copysign", "degrees": "rad2deg", "radians": "deg2rad", "pow": "power",
+@dataclass(frozen=True)
+class MathFn:
+    """A `math` function the vectorizer maps onto a float64 ufunc, and where the `math` version raises.
+
+    `math.log(-1.0)` raises ValueError and `math.exp(1000.0)` OverflowError where `np.log` and
+    `np.exp` return NaN/inf with a warning. `raises_when = (op, bound, of_abs)` describes a set of
+    arguments that contains every one the `math` function raises for (`x <= 0` for log,
+    `|x| > 1` for asin); the vectorized loop tests its arguments against it first and runs the
+    original loop instead when any is in it, so the loop raises exactly as it would have. The set
+    may be larger than the failing one (`x > 709` for exp): the loop then runs and computes the
+    same values, only slower. NaN is in no set: `math` functions return NaN for NaN.
+    """
+
+    ufunc: str
+    raises_when: Optional[tuple] = None     # (comparison op, bound, compare |x|) or ("isinf",)
+
+
+# math.* functions that are ufuncs on float64 (math returns a Python float). `math.pow` is not
+# here: it raises for negative bases, zero to negative powers and overflow alike.
+MATH_FUNCS = {
+    "exp": MathFn("exp", ("gt", 709.0, False)), "expm1": MathFn("expm1", ("gt", 709.0, False)),
+    "log": MathFn("log", ("le", 0.0, False)), "log2": MathFn("log2", ("le", 0.0, False)),
+    "log10": MathFn("log10", ("le", 0.0, False)), "log1p": MathFn("log1p", ("le", -1.0, False)),
+    "sqrt": MathFn("sqrt", ("lt", 0.0, False)),
+    "sin": MathFn("sin", ("isinf",)), "cos": MathFn("cos", ("isinf",)), "tan": MathFn("tan", ("isinf",)),
+    "asin": MathFn("arcsin", ("gt", 1.0, True)), "acos": MathFn("arccos", ("gt", 1.0, True)),
+    "atan": MathFn("arctan"),
+    "sinh": MathFn("sinh", ("gt", 709.0, True)), "cosh": MathFn("cosh", ("gt", 709.0, True)),
+    "tanh": MathFn("tanh"), "asinh": MathFn("arcsinh"), "acosh": MathFn("arccosh", ("lt", 1.0, False)),
+    "atanh": MathFn("arctanh", ("ge", 1.0, True)), "fabs": MathFn("fabs"), "atan2": MathFn("arctan2"),
+    "hypot": MathFn("hypot"), "copysign": MathFn("copysign"),
+    # math.degrees returns inf silently where np.rad2deg warns of overflow: run the loop there
+    "degrees": MathFn("rad2deg", ("gt", 3e306, True)), "radians": MathFn("deg2rad"),
 }
 # Ops that may fail (or take a value outside their domain) on elements the loop never computed:
 # not evaluated for all iterations when the loop only ran them under a condition.
@@ -93,6 +124,8 @@ class Result:
     guards: list                    # (outer a, outer b) pairs that must not share memory
     summary: str
     empty: bool = False
+    # (scratch bool node, what could raise): when any is true the original loop runs instead
+    checks: list = field(default_factory=list)
 
 
 @dataclass

@@ -1,0 +1,197 @@
+"""`math` functions in vectorized loops raise exactly where the loop raises.
+
+`math.log(-1.0)` raises ValueError and `math.exp(1000.0)` OverflowError, where `np.log` and
+`np.exp` return NaN/inf with a RuntimeWarning. The vectorizer tests the arguments against the
+set each function may raise for (graph/vectorize/values.py, MATH_FUNCS) and runs the original
+loop when any is in it. Compared with eager Python: the exception (type and message), what the
+loop wrote before it (a partial write to an argument), the result, and the warnings (none).
+"""
+
+import math
+import os
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import graphjit
+from graphjit.graph.vectorize.values import MATH_FUNCS
+
+EDGES = [-math.inf, -1e300, -710.0, -2.0, -1.0, -0.5, -0.0, 0.0, 0.5, 1.0, 2.0, 709.5, 710.0, 3.2e306,
+         1e300, math.inf, math.nan]
+UNARY = sorted(name for name in MATH_FUNCS if name not in ("atan2", "hypot", "copysign"))
+
+
+def _load_unary_kernels() -> dict:
+    """`kernel_<name>(x, out)`: `out[i] = math.<name>(x[i]) * 2.0`, one per function, from a file
+    (graphjit compiles functions whose source it can read)."""
+    import importlib.util
+    import tempfile
+    src = "import math\n\n"
+    for name in UNARY:
+        src += (f"def kernel_{name}(x, out):\n    for i in range(x.shape[0]):\n"
+                f"        out[i] = math.{name}(x[i]) * 2.0\n    return out\n\n\n")
+    path = os.path.join(tempfile.mkdtemp(prefix="gj_math_"), "math_kernels.py")
+    with open(path, "w") as f:
+        f.write(src)
+    spec = importlib.util.spec_from_file_location("math_kernels", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return {name: getattr(module, f"kernel_{name}") for name in UNARY}
+
+
+KERNELS = _load_unary_kernels()
+
+
+def _make_unary(name):
+    return KERNELS[name]
+
+
+def outcome(fn, *args):
+    """(result or exception, arguments after the call, warning categories)."""
+    args = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            result = fn(*args)
+        except (ValueError, OverflowError) as e:
+            result = (type(e), str(e))
+    return result, args, sorted({w.category.__name__ for w in caught})
+
+
+def same(a, b):
+    if isinstance(a, tuple) or isinstance(b, tuple):
+        return a == b
+    if isinstance(a, list):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+    if isinstance(a, np.ndarray):
+        return a.dtype == b.dtype and a.shape == b.shape and np.allclose(a, b, rtol=1e-14, atol=0, equal_nan=True)
+    if isinstance(a, float):
+        return (math.isnan(a) and math.isnan(b)) or math.isclose(a, b, rel_tol=1e-14)
+    return a == b
+
+
+def check(fn, *args, exec_modes=("auto", "no_sink")):
+    expected = outcome(fn, *args)
+    for mode in exec_modes:
+        jitted = graphjit.jit(fn, jit_level="O2", exec_mode=mode)
+        got = outcome(jitted, *args)
+        assert same(got[0], expected[0]), (mode, got, expected)
+        assert same(got[1], expected[1]), (mode, got, expected)
+        assert got[2] == expected[2], (mode, got, expected)
+    return jitted
+
+
+def vectorized(jitted, *args) -> bool:
+    return "vectorized loop" in str(jitted.graph(*args))
+
+
+@pytest.mark.parametrize("name", UNARY)
+@pytest.mark.parametrize("edge", EDGES)
+def test_unary_raises_where_the_loop_does(name, edge):
+    kernel = _make_unary(name)
+    x = np.array([0.25, 0.5, 0.75, edge, 0.5, 0.25])
+    out = np.full(6, -7.0)
+    jitted = check(kernel, x, out, exec_modes=("auto",))
+    assert vectorized(jitted, x, out)
+
+
+@pytest.mark.parametrize("name", UNARY)
+def test_unary_through_the_interpreter(name):
+    kernel = _make_unary(name)
+    for edge in (-1.0, 710.0, math.inf, math.nan, 0.5):
+        check(kernel, np.array([0.5, edge, 0.25]), np.zeros(3), exec_modes=("no_sink",))
+
+
+@pytest.mark.parametrize("name", ["atan2", "hypot", "copysign"])
+def test_binary_functions_never_raise(name):
+    fn = getattr(math, name)
+
+    def kernel(x, y):
+        out = np.empty_like(x)
+        for i in range(x.shape[0]):
+            out[i] = fn(x[i], y[i])
+        return out
+    x = np.array(EDGES)
+    check(kernel, x, x[::-1].copy())
+
+
+def test_a_reduction_of_logs_raises_like_the_loop():
+    def log_sum(x):
+        s = 0.0
+        for i in range(x.shape[0]):
+            s += math.log(x[i])
+        return s
+    j = check(log_sum, np.array([1.0, 2.0, 3.0]))
+    assert vectorized(j, np.array([1.0, 2.0, 3.0]))
+    check(log_sum, np.array([1.0, 0.0, 3.0]))
+    check(log_sum, np.array([1.0, math.nan, 3.0]))
+
+
+def test_a_loop_invariant_call_raises_only_when_the_loop_runs():
+    def scaled(x, c):
+        out = np.zeros_like(x)
+        for i in range(x.shape[0]):
+            out[i] = x[i] * math.sqrt(c)
+        return out
+    for n in (0, 1, 4):
+        for c in (4.0, -1.0):
+            check(scaled, np.arange(float(n)), c)
+
+
+def test_a_masked_branch_tests_only_its_elements():
+    def clipped_log(x):
+        s = 0.0
+        for i in range(x.shape[0]):
+            if x[i] > -5.0:
+                s += math.log(x[i])
+        return s
+    check(clipped_log, np.array([2.0, -7.0, 3.0]))      # only 2 and 3 reach math.log
+    check(clipped_log, np.array([2.0, -1.0, 3.0]))      # -1 does: ValueError
+
+
+def test_nested_loops_test_the_whole_nest_once():
+    def roots(x):
+        out = np.zeros_like(x)
+        for i in range(x.shape[0]):
+            for j in range(x.shape[1]):
+                out[i, j] = math.sqrt(x[i, j])
+        return out
+    x = np.arange(12.0).reshape(3, 4)
+    j = check(roots, x)
+    source = j.source(x)
+    assert "np.sqrt(x)" in source and source.count("if np.any(") == 2, source
+    bad = x.copy()
+    bad[2, 1] = -1.0
+    check(roots, bad)
+
+
+def test_partial_writes_to_an_argument_match_the_loop():
+    def into(x, out):
+        for i in range(x.shape[0]):
+            out[i] = math.exp(x[i])
+    x = np.array([0.0, 1.0, 800.0, 2.0])
+    out = np.zeros(4)
+    expected = outcome(into, x, out)
+    assert expected[0][0] is OverflowError and expected[1][1][:2].tolist() == [1.0, math.e]
+    check(into, x, out)
+
+
+def test_a_write_before_the_call_keeps_the_loop_when_it_could_see_it():
+    def shifted(x):
+        for i in range(x.shape[0]):
+            x[i] = x[i] - 1.0
+            x[i] = math.log(x[i])
+    x = np.array([3.0, 2.0, 1.0, 4.0])
+    check(shifted, x)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(UNARY),
+       st.lists(st.one_of(st.floats(allow_nan=True, allow_infinity=True),
+                          st.floats(-3.0, 3.0), st.floats(700.0, 720.0)), min_size=0, max_size=8))
+def test_any_arguments(name, values):
+    kernel = _make_unary(name)
+    x = np.array(values, dtype=np.float64)
+    check(kernel, x, np.zeros(len(values)), exec_modes=("auto",))
