@@ -27,6 +27,8 @@ import warnings
 # busy cores and their times swing by 100x. All four variants use the same BLAS.
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
+# The compile column measures compiling: code cached on disk by an earlier run would load instead.
+os.environ.setdefault("GRAPHJIT_CACHE", "0")
 
 import numpy as np  # noqa: E402
 

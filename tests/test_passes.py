@@ -7,12 +7,13 @@ emitted NumPy code for the result) and checks results and argument mutation agre
 
 import importlib
 import re
+import textwrap
 
 import numpy as np
 import pytest
 
 from graphjit.graph import parse
-from graphjit.graph.passes import cse, dce, dead_branches, fold_constants, licm, memory_plan, simplify, tile
+from graphjit.graph.passes import cse, dce, dead_branches, fold_constants, licm, memory_plan, simplify, tile, vectorize
 
 from graph_testing import assert_pass_leaves, assert_pass_output, norm, run_all_ways
 
@@ -885,7 +886,7 @@ def test_tile_slices_what_varies_along_rows_and_passes_the_rest_whole(small_tile
     """, """
         graph f(%x: f64[8,4], %col: f64[8,1], %row: f64[1,4], %v: f64[4], %s: float) -> f64[8,4]
           %0 = empty((8, 4)) {dtype=np.float64} : f64[8,4]
-          %1 = for_range(0, 8, 2, %x, %col, %row, %v, %s, %0) {carried=0} : tuple()
+          %1 = for_range(0, 8, 2, %x, %col, %row, %v, %s, %0) {carried=0, tile=2} : tuple()
             body(%i: int, %x.1: f64[8,4], %col.1: f64[8,1], %row.1: f64[1,4], %v.1: f64[4], %s.1: float, %2: f64[8,4]) {
               %3 = add(%i, 2) : int
               %4 = getitem(%x.1, %i, %3) {index=[$1:$2]} : f64[2,4]
@@ -918,7 +919,7 @@ def test_tile_writes_values_used_later_and_reuses_a_dead_input(small_tiles):
         graph f(%x: f64[8,4]) -> tuple(f64[8,4], f64[])
           %t = copy(%x) : f64[8,4]
           %0 = empty((8, 4)) {dtype=np.float64} : f64[8,4]
-          %1 = for_range(0, 8, 2, %t, %0) {carried=0} : tuple()
+          %1 = for_range(0, 8, 2, %t, %0) {carried=0, tile=2} : tuple()
             body(%i: int, %t.1: f64[8,4], %2: f64[8,4]) {
               %3 = add(%i, 2) : int
               %4 = getitem(%t.1, %i, %3) {index=[$1:$2]} : f64[2,4]
@@ -946,7 +947,7 @@ def test_tile_stops_a_chain_at_a_scalar_operation(small_tiles):
     """, """
         graph f(%x: f64[8,4], %n: int) -> tuple(f64[8,4], int)
           %0 = empty((8, 4)) {dtype=np.float64} : f64[8,4]
-          %1 = for_range(0, 8, 2, %x, %0) {carried=0} : tuple()
+          %1 = for_range(0, 8, 2, %x, %0) {carried=0, tile=2} : tuple()
             body(%i: int, %x.1: f64[8,4], %2: f64[8,4]) {
               %3 = add(%i, 2) : int
               %4 = getitem(%x.1, %i, %3) {index=[$1:$2]} : f64[2,4]
@@ -1041,3 +1042,43 @@ def test_every_pass_module_has_a_run_and_a_one_line_summary():
         if name != "manager":
             assert callable(module.run)
             assert re.match(r"^[A-Z].*\.$", module.__doc__.strip().splitlines()[0]), name
+
+
+def test_tile_sizes_tiles_by_the_widest_element_of_the_chain(small_tiles):
+    # the chain starts with a bool comparison; tiles are 64 bytes of float64 (8 elements), not of bool
+    assert_pass_output(tile.run, """
+        graph f(%x: f64[32]) -> f64[32]
+          %0 = gt(%x, 1.0) : bool[32]
+          %1 = mul(%x, 0.01) : f64[32]
+          %2 = where(%0, 1.0, %1) : f64[32]
+          return %2
+    """, """
+        graph f(%x: f64[32]) -> f64[32]
+          %0 = empty((32,)) {dtype=np.float64} : f64[32]
+          %1 = for_range(0, 32, 8, %x, %0) {carried=0, tile=8} : tuple()
+            body(%i: int, %x.1: f64[32], %2: f64[32]) {
+              %3 = add(%i, 8) : int
+              %4 = getitem(%x.1, %i, %3) {index=[$1:$2]} : f64[8]
+              %5 = gt(%4, 1.0) : bool[8]
+              %6 = mul(%4, 0.01) : f64[8]
+              %7 = where(%5, 1.0, %6) : f64[8]
+              %8 = setitem(%2, %7, %i, %3) {index=[$2:$3]} : none
+              yield
+            }
+          return %0
+    """)
+
+
+def test_tile_and_vectorize_leave_the_loops_tile_made(small_tiles):
+    # another round of the O2 passes must not tile a tile again, nor turn its loop back into slices
+    g = parse(textwrap.dedent("""
+        graph f(%x: f64[64]) -> f64[64]
+          %0 = gt(%x, 1.0) : bool[64]
+          %1 = mul(%x, 0.01) : f64[64]
+          %2 = where(%0, 1.0, %1) : f64[64]
+          return %2
+    """))
+    assert tile.run(g)
+    once = str(g)
+    assert not tile.run(g) and not vectorize.run(g)
+    assert str(g) == once

@@ -396,8 +396,9 @@ CASES["math_guard"] = (   # math.log raises where np.log returns NaN: the loop r
       %0 = note() {text='vectorized loop k.py:3: elementwise (the loop runs instead when math.log could raise)'} : none  # k.py:3:5
       %1 = le(%x, 0.0) : bool[6]  # k.py:3:5
       %2 = any(%1) : bool[]  # k.py:3:5
-      %3 = if(%2, %x, %out) {guard='math.log'} : tuple()  # k.py:3:5
-        then(%x.1: f64[6], %out.1: f64[6]) {
+      %3 = if(%2, %x) {guard='math.log'} : tuple(f64[6])  # k.py:3:5
+        then(%x.1: f64[6]) {
+          %out.1 = empty_like(%x.1) : f64[6]  # k.py:2:11
           %4 = for_range(0, 6, 1, %x.1, %out.1) {carried=0, vectorize='no: kept as the fallback of its vectorized form'} : tuple()  # k.py:3:5
             body(%i: int, %x.2: f64[6], %out.2: f64[6]) {
               %5 = getitem(%x.2, %i) {index=[$1]} : f64[]  # k.py:4:27
@@ -405,14 +406,14 @@ CASES["math_guard"] = (   # math.log raises where np.log returns NaN: the loop r
               %7 = setitem(%out.2, %6, %i) {index=[$2]} : none  # k.py:4:9
               yield 
             }
-          yield 
+          yield %out.1
         }
-        else(%x.3: f64[6], %out.3: f64[6]) {
+        else(%x.3: f64[6]) {
           %8 = log(%x.3) : f64[6]  # k.py:3:5
-          %9 = setitem(%out.3, %8) {index=[:]} : none  # k.py:3:5
-          yield 
+          yield %8
         }
-      return %out
+      %out.3 = tuple_get(%3) {index=0} : f64[6]  # k.py:3:5
+      return %out.3
 """,
 )
 

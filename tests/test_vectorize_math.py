@@ -167,6 +167,21 @@ def test_nested_loops_test_the_whole_nest_once():
     check(roots, bad)
 
 
+def test_a_new_array_the_loop_fills_is_made_only_where_the_loop_runs():
+    def distances(p):
+        n = p.shape[0]
+        d = np.empty((n, n))
+        for i in range(n):
+            for j in range(n):
+                d[i, j] = math.sqrt((p[i, 0] - p[j, 0]) ** 2 + (p[i, 1] - p[j, 1]) ** 2)
+        return d
+    p = np.random.default_rng(3).random((5, 2))
+    j = check(distances, p)
+    source = j.source(p)
+    assert source.index("np.empty((5, 5))") > source.index("if np.any("), source   # only the loop needs it
+    check(distances, np.zeros((0, 2)))
+
+
 def test_partial_writes_to_an_argument_match_the_loop():
     def into(x, out):
         for i in range(x.shape[0]):

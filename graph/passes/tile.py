@@ -13,7 +13,7 @@ from ..types import INT, ArrayType, ScalarType, TupleType
 
 # A chain is tiled when its arrays have at least this many elements; below it the loop's
 # per-tile overhead (a few microseconds per operation) costs more than cache misses do.
-MIN_ELEMENTS = 1 << 18
+MIN_ELEMENTS = 1 << 16
 # Bytes of one tile of one array: a handful of these (the live temporaries of the chain) should
 # fit in a core's L2 cache.
 TILE_BYTES = 1 << 18
@@ -22,6 +22,8 @@ TILE_BYTES = 1 << 18
 # `d / s * 1.5 + 0.25`, 2 internal values, runs 10-15% slower (the per-tile copy and loop overhead
 # cost more than three in-place passes over an array that fits in the last-level cache).
 MIN_INTERNAL = 3
+# Attribute of the loops this pass makes: the tile height.
+TILED = "tile"
 
 
 def run(graph: Graph) -> bool:
@@ -37,7 +39,7 @@ def run(graph: Graph) -> bool:
     After (every tile's temporaries are small; memory planning then reuses them in place):
       graph f(%x: f32[2048,2048], %b: f32[2048]) -> f32[2048,2048]
         %0 = empty((2048, 2048)) {dtype=np.float32} : f32[2048,2048]
-        %1 = for_range(0, 2048, 32, %x, %b, %0) {carried=0} : tuple()
+        %1 = for_range(0, 2048, 32, %x, %b, %0) {carried=0, tile=32} : tuple()
           body(%i: int, %x.1: f32[2048,2048], %b.1: f32[2048], %2: f32[2048,2048]) {
             %3 = add(%i, 32) : int
             %4 = getitem(%x.1, %i, %3) {index=[$1:$2]} : f32[32,2048]
@@ -63,6 +65,8 @@ def run(graph: Graph) -> bool:
     """
     changed = False
     for node in graph.nodes:
+        if node.attrs.get(TILED):
+            continue   # a loop this pass made: its tiles are small
         for region in node.regions:
             changed |= run(region)
     start = 0
@@ -136,13 +140,14 @@ def _chain_from(graph: Graph, start: int) -> Optional[_Chain]:
         if not _member(node, shape):
             break
         if chain is None:
-            rows = _rows(shape, np.dtype(node.type.dtype).itemsize)
-            if rows is None:
-                return None
-            chain = _Chain(shape, rows)
+            chain = _Chain(shape, 0)
         chain.members.append(node)
     if chain is None or len(chain.members) < 2:
         return None
+    rows = _rows(shape, max(np.dtype(m.type.dtype).itemsize for m in chain.members))
+    if rows is None:
+        return None
+    chain.rows = rows
     member_ids = {m.id for m in chain.members}
     internal = [m for m in chain.members
                 if not graph.is_output(m) and all(u.id in member_ids for u in graph.users(m))]
@@ -237,8 +242,8 @@ def _tile(graph: Graph, chain: _Chain) -> None:
                      {"index": Index([slice(OperandRef(2), OperandRef(3), None)])}, None, m.span)
     body.set_outputs([])
     bounds = [graph.add("const", (), {"value": v}, INT, span, before=anchor) for v in (0, shape[0], rows)]
-    loop = graph.add("for_range", bounds + captures, {"carried": 0}, TupleType(()), span, regions=[body],
-                     before=anchor)
+    loop = graph.add("for_range", bounds + captures, {"carried": 0, TILED: rows}, TupleType(()), span,
+                     regions=[body], before=anchor)
     chain.loop = loop
     for m in escaping:
         graph.replace_all_uses(m, buffers[m.id])

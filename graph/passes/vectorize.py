@@ -41,7 +41,8 @@ def run(graph: Graph) -> bool:
             continue  # removed while vectorizing an earlier loop
         for region in node.regions:
             changed |= run(region)
-        if node.op == "for_range" and node.attrs.get(ATTR) != KEPT and "scalar" not in node.attrs:
+        if node.op == "for_range" and node.attrs.get(ATTR) != KEPT and "scalar" not in node.attrs \
+                and "tile" not in node.attrs:   # made by the tile pass: already whole-tile operations
             done = vectorize_loop(node)
             vectorized |= done and node not in graph.nodes
             changed |= done
@@ -50,6 +51,7 @@ def run(graph: Graph) -> bool:
     if vectorized:
         dce.run(graph)   # a reduction's unused last value would otherwise count as a use below
         changed |= forward_stores(graph)
+        changed |= forward_guarded_stores(graph)
     return changed
 
 
@@ -106,6 +108,85 @@ def forward_stores(graph: Graph) -> bool:
         changed = True
         position = {n.id: k for k, n in enumerate(graph.nodes)}
     return changed
+
+
+def forward_guarded_stores(graph: Graph) -> bool:
+    """`forward_stores` across the `if` of a guarded loop: the vectorized branch yields its new array.
+
+    Before:                                          After:
+      %out = empty_like(%x)                            %out = empty_like(%x)
+      %0 = if(%bad, %x, %out) {guard='math.log'}       %0 = if(%bad, %x, %out) {guard='math.log'}
+        then(%x.1, %out.1) { <loop on %out.1> }          then(%x.1, %out.1) { <loop on %out.1>; yield %out.1 }
+        else(%x.2, %out.2) {                             else(%x.2, %out.2) { %1 = log(%x.2); yield %1 }
+          %1 = log(%x.2)                               %out.3 = tuple_get(%0) {index=0}
+          %2 = setitem(%out.2, %1) {index=[:]} }       ... uses of %out after the `if` read %out.3
+    """
+    changed = False
+    for node in list(graph.nodes):
+        if node.op != "if" or GUARD not in node.attrs or node.graph is not graph:
+            continue
+        then_g, else_g = node.regions
+        for k, target in enumerate(node.operands[1:]):
+            t = target.type
+            if target.op not in _CREATION_OPS or target.graph is not graph or not isinstance(t, ArrayType) \
+                    or not t.is_static or sum(o is target for o in node.operands) != 1:
+                continue
+            position = {n.id: p for p, n in enumerate(graph.nodes)}
+            if any(position[u.id] < position[node.id] for u in graph.users(target) if u is not node):
+                continue
+            arg = else_g.args[k]
+            stores = else_g.users(arg)
+            if len(stores) != 1 or else_g.is_output(arg):
+                continue
+            store = stores[0]
+            if store.op != "setitem" or len(store.operands) != 2 or store.operands[0] is not arg \
+                    or not all(isinstance(it, slice) and it == slice(None) for it in store.attrs["index"]):
+                continue
+            value = store.operands[1]
+            if value is arg or not _new_array(else_g, value, t, allow_users=1):
+                continue
+            else_g.erase(store)
+            else_g.set_outputs([*else_g.outputs, value])
+            then_g.set_outputs([*then_g.outputs, then_g.args[k]])
+            index = len(node.type.items)
+            node.type = TupleType((*node.type.items, t))
+            after = graph.nodes[graph.nodes.index(node) + 1] if graph.nodes[-1] is not node else None
+            result = graph.add("tuple_get", [node], {"index": index}, t, node.span, target.name, before=after)
+            for user in graph.users(target):
+                if user is not node:
+                    graph.set_operands(user, [result if o is target else o for o in user.operands])
+            if graph.is_output(target):
+                graph.set_outputs(result if o is target else o for o in graph.outputs)
+            _sink_into_fallback(graph, node, k, target)
+            changed = True
+    if changed:
+        dce.run(graph)   # drops the captures _sink_into_fallback left unused
+    return changed
+
+
+def _sink_into_fallback(graph: Graph, node: Node, k: int, target: Node) -> None:
+    """Create the array the loop fills inside the branch that runs the loop, when nothing else
+    uses it: the vectorized branch does not pay for allocating it (a big fresh array costs a page
+    fault per 4 KiB the first time it is written, and an unused one can make the allocator return
+    memory to the system that the next call must fault in again)."""
+    if graph.users(target) != [node] or graph.is_output(target):
+        return
+    then_g, else_g = node.regions
+    operands = []
+    first = then_g.nodes[0] if then_g.nodes else None
+    for o in target.operands:
+        if o.op == "const":
+            operands.append(then_g.add("const", (), {"value": o.value}, o.type, o.span, before=first))
+            continue
+        j = next((j for j, c in enumerate(node.operands[1:]) if c is o), None)
+        if j is None:
+            graph.set_operands(node, [*node.operands, o])
+            for region in (then_g, else_g):
+                region.add_arg(o.name or "v", o.type, o.span)
+            j = len(node.operands) - 2
+        operands.append(then_g.args[j])
+    clone = then_g.add(target.op, operands, dict(target.attrs), target.type, target.span, target.name, before=first)
+    then_g.replace_all_uses(then_g.args[k], clone)
 
 
 def _new_array(graph: Graph, node: Node, t: ArrayType, allow_users: int) -> bool:

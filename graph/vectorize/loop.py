@@ -644,10 +644,15 @@ class LoopVectorizer(IndexingMixin, BranchMixin, CarriedMixin):
 
     def raise_check(self, arg: Node, raises_when: tuple, fn: str) -> None:
         """`math.log(x[i])` raises where `np.log(x)` returns NaN: test the arguments first (MathFn)."""
+        negated = False
+        while arg.op == "neg" and arg.graph is self.s.g:   # exp(-y): test y < -709, not -y > 709
+            arg, negated = arg.operands[0], not negated
         if raises_when[0] == "isinf":
             test = self.s.op("isinf", [arg])
         else:
             op, bound, of_abs = raises_when
+            if negated and not of_abs:
+                op, bound = {"gt": "lt", "lt": "gt", "ge": "le", "le": "ge"}[op], -bound
             value = self.s.op("abs", [arg]) if of_abs else arg
             test = self.s.op(op, [value, self.s.const(bound)])
         if isinstance(test.type, ArrayType) and test.type.shape != ():
