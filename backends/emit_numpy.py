@@ -25,7 +25,7 @@ from ..graph.literals import Index, OperandRef, format_literal, is_literal
 from ..graph.ops import PREC_ATOM, PREC_CMP, PREC_NOT, PREC_POWER, PREC_UNARY, REGION_OPS
 from ..graph.paths import parse_path
 
-RESERVED = {"np", "math", "operator", "_g", "_k", "_cells", "_make_fallback", "range", "len", "float", "int", "bool", "min",
+RESERVED = {"np", "math", "operator", "_g", "_k", "_cells", "_make_fallback", "_select", "range", "len", "float", "int", "bool", "min",
             "max", "abs", "round", "print"}
 INPLACE_SYMBOL = {"add": "+=", "sub": "-=", "mul": "*=", "truediv": "/=", "floordiv": "//=", "mod": "%=",
                   "pow": "**=", "matmul": "@=", "lshift": "<<=", "rshift": ">>=", "bitand": "&=",

@@ -20,6 +20,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from . import shape_rules as R
+from .blend import select
 from .types import BOOL, FLOAT, INT, OBJECT, ArrayType, Type
 
 # Python precedence, higher binds tighter (used to parenthesize emitted expressions).
@@ -114,6 +115,9 @@ for _u in UFUNCS:
 
 _add(OpDef("where", np.where, "call", "np.where", arity=3, elementwise=True, infer=R.elementwise(np.where),
            doc="`np.where(c, a, b)`", fresh=True))
+_add(OpDef("select", select, "call", "_select", arity=3, elementwise=True, infer=R.elementwise(np.where),
+           doc="`_select(c, a, b)`: `np.where(c, a, b)` bit for bit, blended without branches on big arrays "
+           "whose condition is unpredictable (graph/blend.py); the tile pass makes it", fresh=True))
 _add(OpDef("clip", np.clip, "call", "np.clip", arity=3, elementwise=True, infer=R.elementwise(np.clip),
            doc="`np.clip(a, lo, hi)`", fresh=True, ufunc=np.clip))
 

@@ -176,20 +176,24 @@ def test_traps_match_eager(name, level, exec_mode, rng):
 
 @pytest.mark.parametrize("name", sorted(TRAPS))
 def test_traps_match_eager_with_tiling_forced(name, rng, monkeypatch):
+    from graphjit.graph import blend
     from graphjit.graph.passes import tile
     monkeypatch.setattr(tile, "MIN_ELEMENTS", 1)
     monkeypatch.setattr(tile, "TILE_BYTES", 16)
     monkeypatch.setattr(tile, "MIN_INTERNAL", 1)
+    monkeypatch.setattr(blend, "MIN_ELEMENTS", 1)   # tiled `where`s blend without branches
     fn, make_args = TRAPS[name]
     run_both(fn, make_args(rng), jit_level="O2")
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_constructs_match_eager_with_tiling_forced(name, rng, monkeypatch):
+    from graphjit.graph import blend
     from graphjit.graph.passes import tile
     monkeypatch.setattr(tile, "MIN_ELEMENTS", 1)
     monkeypatch.setattr(tile, "TILE_BYTES", 16)
     monkeypatch.setattr(tile, "MIN_INTERNAL", 1)
+    monkeypatch.setattr(blend, "MIN_ELEMENTS", 1)   # tiled `where`s blend without branches
     fn, make_args = CASES[name]
     run_both(fn, make_args(rng), jit_level="O2")
 

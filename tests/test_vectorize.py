@@ -273,3 +273,25 @@ def test_dependent_loops_run_on_python_floats(rng):
     src = _source(V.recurrence, b)
     assert "b_l = b.tolist()" in src and "x[:] = x_l" in src
     np.testing.assert_array_equal(graphjit.jit(V.recurrence, jit_level="O2")(b), V.recurrence(b))
+
+
+@pytest.mark.parametrize("name", ["chain", "conditional"])
+def test_benchmark_kernels_at_full_size_tile_and_match_eager(name):
+    """At the benchmark's size the vectorized chains are tiled and `where` blends without branches."""
+    import importlib.util
+    import pathlib
+    path = pathlib.Path(__file__).parent.parent / "benchmarks" / "kernels.py"
+    spec = importlib.util.spec_from_file_location("bench_kernels", path)
+    K = importlib.util.module_from_spec(spec)
+    import sys
+    sys.modules["bench_kernels"] = K   # dataclasses look their module up
+    spec.loader.exec_module(K)
+    k = K.KERNELS[name]
+    args = k.make_args(k.sizes[-1], np.random.default_rng(7))
+    jitted = graphjit.jit(k.loop_style, jit_level="O2")
+    np.testing.assert_allclose(jitted(*args), k.loop_style(*args), rtol=1e-12, atol=1e-14)  # np.exp: 1 ulp
+    source = jitted.source(*args)
+    assert "for i" in source and "range(0, 200000, " in source, source
+    if name == "conditional":
+        np.testing.assert_array_equal(jitted(*args), k.loop_style(*args))
+        assert "_select(" in source, source

@@ -233,7 +233,8 @@ def _tile(graph: Graph, chain: _Chain) -> None:
         return slices[o.id]
 
     for m in members:
-        clone = body.add(m.op, [operand(o) for o in m.operands], dict(m.attrs),
+        op = "select" if m.op == "where" else m.op   # branch-free on big tiles (graph/blend.py)
+        clone = body.add(op, [operand(o) for o in m.operands], dict(m.attrs),
                          ArrayType(m.type.dtype, tile_shape), m.span, m.name)
         clones[m.id] = clone
         if m.id in buffers:
