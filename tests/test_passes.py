@@ -1061,7 +1061,7 @@ def test_tile_sizes_tiles_by_the_widest_element_of_the_chain(small_tiles):
               %4 = getitem(%x.1, %i, %3) {index=[$1:$2]} : f64[8]
               %5 = gt(%4, 1.0) : bool[8]
               %6 = mul(%4, 0.01) : f64[8]
-              %7 = where(%5, 1.0, %6) : f64[8]
+              %7 = select(%5, 1.0, %6) : f64[8]
               %8 = setitem(%2, %7, %i, %3) {index=[$2:$3]} : none
               yield
             }
