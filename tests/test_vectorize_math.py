@@ -210,3 +210,17 @@ def test_any_arguments(name, values):
     kernel = _make_unary(name)
     x = np.array(values, dtype=np.float64)
     check(kernel, x, np.zeros(len(values)), exec_modes=("auto",))
+
+
+def test_exp_in_a_branch_is_computed_everywhere_and_tested_everywhere():
+    def soft(x):
+        out = np.empty_like(x)
+        for i in range(x.shape[0]):
+            y = math.exp(x[i]) if x[i] < 5.0 else 0.0
+            out[i] = y + 1.0
+        return out
+    x = np.array([0.0, 1.0, 2.0, 3.0])
+    j = check(soft, x)
+    assert "np.where" in j.source(x) and vectorized(j, x)
+    check(soft, np.array([0.0, 800.0, 2.0]))      # 800 never reaches math.exp: the loop runs, no warning
+    check(soft, np.array([0.0, -800.0, 2.0]))

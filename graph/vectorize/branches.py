@@ -32,7 +32,7 @@ class BranchMixin:
         self.features.add("where")
         outer_pending = self.pending
         self.pending = []
-        n_accesses = len(self.accesses)
+        n_accesses, n_checks = len(self.accesses), len(self.checks)
         try:
             then_out, then_writes = self.translate_region(then_r, captures)
             else_out, else_writes = self.translate_region(else_r, captures)
@@ -40,6 +40,7 @@ class BranchMixin:
             if self.region_depth:
                 raise
             del self.accesses[n_accesses:]          # forget the attempt; its nodes are dead
+            del self.checks[n_checks:]
             self.pending = outer_pending
             return self.masked_if(node, mask, captures)
         self.pending = outer_pending

@@ -613,7 +613,7 @@ class LoopVectorizer(IndexingMixin, BranchMixin, CarriedMixin):
             raise Bail(f"the loop-carried value is used by `{fn}`")
         spec = MATH_FUNCS[name]
         ufunc = spec.ufunc
-        if self.region_depth and spec.raises_when:
+        if self.region_depth and spec.raises_when and not spec.overflow_only:
             if not any(v.varying for v in vis):
                 raise Bail(f"`{fn}` inside a branch could fail where the loop never ran it")
             if self.compress is None:

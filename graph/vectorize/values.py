@@ -45,24 +45,28 @@ class MathFn:
 
     ufunc: str
     raises_when: Optional[tuple] = None     # (comparison op, bound, compare |x|) or ("isinf",)
+    # Raises only on overflow (exp): in a branch it may still be computed for every element
+    # (`np.where`); the test then covers elements the loop did not compute it for, which can only
+    # send more calls to the loop. Domain errors (log) stay masked: `if x > 0: log(x)` is the idiom.
+    overflow_only: bool = False
 
 
 # math.* functions that are ufuncs on float64 (math returns a Python float). `math.pow` is not
 # here: it raises for negative bases, zero to negative powers and overflow alike.
 MATH_FUNCS = {
-    "exp": MathFn("exp", ("gt", 709.0, False)), "expm1": MathFn("expm1", ("gt", 709.0, False)),
+    "exp": MathFn("exp", ("gt", 709.0, False), True), "expm1": MathFn("expm1", ("gt", 709.0, False), True),
     "log": MathFn("log", ("le", 0.0, False)), "log2": MathFn("log2", ("le", 0.0, False)),
     "log10": MathFn("log10", ("le", 0.0, False)), "log1p": MathFn("log1p", ("le", -1.0, False)),
     "sqrt": MathFn("sqrt", ("lt", 0.0, False)),
     "sin": MathFn("sin", ("isinf",)), "cos": MathFn("cos", ("isinf",)), "tan": MathFn("tan", ("isinf",)),
     "asin": MathFn("arcsin", ("gt", 1.0, True)), "acos": MathFn("arccos", ("gt", 1.0, True)),
     "atan": MathFn("arctan"),
-    "sinh": MathFn("sinh", ("gt", 709.0, True)), "cosh": MathFn("cosh", ("gt", 709.0, True)),
+    "sinh": MathFn("sinh", ("gt", 709.0, True), True), "cosh": MathFn("cosh", ("gt", 709.0, True), True),
     "tanh": MathFn("tanh"), "asinh": MathFn("arcsinh"), "acosh": MathFn("arccosh", ("lt", 1.0, False)),
     "atanh": MathFn("arctanh", ("ge", 1.0, True)), "fabs": MathFn("fabs"), "atan2": MathFn("arctan2"),
     "hypot": MathFn("hypot"), "copysign": MathFn("copysign"),
     # math.degrees returns inf silently where np.rad2deg warns of overflow: run the loop there
-    "degrees": MathFn("rad2deg", ("gt", 3e306, True)), "radians": MathFn("deg2rad"),
+    "degrees": MathFn("rad2deg", ("gt", 3e306, True), True), "radians": MathFn("deg2rad"),
 }
 # Ops that may fail (or take a value outside their domain) on elements the loop never computed:
 # not evaluated for all iterations when the loop only ran them under a condition.
