@@ -47,6 +47,8 @@ CASES = {
     "stencil3": (lambda r, n: (_r(r, n),), "vectorized"),
     "jacobi2d": (lambda r, n: (_r(r, n, n + 1),), "vectorized"),
     "heat": (lambda r, n: (_r(r, n), 3), "partial"),
+    "unswitched_sign": (lambda r, n: (_r(r, n), _r(r, 1)), "vectorized"),        # both copies vectorize
+    "unswitched_sum": (lambda r, n: (_r(r, n), _r(r, 1)), "partial"),            # one copy is a recurrence
     "conv1d": (lambda r, n: (_r(r, n + 2), _r(r, 3)), "vectorized"),
     "conv2d": (lambda r, n: (_r(r, n + 1, n + 2), _r(r, 2, 3)), "vectorized"),
     "pairwise": (lambda r, n: (_r(r, n, 3),), "vectorized"),

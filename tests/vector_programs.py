@@ -554,3 +554,25 @@ def python_division(x):
     for i in range(len(x)):
         out[i] = x[i] + 1 / i
     return out
+
+
+def unswitched_sign(x, up):
+    out = np.empty_like(x)
+    flag = up[0] > 0.5
+    for i in range(len(x)):
+        if flag:
+            out[i] = x[i] * 2.0
+        else:
+            out[i] = -x[i]
+    return out
+
+
+def unswitched_sum(x, up):
+    s = 0.0
+    flag = up[0] > 0.5
+    for i in range(len(x)):
+        if flag:
+            s += x[i]
+        else:
+            s = s * 0.5 + x[i]
+    return s

@@ -17,7 +17,7 @@ from typing import Callable, Optional
 from ..diagnostics import GraphjitError, PassError
 from ..ir import Graph
 from ..verifier import verify
-from . import cse, dce, dead_branches, fold_constants, licm, memory_plan, scalarize, simplify, tile, vectorize
+from . import cse, dce, dead_branches, fold_constants, licm, memory_plan, scalarize, simplify, tile, unswitch, vectorize
 
 Pass = tuple[Callable[[Graph], bool], str]
 
@@ -43,6 +43,7 @@ PIPELINES: dict[str, list[Pass]] = {
         (dce.run, "remove unused nodes"),
         # loop vectorization: after the O1 passes have simplified loop bodies, before tiling and
         # memory planning (which would hide the slices it produces behind in-place effects)
+        (unswitch.run, "hoist loop-invariant branches out of loops"),   # before vectorize: one loop per case
         (vectorize.run, "turn independent loops into array operations"),
         (scalarize.run, "run the loops that stay loops on Python floats"),  # after vectorize: its leftovers
         (tile.run, "run big elementwise chains tile by tile"),   # after the vectorizer: it makes chains

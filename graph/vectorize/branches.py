@@ -25,7 +25,7 @@ class BranchMixin:
         if cond.carried:
             raise Bail("a condition depends on a loop-carried value")
         if not cond.varying:
-            raise Bail("a loop-invariant `if` inside the loop (not unswitched)")
+            raise Bail("a loop-invariant `if` that was not unswitched (see graph/passes/unswitch.py)")
         if self.compress is not None:
             raise Bail("a nested `if` inside a masked branch")
         mask = self.truth(cond, node)
