@@ -47,6 +47,7 @@ CASES = {
     "stencil3": (lambda r, n: (_r(r, n),), "vectorized"),
     "jacobi2d": (lambda r, n: (_r(r, n, n + 1),), "vectorized"),
     "heat": (lambda r, n: (_r(r, n), 3), "partial"),
+    "masked_yield": (lambda r, n: (_r(r, n),), "vectorized"),     # log only where x > 0.3, merged after
     "unswitched_sign": (lambda r, n: (_r(r, n), _r(r, 1)), "vectorized"),        # both copies vectorize
     "unswitched_sum": (lambda r, n: (_r(r, n), _r(r, 1)), "partial"),            # one copy is a recurrence
     "conv1d": (lambda r, n: (_r(r, n + 2), _r(r, 3)), "vectorized"),

@@ -59,7 +59,7 @@ def expressions(draw, index_vars, used, depth=0):
 @st.composite
 def statements(draw, index_vars, indent, used):
     kind = draw(st.sampled_from(["write", "write", "write_input", "accumulate", "maximum", "branch", "argbest",
-                                 "scan"]))
+                                 "scan", "select"]))
     target_index = ", ".join(f"{v} + {draw(offset(v, used))}" for v in index_vars)
     value = draw(expressions(index_vars, used))
     if kind == "write":
@@ -78,6 +78,10 @@ def statements(draw, index_vars, indent, used):
         rel = draw(st.sampled_from([">", "<"]))
         return [f"{indent}if {value} {rel} s:", f"{indent}    s = {value}", f"{indent}    k = {index_vars[-1]}"]
     cond = draw(expressions(index_vars, used))
+    if kind == "select":    # a value chosen per element, used after the `if`
+        other = draw(expressions(index_vars, used))
+        return [f"{indent}if {cond} > 0.5:", f"{indent}    y = {value}", f"{indent}else:", f"{indent}    y = {other}",
+                f"{indent}out[{target_index}] = y * 2.0"]
     lines = [f"{indent}if {cond} > 0.5:", f"{indent}    out[{target_index}] = {value}"]
     if draw(st.booleans()):
         lines += [f"{indent}else:", f"{indent}    out[{target_index}] = {draw(expressions(index_vars, used))}"]

@@ -576,3 +576,14 @@ def unswitched_sum(x, up):
         else:
             s = s * 0.5 + x[i]
     return s
+
+
+def masked_yield(x):
+    out = np.empty_like(x)
+    for i in range(len(x)):
+        if x[i] > 0.3:
+            y = math.log(x[i])
+        else:
+            y = -1.0
+        out[i] = y * 2.0 + i
+    return out

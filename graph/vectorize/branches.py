@@ -7,6 +7,7 @@ from dataclasses import replace
 from ..analysis.dependence import Access
 from ..ir import Graph, Node
 from . import probes as P
+from ..literals import OperandRef
 from .values import VI, Bail, Unsafe, _index, _replace_old, _same_node, _shift_refs
 
 
@@ -80,9 +81,34 @@ class BranchMixin:
                 results.append(t)          # its terms are those of the selected iterations already
             elif e.kind == "UPD" and t.kind == "C" and t.j == e.j and e.mask is None:
                 results.append(e)
+            elif not t.carried and not e.carried:
+                results.append(self.masked_merge(m, t, e))
             else:
-                raise Bail("a masked branch that yields values (only stores and sums are masked)")
+                raise Bail("a masked branch that updates a loop-carried value other than by a sum or maximum")
         return VI("TUPLE", const=results)
+
+    def masked_merge(self, m: Node, t: VI, e: VI) -> VI:
+        """A value both masked branches yield: `r = np.empty(n); r[m] = t; r[~m] = e`, where `t` was
+        computed for the elements of `m` only and `e` for the others."""
+        if t.kind == e.kind == "U" and t.node is e.node:
+            return t
+        probes = P.unique_probes(t.probes + e.probes)
+        dtypes = {P.dtype_of(p) for p in probes}
+        if len(dtypes) != 1 or any(P.rank_of(p) for p in probes):
+            raise Bail("masked branches yield values of different dtypes, or arrays")
+        if any(P.is_py_scalar(p) and isinstance(p, int) and not isinstance(p, bool) for p in probes):
+            raise Bail("masked branches yield Python integers (which might not fit in int64)")
+        dtype = dtypes.pop()
+        merged = self.s.op("empty_like", [m], {"dtype": dtype.type})
+        negated = self.s.op("logical_not", [m])
+        for vi, sel in ((t, m), (e, negated)):
+            value = self.value(vi)
+            if vi.kind == "A":   # an index expression: materialized for every iteration, then selected
+                value = self.s.getitem(value, [OperandRef(1)], [sel], cse=False)
+            self.s.op("setitem", [merged, value, sel], {"index": _index([OperandRef(2)])})
+        self.s.forget_reads()
+        self.features.add("masked")
+        return VI("V", node=merged, probes=tuple(probes), text="masked value")
 
     def merge_writes(self, mask: VI, then_w: list, else_w: list) -> list:
         by_key = {w.key: w for w in else_w}

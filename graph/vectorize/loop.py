@@ -667,7 +667,8 @@ class LoopVectorizer(IndexingMixin, BranchMixin, CarriedMixin):
             return
         first = min(effects)
         for node in check_inputs(self.s, [c for c, _ in self.checks]):
-            if self.s.pos.get(node.id, 0) > first:
+            filled = any(not u.is_pure and u.operands[0] is node for u in self.s.g.users(node))  # stored into
+            if self.s.pos.get(node.id, 0) > first or filled:
                 fn = next(text for _, text in self.checks)
                 raise Bail(f"`{fn}` could raise after the loop has written to arrays")
 
