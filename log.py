@@ -32,6 +32,7 @@ TOPICS = {
     "passes": "the pass pipeline run for each compile: rounds and time per pass",
     "fallback": "statements run by the Python interpreter instead of the graph (LAX fallback blocks)",
     "errors": "run-time errors mapped from generated code back to the user's line",
+    "vectorize": "what the vectorizer (O2) did with each loop, or why the loop stays a loop",
 }
 
 logger = logging.getLogger("graphjit")

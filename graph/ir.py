@@ -216,6 +216,21 @@ class Graph:
         return print_graph(self)
 
 
+def clone_region(region: Graph) -> Graph:
+    """A deep copy of `region`: new nodes, new nested regions (regions capture what they use, so
+    nothing outside the copy is referenced)."""
+    new = Graph(region.name, label=region.label)
+    new.span = region.span
+    mapping: dict[int, Node] = {}
+    for a in region.args:
+        mapping[a.id] = new.add_arg(a.name, a.type, a.span)
+    for node in region.nodes:
+        mapping[node.id] = new.add(node.op, [mapping[o.id] for o in node.operands], dict(node.attrs), node.type,
+                                   node.span, node.name, regions=[clone_region(r) for r in node.regions])
+    new.set_outputs(mapping[o.id] for o in region.outputs)
+    return new
+
+
 def literal_const(node: Node) -> bool:
     """A const whose value prints inline in graph text (and so survives a round trip)."""
     return node.op == "const" and is_literal(node.value)

@@ -47,6 +47,10 @@ CASES = {
     "stencil3": (lambda r, n: (_r(r, n),), "vectorized"),
     "jacobi2d": (lambda r, n: (_r(r, n, n + 1),), "vectorized"),
     "heat": (lambda r, n: (_r(r, n), 3), "partial"),
+    "tri_upper_sum": (lambda r, n: (_r(r, n, n),), "vectorized"),     # triangular nests: a masked rectangle
+    "tri_lower_store": (lambda r, n: (_r(r, n, n), _r(r, n, n)), "vectorized"),
+    "tri_row_products": (lambda r, n: (_r(r, n, n),), "vectorized"),
+    "tri_dependent": (lambda r, n: (_r(r, n, n),), "partial"),       # row i reads row i - 1: the inner loop only
     "masked_yield": (lambda r, n: (_r(r, n),), "vectorized"),     # log only where x > 0.3, merged after
     "unswitched_sign": (lambda r, n: (_r(r, n), _r(r, 1)), "vectorized"),        # both copies vectorize
     "unswitched_sum": (lambda r, n: (_r(r, n), _r(r, 1)), "partial"),            # one copy is a recurrence
@@ -71,7 +75,7 @@ CASES = {
     "shift_right": (lambda r, n: (_r(r, n),), "loop: carried dependence"),
     "reverse": (lambda r, n: (_r(r, n),), "vectorized"),
     "strided": (lambda r, n: (_r(r, n),), "vectorized"),
-    "triangular": (lambda r, n: (_r(r, n),), "partial"),
+    "triangular": (lambda r, n: (_r(r, n),), "vectorized"),   # through its masked rectangle
     "gather_idx": (lambda r, n: (_r(r, n), _idx(r, n)), "loop: data-dependent"),
     "printing": (lambda r, n: (_r(r, n),), "loop: `print` is an effect"),
     "early_exit": (lambda r, n: (_r(r, n),), "loop: a `while` loop"),

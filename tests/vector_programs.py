@@ -587,3 +587,39 @@ def masked_yield(x):
             y = -1.0
         out[i] = y * 2.0 + i
     return out
+
+
+def tri_upper_sum(a):
+    n = a.shape[0]
+    s = 0.0
+    for i in range(n):
+        for j in range(i + 1, n):
+            s += a[i, j]
+    return s
+
+
+def tri_lower_store(a, out):
+    n = a.shape[0]
+    for i in range(n):
+        for j in range(i + 1):
+            out[i, j] = a[i, j] * 2.0
+    return out
+
+
+def tri_row_products(a):
+    n = a.shape[0]
+    out = np.zeros(n)
+    for i in range(n):
+        s = 0.0
+        for j in range(i):
+            s += a[i, j] * a[j, i]
+        out[i] = s
+    return out
+
+
+def tri_dependent(a):
+    n = a.shape[0]
+    for i in range(1, n):
+        for j in range(i):
+            a[i, j] = a[i - 1, j] + 1.0
+    return a

@@ -3,7 +3,7 @@ between two copies of the loop, each without the test, so the vectorizer can tak
 
 from __future__ import annotations
 
-from ..ir import Graph, Node
+from ..ir import Graph, Node, clone_region
 from ..types import ArrayType, ScalarType, TupleType
 from . import dead_branches
 
@@ -91,7 +91,7 @@ def _unswitch(graph: Graph, loop: Node, branch: Node) -> None:
         region = Graph(f"{graph.name}.{label}", label=label)
         inside = {o.id: region.add_arg(o.name or "v", o.type, o.span) for o in needed}
         operands = [region.const(o.value, o.span) if o.op == "const" else inside[o.id] for o in loop.operands]
-        copy = clone(body)
+        copy = clone_region(body)
         taken = copy.nodes[position]
         known = copy.add("const", (), {"value": truth}, ScalarType("bool"), taken.span, before=taken)
         copy.set_operands(taken, [known, *taken.operands[1:]])
@@ -106,17 +106,3 @@ def _unswitch(graph: Graph, loop: Node, branch: Node) -> None:
                      regions=regions, before=loop)
     graph.replace_all_uses(loop, node)
     graph.erase(loop)
-
-
-def clone(region: Graph) -> Graph:
-    """A deep copy of `region` (regions capture what they use, so nothing outside is referenced)."""
-    new = Graph(region.name, label=region.label)
-    new.span = region.span
-    mapping: dict[int, Node] = {}
-    for a in region.args:
-        mapping[a.id] = new.add_arg(a.name, a.type, a.span)
-    for node in region.nodes:
-        mapping[node.id] = new.add(node.op, [mapping[o.id] for o in node.operands], dict(node.attrs), node.type,
-                                   node.span, node.name, regions=[clone(r) for r in node.regions])
-    new.set_outputs(mapping[o.id] for o in region.outputs)
-    return new

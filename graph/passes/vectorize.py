@@ -12,9 +12,11 @@ from ..types import NONE, ArrayType, ScalarType, TupleType
 from ..vectorize.build import check_inputs, live_nodes, splice
 from . import dce
 from ..vectorize.loop import Bail, LoopVectorizer, Result
+from ..vectorize.triangular import rectangular_body
 from ..vectorize.values import GUARD
 
-log = logging.getLogger("graphjit")
+log = logging.getLogger("graphjit.vectorize")
+_trial = [0]   # > 0 while vectorizing a copy that may be thrown away: nothing is logged
 ATTR = "vectorize"
 KEPT = "no: kept as the fallback of its vectorized form"
 
@@ -39,10 +41,14 @@ def run(graph: Graph) -> bool:
     for node in list(graph.nodes):
         if node.graph is not graph:
             continue  # removed while vectorizing an earlier loop
+        candidate = node.op == "for_range" and node.attrs.get(ATTR) != KEPT and "scalar" not in node.attrs \
+            and "tile" not in node.attrs   # made by the tile pass: already whole-tile operations
+        if candidate and vectorize_as_rectangle(graph, node):
+            changed = vectorized = True
+            continue
         for region in node.regions:
             changed |= run(region)
-        if node.op == "for_range" and node.attrs.get(ATTR) != KEPT and "scalar" not in node.attrs \
-                and "tile" not in node.attrs:   # made by the tile pass: already whole-tile operations
+        if candidate:
             done = vectorize_loop(node)
             vectorized |= done and node not in graph.nodes
             changed |= done
@@ -197,6 +203,38 @@ def _new_array(graph: Graph, node: Node, t: ArrayType, allow_users: int) -> bool
     return node.op in _NEW_ARRAY_OPS or (op is not None and op.elementwise and node.op not in ("inplace",))
 
 
+def vectorize_as_rectangle(graph: Graph, loop: Node) -> bool:
+    """Vectorize a triangular nest through its rectangular copy (graph/vectorize/triangular.py);
+    the original loop stays when the copy's outer loop does not vectorize."""
+    body = rectangular_body(loop)
+    if body is None:
+        return False
+    trial = graph.add("for_range", list(loop.operands), dict(loop.attrs), loop.type, loop.span, loop.name,
+                      regions=[body], before=loop)
+    graph.replace_all_uses(loop, trial)
+    graph.erase(loop)
+    _trial[0] += 1
+    try:
+        run(body)
+        vectorize_loop(trial)
+    finally:
+        _trial[0] -= 1
+    if all(n is not trial for n in graph.nodes):
+        note = next((n for n in graph.nodes if n.op == "note" and n.span == loop.span), None)
+        _log(loop, str(note.attrs["text"]) if note is not None else "vectorized")
+        for node in graph.nodes:   # a guarded result falls back on the loop as the user wrote it
+            if node.op == "if" and GUARD in node.attrs:
+                for kept in node.regions[0].nodes:
+                    if kept.op == "for_range" and kept.regions[0] is body:
+                        kept.regions = [loop.regions[0]]
+                        loop.regions[0].parent = kept
+        return True
+    graph.add_node(loop, before=trial)
+    graph.replace_all_uses(trial, loop)
+    graph.erase(trial)
+    return False
+
+
 def vectorize_loop(loop: Node) -> bool:
     try:
         result = LoopVectorizer(loop).run()
@@ -225,16 +263,11 @@ def _mark(loop: Node, text: str) -> bool:
 
 
 def _log(loop: Node, text: str) -> None:
-    if "vectorize" not in os.environ.get("GRAPHJIT_LOG", ""):
+    """`GRAPHJIT_LOG=vectorize` (the `graphjit.vectorize` logger, see log.py)."""
+    if _trial[0] or not log.isEnabledFor(logging.INFO):
         return
-    if not log.handlers and not logging.getLogger().handlers:
-        handler = logging.StreamHandler()
-        handler.setFormatter(logging.Formatter("graphjit: %(message)s"))
-        log.addHandler(handler)
-    if log.level == logging.NOTSET or log.level > logging.INFO:
-        log.setLevel(logging.INFO)
     where = loop.span.short() if loop.span else "?"
-    log.info("vectorize: loop at %s: %s", where, text)
+    log.info("loop at %s: %s", where, text)
 
 
 def _note_text(loop: Node, result: Result) -> str:

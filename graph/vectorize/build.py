@@ -19,7 +19,7 @@ from ..literals import Index, OperandRef
 from ..spans import SourceSpan
 import numpy as np
 
-from ..types import ArrayType, type_of_value
+from ..types import OBJECT, ArrayType, TupleType, type_of_value
 
 LETTERS = string.ascii_lowercase
 
@@ -70,6 +70,18 @@ class Scratch:
         node = self.g.add(op, list(operands), attrs or {}, type, self.span, name)
         self.pos[node.id] = self.tick()
         return node
+
+    def choose(self, cond: Node, a: Node, b: Node) -> Node:
+        """`a if cond else b`, with each value keeping its own type (a Python float stays one)."""
+        regions = []
+        for label, pick in (("then", 0), ("else", 1)):
+            region = Graph(f"choose.{label}", label=label)
+            args = [region.add_arg("a", a.type, self.span), region.add_arg("b", b.type, self.span)]
+            region.set_outputs([args[pick]])
+            regions.append(region)
+        node = self.g.add("if", [cond, a, b], {}, TupleType((OBJECT,)), self.span, regions=regions)
+        self.pos[node.id] = self.tick()
+        return self.op("tuple_get", [node], {"index": 0}, type=OBJECT)
 
     def getitem(self, base: Node, items: list, operands: Sequence[Node] = (), name: str = "",
                 cse: bool = True) -> Node:

@@ -370,10 +370,12 @@ class CarriedMixin:
                 bound = self.trip if self.trip is not None else None
                 if ival is None or bound is None or max(abs(ival[0]), abs(ival[1])) * max(bound, 1) >= 2 ** 62:
                     raise Bail(f"`{upd.text}` sums Python integers that might not fit in int64")
+            selected = None
             if upd.mask is not None:
                 m = self.value(upd.mask)
                 if upd.mask_neg:
                     m = self.s.op("logical_not", [m])
+                selected = m
                 m = self.s.expand(m, 1, rank)
                 if not t.varying and kind == "add" and t.has_const and t.const == 1 and rank == 0 \
                         and type(p1) is int:
@@ -409,6 +411,15 @@ class CarriedMixin:
             for final in finals:
                 if not P.same_type(final, p1):
                     raise Bail(f"the vectorized `{upd.text}` would have type {type(final).__name__}")
+            if (selected is not None or self.trip is None) and any(not P.same_type(p, p1) for p in inits):
+                # `s = 0.0; if c: s += x[i]`: s stays a Python float until an element is added
+                if rank:
+                    raise Bail(f"the type of `{upd.text}` depends on whether any element is added")
+                if selected is not None:
+                    added = self.s.op("any", [selected])
+                else:
+                    added = self.s.op("gt", [self.materialize(self.trip_aff), self.s.const(0)])
+                result = self.s.choose(added, result, init)
             return result, p1
         if rank != 0 and kind in ("pymax", "pymin", "pymax_r", "pymin_r"):
             raise Bail("max()/min() of arrays")

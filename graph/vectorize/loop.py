@@ -783,7 +783,8 @@ class LoopVectorizer(IndexingMixin, BranchMixin, CarriedMixin):
                 if n.op == "bitor" and only_guard:
                     chain.append(n)
                     stack.extend(n.operands)
-                elif n.op == "any" and only_guard and len(n.operands) == 1 and not n.attrs:
+                elif (n.op == "any" and len(n.operands) == 1 and not n.attrs or n.op == "call"
+                      and n.attrs.get("fn") == "numpy.may_share_memory") and only_guard:
                     chain.append(n)
                     leaves.append(n)
                 else:
@@ -797,8 +798,8 @@ class LoopVectorizer(IndexingMixin, BranchMixin, CarriedMixin):
         if self.region_depth:
             raise Bail("an inner loop vectorized under a guard inside a branch")
         for leaf in self.guard_leaves[node.id]:
-            if leaf.op == "call":
-                raise Bail("an inner loop is kept for arrays that may share memory")
+            if leaf.op == "call":   # may_share_memory: this loop's own alias analysis tests the arrays
+                continue
             vi = self.lookup(leaf.operands[0] if leaf.op == "any" and leaf.id in self.guard_nodes else leaf)
             if vi.carried:
                 raise Bail("an inner loop's guard depends on a loop-carried value")
