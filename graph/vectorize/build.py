@@ -285,30 +285,27 @@ def splice(scratch: Scratch, target: Graph, before: Optional[Node], mapping: dic
     return out
 
 
-def live_nodes(scratch: Scratch, roots: Sequence[Node]) -> set:
-    """Scratch nodes needed by `roots` and by every effect (writes, notes)."""
-    keep: set = set()
-    stack = [r for r in roots if r.graph is scratch.g]
-    stack += [n for n in scratch.g.nodes if not n.is_pure]
-    while stack:
-        node = stack.pop()
-        if node.id in keep or node.op == "arg":
-            continue
-        keep.add(node.id)
-        stack.extend(o for o in node.operands if o.graph is scratch.g)
-    return keep
-
-
-def check_inputs(scratch: Scratch, roots: Sequence[Node]) -> list:
-    """`roots` and the scratch nodes they are computed from, in program order (arguments excluded)."""
+def _ancestors(scratch: Scratch, start: Sequence[Node]) -> set:
+    """Ids of `start` and of the scratch nodes they are computed from (arguments excluded)."""
     seen: set = set()
-    stack = [r for r in roots if r.graph is scratch.g]
+    stack = [n for n in start if n.graph is scratch.g]
     while stack:
         node = stack.pop()
         if node.id in seen or node.op == "arg":
             continue
         seen.add(node.id)
         stack.extend(o for o in node.operands if o.graph is scratch.g)
+    return seen
+
+
+def live_nodes(scratch: Scratch, roots: Sequence[Node]) -> set:
+    """Scratch nodes needed by `roots` and by every effect (writes, notes)."""
+    return _ancestors(scratch, [*roots, *(n for n in scratch.g.nodes if not n.is_pure)])
+
+
+def check_inputs(scratch: Scratch, roots: Sequence[Node]) -> list:
+    """`roots` and the scratch nodes they are computed from, in program order (arguments excluded)."""
+    seen = _ancestors(scratch, roots)
     return [n for n in scratch.g.nodes if n.id in seen]
 
 
