@@ -158,8 +158,8 @@ class Emitter:
             first = len(self.lines)
             self.statement(node, text, prec, indent, uses)
             self.map_lines(first, node.span)
-        if len(self.lines) == start and not top:
-            self.lines.append(f"{indent}pass")
+        if not top and all(line.lstrip().startswith("#") for line in self.lines[start:]):
+            self.lines.append(f"{indent}pass")   # a block of comments only (a note) is not a block
 
     def statement(self, node: Node, text: str, prec: int, indent: str, uses: dict) -> None:
         op = node.op

@@ -33,10 +33,20 @@ def select(cond, a, b):
     taken = int(np.count_nonzero(cond))
     if min(taken, cond.size - taken) * MINORITY < cond.size:
         return np.where(cond, a, b)
-    a_bits = np.asarray(a, dtype=dtype).view(itype)
-    b_bits = np.asarray(b, dtype=dtype).view(itype)
+    a_bits = _as(a, dtype).view(itype)
+    b_bits = _as(b, dtype).view(itype)
     out = cond.astype(itype)
     np.negative(out, out=out)                      # True -> all ones, False -> 0
     out &= a_bits ^ b_bits                         # two temporaries in all: big ones are costly
     out ^= b_bits
     return out.view(dtype)
+
+
+def _as(value, dtype: np.dtype) -> np.ndarray:
+    """`value` converted as `np.where` converts it (a Python int out of an int8's range wraps there
+    rather than raising)."""
+    if isinstance(value, np.ndarray) and value.dtype == dtype:
+        return value
+    if type(value) in (bool, int, float, complex):
+        return np.where(True, value, np.zeros((), dtype))
+    return np.asarray(value).astype(dtype, copy=False)

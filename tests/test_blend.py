@@ -66,3 +66,19 @@ def test_complex_and_object_arrays_use_where():
     same_bits(select(cond, c, 0), np.where(cond, c, 0))
     o = np.array([object()] * 4096)
     assert (select(cond, o, None) == np.where(cond, o, None)).all()
+
+
+@pytest.mark.usefixtures("small")
+@pytest.mark.parametrize("scalar", [300, -1, 2 ** 63, 1.5, 1e300, True])
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.uint64, np.float32, np.bool_])
+def test_python_scalars_convert_as_where_converts_them(scalar, dtype):
+    cond = np.tile([True, False], 64)
+    array = (np.arange(128) % 100).astype(dtype)
+    try:
+        expected = np.where(cond, array, scalar)
+    except OverflowError:
+        with pytest.raises(OverflowError):
+            select(cond, array, scalar)
+        return
+    same_bits(select(cond, array, scalar), expected)
+    same_bits(select(cond, scalar, array), np.where(cond, scalar, array))

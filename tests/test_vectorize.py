@@ -51,6 +51,13 @@ CASES = {
     "tri_lower_store": (lambda r, n: (_r(r, n, n), _r(r, n, n)), "vectorized"),
     "tri_row_products": (lambda r, n: (_r(r, n, n),), "vectorized"),
     "tri_dependent": (lambda r, n: (_r(r, n, n),), "partial"),       # row i reads row i - 1: the inner loop only
+    "two_triangles": (lambda r, n: (_r(r, n, n), _r(r, n, n)), "vectorized"),
+    "unswitched_empty_branch": (lambda r, n: (_r(r, n), _r(r, n)), "vectorized"),   # one copy has no body
+    "flag_written_in_loop": (lambda r, n: (_r(r, n), _r(r, n), np.array(True)), "loop: "),  # a 0-d array: not unswitched
+    "last_value_of_either_type": (lambda r, n: (_r(r, n),), "loop: the type of the last"),
+    "last_row_sum": (lambda r, n: (_r(r, n, n),), "partial"),
+    "max_of_roots": (lambda r, n: (_r(r, n),), "vectorized"),        # a Python float, as math.sqrt gives
+    "tri_max": (lambda r, n: (_r(r, n, n),), "vectorized"),        # row 0 is empty: no ValueError
     "masked_yield": (lambda r, n: (_r(r, n),), "vectorized"),     # log only where x > 0.3, merged after
     "unswitched_sign": (lambda r, n: (_r(r, n), _r(r, 1)), "vectorized"),        # both copies vectorize
     "unswitched_sum": (lambda r, n: (_r(r, n), _r(r, 1)), "partial"),            # one copy is a recurrence

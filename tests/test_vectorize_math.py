@@ -224,3 +224,11 @@ def test_exp_in_a_branch_is_computed_everywhere_and_tested_everywhere():
     assert "np.where" in j.source(x) and vectorized(j, x)
     check(soft, np.array([0.0, 800.0, 2.0]))      # 800 never reaches math.exp: the loop runs, no warning
     check(soft, np.array([0.0, -800.0, 2.0]))
+
+
+def test_log_with_a_base_is_not_a_ufunc_with_an_out_argument():
+    def log_base(x, b, out):
+        for i in range(x.shape[0]):
+            out[i] = math.log(x[i], b[i])
+        return out
+    check(log_base, np.array([8.0, 9.0]), np.array([2.0, 3.0]), np.zeros(2))

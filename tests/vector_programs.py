@@ -623,3 +623,65 @@ def tri_dependent(a):
         for j in range(i):
             a[i, j] = a[i - 1, j] + 1.0
     return a
+
+
+def two_triangles(a, out):
+    for i in range(a.shape[0]):
+        for j in range(i):
+            out[i, j] = a[i, j]
+        for k in range(i, a.shape[1]):
+            out[i, k] = -a[i, k]
+    return out
+
+
+def unswitched_empty_branch(x, out):
+    flag = x.sum() > 0.5
+    for i in range(x.shape[0]):
+        if flag:
+            out[i] = x[i]
+    return out
+
+
+def flag_written_in_loop(x, out, flag):
+    for i in range(x.shape[0]):
+        if flag:
+            out[i] = 1.0
+        else:
+            out[i] = 2.0
+        flag[()] = x[i] > 0.5
+    return out
+
+
+def last_value_of_either_type(x):
+    r = 0.0
+    for i in range(x.shape[0]):
+        if x[i] > 0.5:
+            v = math.log(x[i])
+        else:
+            v = x[i]
+        r = v
+    return r
+
+
+def last_row_sum(a):
+    s = 0.0
+    for i in range(a.shape[0]):
+        s = 0.0
+        for j in range(i + 1, a.shape[1]):
+            s += a[i, j]
+    return s
+
+
+def max_of_roots(x):
+    m = 0.0
+    for i in range(x.shape[0]):
+        m = max(m, math.sqrt(x[i]))
+    return m
+
+
+def tri_max(a):
+    m = -1.0
+    for i in range(a.shape[0]):
+        for j in range(i):
+            m = max(m, a[i, j])
+    return m

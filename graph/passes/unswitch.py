@@ -4,6 +4,7 @@ between two copies of the loop, each without the test, so the vectorizer can tak
 from __future__ import annotations
 
 from ..ir import Graph, Node, clone_region
+from ..ops import OPS
 from ..types import ArrayType, ScalarType, TupleType
 from . import dead_branches
 
@@ -65,16 +66,25 @@ def _invariant_branch(loop: Node):
             continue
         cond = node.operands[0]
         if cond.op == "arg" and cond.graph is body and cond.attrs["index"] >= first_capture \
-                and _plain_truth(cond.type):
+                and _immutable_scalar(loop.operands[2 + cond.attrs["index"]]):
             return node
     return None
 
 
-def _plain_truth(t) -> bool:
+def _immutable_scalar(value: Node) -> bool:
+    """A value no write can change, whose truth cannot raise: a Python number, or a NumPy scalar
+    made by an elementwise op or read out of an array by integers (a 0-d *array*, such as an
+    argument, could be written by the loop; the graph types both as `bool[]`)."""
+    t = value.type
     if isinstance(t, ScalarType):
         return t.kind in ("bool", "int", "float")
-    return isinstance(t, ArrayType) and t.shape == () and t.dtype is not None \
-        and t.dtype.startswith(("bool", "int", "uint", "float"))
+    if not (isinstance(t, ArrayType) and t.shape == () and t.dtype is not None
+            and t.dtype.startswith(("bool", "int", "uint", "float"))):
+        return False
+    if value.op == "getitem":
+        return all(not isinstance(item, (slice, type(None), type(Ellipsis))) for item in value.attrs["index"])
+    opdef = OPS.get(value.op)
+    return opdef is not None and opdef.elementwise and value.op not in ("where", "select", "clip")
 
 
 def _unswitch(graph: Graph, loop: Node, branch: Node) -> None:

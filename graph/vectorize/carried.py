@@ -246,6 +246,10 @@ class CarriedMixin:
             return self.materialize(vi.aff.subst(K, Affine.constant(self.trip - 1)))
         if vi.kind == "U":
             return vi.node
+        kinds = P.unique_probes(vi.probes)
+        if len({P.is_py_scalar(p) for p in kinds}) > 1 or len({P.dtype_of(p) for p in kinds}) > 1:
+            raise Bail(f"the type of the last `{self.body.args[1 + j].name}` depends on the branch its "
+                       "iteration took")
         last = self.s.getitem(vi.node, [-1], cse=False)
         probe = vi.probe
         if P.is_py_scalar(probe):
@@ -446,17 +450,28 @@ class CarriedMixin:
             return self.s.op("bitor" if kind == "or" else "bitand", [init, total]), np.bool_(True)
         attrs = {} if rank == 0 else {"axis": 0}
         if base_kind in ("pymax", "pymin", "fmax", "fmin"):
-            red = ("nanmax" if is_max else "nanmin") if is_float else ("max" if is_max else "min")
+            red = ("nanmax" if is_float else "max") if is_max else ("nanmin" if is_float else "min")
         else:
             red = "max" if is_max else "min"
+        if self.trip is None:    # a run-time range may be empty: no ValueError, and the loop's init
+            fill = _extreme_identity(dt, is_max)
+            if fill is None:
+                raise Bail(f"a max/min of {dt} over a range that may be empty")
+            attrs["initial"] = fill
         total = self.reduced(red, terms, attrs)
+        if base_kind in ("pymax", "pymin") and P.is_py_scalar(tprobe) and type(tprobe) in (int, float):
+            total = self.s.op(type(tprobe).__name__, [total])   # max(m, math.sqrt(x[i])) is a Python float
         if base_kind in ("pymax", "pymin"):
             py = "py_max" if is_max else "py_min"
             pair = [total, init] if kind.endswith("_r") else [init, total]
-            return self.s.op(py, pair), tprobe
-        ufunc = {"maximum": "maximum", "minimum": "minimum", "fmax": "fmax", "fmin": "fmin"}[base_kind]
-        result = self.s.op(ufunc, [init, total])
-        probe = self.checked(OPS[ufunc], [init_probe, tprobe], {})
+            result, probe = self.s.op(py, pair), tprobe
+        else:
+            ufunc = {"maximum": "maximum", "minimum": "minimum", "fmax": "fmax", "fmin": "fmin"}[base_kind]
+            result = self.s.op(ufunc, [init, total])
+            probe = self.checked(OPS[ufunc], [init_probe, tprobe], {})
+        if self.trip is None:    # no iteration: the value before the loop, as it was
+            ran = self.s.op("gt", [self.materialize(self.trip_aff), self.s.const(0)])
+            result = self.s.choose(ran, result, init)
         return result, probe
 
     def sum_of_products(self, terms: Node, acc: np.dtype, rank: int) -> Optional[Node]:

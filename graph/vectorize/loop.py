@@ -612,6 +612,8 @@ class LoopVectorizer(IndexingMixin, BranchMixin, CarriedMixin):
         if any(v.carried for v in vis):
             raise Bail(f"the loop-carried value is used by `{fn}`")
         spec = MATH_FUNCS[name]
+        if len(vis) != spec.arity:
+            raise Bail(f"`{fn}` with {len(vis)} arguments")
         ufunc = spec.ufunc
         if self.region_depth and spec.raises_when and not spec.overflow_only:
             if not any(v.varying for v in vis):

@@ -40,8 +40,7 @@ def rectangular_body(loop: Node) -> Optional[Graph]:
     if not moving:
         return None
     copy = clone_region(body)
-    for k in moving:
-        inner = copy.nodes[k]
+    for inner in [copy.nodes[k] for k in moving]:   # positions move as loops are replaced
         box = _box(inner, copy.args[0], outer)
         if box is None:
             return None

@@ -49,6 +49,7 @@ class MathFn:
     # (`np.where`); the test then covers elements the loop did not compute it for, which can only
     # send more calls to the loop. Domain errors (log) stay masked: `if x > 0: log(x)` is the idiom.
     overflow_only: bool = False
+    arity: int = 1                          # math.log(x, base) is not np.log(x, out)
 
 
 # math.* functions that are ufuncs on float64 (math returns a Python float). `math.pow` is not
@@ -63,8 +64,8 @@ MATH_FUNCS = {
     "atan": MathFn("arctan"),
     "sinh": MathFn("sinh", ("gt", 709.0, True), True), "cosh": MathFn("cosh", ("gt", 709.0, True), True),
     "tanh": MathFn("tanh"), "asinh": MathFn("arcsinh"), "acosh": MathFn("arccosh", ("lt", 1.0, False)),
-    "atanh": MathFn("arctanh", ("ge", 1.0, True)), "fabs": MathFn("fabs"), "atan2": MathFn("arctan2"),
-    "hypot": MathFn("hypot"), "copysign": MathFn("copysign"),
+    "atanh": MathFn("arctanh", ("ge", 1.0, True)), "fabs": MathFn("fabs"), "atan2": MathFn("arctan2", arity=2),
+    "hypot": MathFn("hypot", arity=2), "copysign": MathFn("copysign", arity=2),
     # math.degrees returns inf silently where np.rad2deg warns of overflow: run the loop there
     "degrees": MathFn("rad2deg", ("gt", 3e306, True), True), "radians": MathFn("deg2rad"),
 }
