@@ -365,16 +365,38 @@ CASES["symbolic_shapes"] = (
     graph f(%x: f64[?], %y: f64[?]) -> f64[?]
       %n = dim(%x) {axis=0} : int
       %out = empty_like(%x) : f64[?]
-      %0 = note() {text='vectorized loop f.py:3: elementwise, gather'} : none  # f.py:3:5
+      %0 = note() {text='vectorized loop f.py:3: elementwise, gather (the loop runs instead when `y[i]` (an index out of range) could raise)'} : none  # f.py:3:5
       %1 = arange(0, %n) : i64[?]  # f.py:3:5
-      %2 = getitem(%y, %1) {index=[$1]} : f64[*]  # f.py:3:5
-      %3 = add(%x, %2) : f64[*]  # f.py:3:5
-      %4 = setitem(%out, %3) {index=[:]} : none  # f.py:3:5
+      %2 = dim(%y) {axis=0} : int  # f.py:3:5
+      %3 = neg(%2) : int  # f.py:3:5
+      %4 = lt(%1, %3) : bool[?]  # f.py:3:5
+      %5 = ge(%1, %2) : bool[?]  # f.py:3:5
+      %6 = bitor(%4, %5) : bool[?]  # f.py:3:5
+      %7 = any(%6) : bool[]  # f.py:3:5
+      %8 = if(%7, %n, %x, %y, %out, %1) {guard='`y[i]` (an index out of range)'} : tuple()  # f.py:3:5
+        then(%n.1: int, %x.1: f64[?], %y.1: f64[?], %out.1: f64[?], %v: i64[?]) {
+          %9 = for_range(0, %n.1, 1, %x.1, %y.1, %out.1) {carried=0, vectorize='no: kept as the fallback of its vectorized form'} : tuple()  # f.py:3:5
+            body(%i: int, %x.2: f64[?], %y.2: f64[?], %out.2: f64[?]) {
+              %10 = getitem(%x.2, %i) {index=[$1]} : f64[]  # f.py:4:18
+              %11 = getitem(%y.2, %i) {index=[$1]} : f64[]  # f.py:4:25
+              %12 = add(%10, %11) : f64[]  # f.py:4:18
+              %13 = setitem(%out.2, %12, %i) {index=[$2]} : none  # f.py:4:9
+              yield 
+            }
+          yield 
+        }
+        else(%n.2: int, %x.3: f64[?], %y.3: f64[?], %out.3: f64[?], %v.1: i64[?]) {
+          %14 = getitem(%y.3, %v.1) {index=[$1]} : f64[*]  # f.py:3:5
+          %15 = add(%x.3, %14) : f64[*]  # f.py:3:5
+          %16 = setitem(%out.3, %15) {index=[:]} : none  # f.py:3:5
+          yield 
+        }
       return %out
     """,
 )
-# x has the loop's length n, so x[i] is x itself; y's length is not known, so y[i] is a gather
-# (which raises IndexError exactly where the loop would); out = np.empty_like(x) has x's shape.
+# x has the loop's length n, so x[i] is x itself; y's length is not known, so y[i] is a gather whose
+# indices are tested first (the loop runs, and raises IndexError after its writes, when one is out of
+# range); out = np.empty_like(x) has x's shape.
 
 
 CASES["math_guard"] = (   # math.log raises where np.log returns NaN: the loop runs for such arguments

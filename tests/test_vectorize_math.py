@@ -55,7 +55,7 @@ def outcome(fn, *args):
         warnings.simplefilter("always")
         try:
             result = fn(*args)
-        except (ValueError, OverflowError) as e:
+        except (ValueError, OverflowError, IndexError) as e:
             result = (type(e), str(e))
     return result, args, sorted({w.category.__name__ for w in caught})
 
@@ -232,3 +232,19 @@ def test_log_with_a_base_is_not_a_ufunc_with_an_out_argument():
             out[i] = math.log(x[i], b[i])
         return out
     check(log_base, np.array([8.0, 9.0]), np.array([2.0, 3.0]), np.zeros(2))
+
+
+def test_an_index_out_of_range_raises_after_the_same_writes():
+    def shifted(x, out):
+        for i in range(x.shape[0]):
+            out[i] = x[i + 1] * 2.0
+        return out
+
+    def wrapped(x, out):
+        for i in range(x.shape[0]):
+            out[i] = x[i - 1] * 2.0     # x[-1] at i = 0: Python wraps around, no error
+        return out
+    x = np.arange(4.0)
+    check(shifted, x, np.zeros(4))      # IndexError at i = 3, after out[0..2] were written
+    j = check(wrapped, x, np.zeros(4))
+    assert "(an index out of range)" not in str(j.graph(x, np.zeros(4)))   # provably in range: no test

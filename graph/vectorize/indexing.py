@@ -175,6 +175,7 @@ class IndexingMixin:
                     gather = self.materialize(v.aff)
                     if self.compress is not None:   # only the elements the branch runs for
                         gather = self.compressed(gather)
+                    self.index_check(gather, v.aff, shape[self._axis_of(expanded, k)], label)
                     items.append(ref(gather))
                     if loop_axis is None:
                         loop_axis = 0
@@ -257,6 +258,31 @@ class IndexingMixin:
                 return ANY
             count = stop - lo if st == 1 else None
         return Span(lo, count, st)
+
+    def index_check(self, gather: Node, aff: Affine, dim, label: str) -> None:
+        """A gather whose indices may leave [-dim, dim) would raise IndexError before the loop's
+        earlier writes happened: test the indices first and run the loop instead (see raise_check)."""
+        if dim is None:
+            raise Bail(f"`{label}` gathers from an axis of unknown length")
+        d = dim if isinstance(dim, Affine) else Affine.constant(dim)
+        c = aff.coef(K)
+        first, last = aff.subst(K, Affine.constant(0)), aff.subst(K, self.trip_aff - 1)
+        lo_idx, hi_idx = (first, last) if c > 0 else (last, first)
+        if self.interval(lo_idx + d)[0] >= 0 and self.interval(hi_idx - d)[1] <= -1:
+            return   # provably in range (negative indices wrap, as in the loop)
+        if self.compress is None and lo_idx.is_const and hi_idx.is_const and d.is_const:
+            raise Bail(f"`{label}` goes out of range: the loop raises IndexError")
+        size = self.index_value(d)
+        if isinstance(size, int):
+            low = self.s.op("lt", [gather, self.s.const(-size)])
+            high = self.s.op("ge", [gather, self.s.const(size)])
+        else:
+            low = self.s.op("lt", [gather, self.s.op("neg", [size])])
+            high = self.s.op("ge", [gather, size])
+        test = self.s.op("bitor", [low, high])
+        if isinstance(test.type, ArrayType) and test.type.shape != ():
+            test = self.s.op("any", [test])
+        self.checks.append((test, f"`{label}` (an index out of range)"))
 
     def in_bounds(self, aff: Affine, dim) -> bool:
         """Does a varying index stay in [0, dim) over the whole loop (so that a slice is exact)?"""
