@@ -423,6 +423,45 @@ def test_dce_removes_unused_nodes_dead_stores_pure_branches_and_captures():
     """)
 
 
+def test_dce_drops_carried_values_nothing_reads():
+    # `j` is carried out of the first loop only to be the second loop's start value; the second
+    # loop's `j` is read by nobody after it: both slots go, the loops stay (they write %out)
+    assert_pass_output(dce.run, """
+        graph f(%x: f64[4], %out: f64[4]) -> f64[4]
+          %0 = for_range(0, 2, 1, 0, %x, %out) {carried=1} : tuple(int)
+            body(%i: int, %j: int, %x.1: f64[4], %out.1: f64[4]) {
+              %1 = getitem(%x.1, %i) {index=[$1]} : f64[]
+              %2 = setitem(%out.1, %1, %i) {index=[$2]} : none
+              yield %i
+            }
+          %3 = tuple_get(%0) {index=0} : int
+          %4 = for_range(2, 4, 1, %3, %x, %out) {carried=1} : tuple(int)
+            body(%k: int, %j.1: int, %x.2: f64[4], %out.2: f64[4]) {
+              %5 = getitem(%x.2, %k) {index=[$1]} : f64[]
+              %6 = neg(%5) : f64[]
+              %7 = setitem(%out.2, %6, %k) {index=[$2]} : none
+              yield %k
+            }
+          return %out
+    """, """
+        graph f(%x: f64[4], %out: f64[4]) -> f64[4]
+          %0 = for_range(0, 2, 1, %x, %out) {carried=0} : tuple()
+            body(%i: int, %x.1: f64[4], %out.1: f64[4]) {
+              %1 = getitem(%x.1, %i) {index=[$1]} : f64[]
+              %2 = setitem(%out.1, %1, %i) {index=[$2]} : none
+              yield
+            }
+          %3 = for_range(2, 4, 1, %x, %out) {carried=0} : tuple()
+            body(%k: int, %x.2: f64[4], %out.2: f64[4]) {
+              %4 = getitem(%x.2, %k) {index=[$1]} : f64[]
+              %5 = neg(%4) : f64[]
+              %6 = setitem(%out.2, %5, %k) {index=[$2]} : none
+              yield
+            }
+          return %out
+    """)
+
+
 def test_dce_keeps_writes_the_caller_or_a_later_node_can_see():
     assert_pass_leaves(dce.run, """
         graph f(%x: f64[3], %y: f64[3]) -> f64[3]

@@ -629,8 +629,8 @@ def two_triangles(a, out):
     for i in range(a.shape[0]):
         for j in range(i):
             out[i, j] = a[i, j]
-        for k in range(i, a.shape[1]):
-            out[i, k] = -a[i, k]
+        for j in range(i, a.shape[1]):     # `j` again: carried from the first loop, unread
+            out[i, j] = -a[i, j]
     return out
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..alias import Aliases, arg_mapping, carried_count, holds_memory
 from ..ir import Graph, Node
+from ..types import TupleType
 
 
 def run(graph: Graph) -> bool:
@@ -30,6 +31,8 @@ def run(graph: Graph) -> bool:
     for node in graph.reverse_topological():
         for region in node.regions:
             changed |= run(region)
+        if node.op == "for_range":
+            changed |= _prune_carried(graph, node)
         if graph.users(node) or graph.is_output(node):
             continue
         if node.is_pure or _pure_region_node(node):
@@ -43,6 +46,34 @@ def run(graph: Graph) -> bool:
             graph.remove_param(param)
             changed = True
     return changed
+
+
+def _prune_carried(graph: Graph, node: Node) -> bool:
+    """Drop carried values of a `for_range` that nothing reads: not the body (except to pass the
+    value on unchanged) and not the code after the loop. `for j in range(i): ...` followed by
+    another `for j in ...` carries `j` from one loop to the next only in case the second is empty.
+    """
+    n = node.attrs.get("carried", 0)
+    users = graph.users(node)
+    if not n or graph.is_output(node) or any(u.op != "tuple_get" for u in users):
+        return False
+    body = node.regions[0]
+    read_after = {u.attrs["index"] for u in users}
+    dead = [k for k in range(n) if k not in read_after and not body.users(body.args[1 + k])
+            and all(o is not body.args[1 + k] for j, o in enumerate(body.outputs) if j != k)]
+    if not dead:
+        return False
+    keep = [k for k in range(n) if k not in dead]
+    body.set_outputs([body.outputs[k] for k in keep])
+    for k in reversed(dead):
+        body.remove_arg(body.args[1 + k])
+    inits = node.operands[3:3 + n]
+    graph.set_operands(node, [*node.operands[:3], *(inits[k] for k in keep), *node.operands[3 + n:]])
+    node.attrs["carried"] = len(keep)
+    node.type = TupleType(tuple(node.type.items[k] for k in keep))
+    for u in users:
+        u.attrs["index"] = keep.index(u.attrs["index"])
+    return True
 
 
 def _pure_region_node(node: Node) -> bool:
