@@ -61,8 +61,12 @@ def outcome(fn, *args):
 
 
 def same(a, b):
-    if isinstance(a, tuple) or isinstance(b, tuple):
+    raised = [isinstance(v, tuple) and len(v) == 2 and isinstance(v[0], type) for v in (a, b)]
+    if any(raised):   # (exception type, message)
         return a == b
+    if isinstance(a, tuple):
+        return isinstance(b, tuple) and len(a) == len(b) and all(
+            type(x) is type(y) and same(x, y) for x, y in zip(a, b))
     if isinstance(a, list):
         return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
     if isinstance(a, np.ndarray):
@@ -248,3 +252,17 @@ def test_an_index_out_of_range_raises_after_the_same_writes():
     check(shifted, x, np.zeros(4))      # IndexError at i = 3, after out[0..2] were written
     j = check(wrapped, x, np.zeros(4))
     assert "(an index out of range)" not in str(j.graph(x, np.zeros(4)))   # provably in range: no test
+
+
+def test_a_loop_invariant_call_is_a_python_float():
+    def scaled_sum(x, c):
+        s = 0.0
+        k = 0.0
+        for i in range(x.shape[0]):
+            k = math.atanh(c)          # the same in every iteration
+            s += x[i] * k
+        return s, k
+    for c in (0.5, 1.0, 2.0, np.float64(0.5), np.float64(1.0), np.float64(-3.0)):   # np.float64: a run-time value
+        for n in (0, 3):
+            j = check(scaled_sum, np.arange(float(n)), c)
+    assert vectorized(j, np.arange(3.0), np.float64(0.5))

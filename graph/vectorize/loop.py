@@ -622,12 +622,14 @@ class LoopVectorizer(IndexingMixin, BranchMixin, CarriedMixin):
                 raise Unsafe(f"`{fn}` inside a branch could fail where the loop never ran it")
         if any(P.rank_of(v.probe) for v in vis):
             raise Bail(f"`{fn}` of an array")
-        import math as _math
-        eager_fn = getattr(_math, name)
-        if not any(v.varying for v in vis):
-            eager = self.eager(node, vis, eager_fn, {})
-            new = self.s.op(ufunc, [self.value(v) for v in vis], {}, node.name)
-            vi = VI("U", node=new, probes=eager, text=node.name or fn)
+        # `math` functions return a Python float; a stand-in argument may be outside the function's
+        # domain (atanh(1.0)), so the stand-in result is not computed
+        if not any(v.varying for v in vis):   # computed once: a Python float, as `math` gives
+            value = self.s.op(ufunc, [self.value(v) for v in vis], {})
+            vi = VI("U", node=self.s.op("float", [value], {}, node.name), probes=(0.75,), text=node.name or fn)
+            if spec.raises_when:
+                self.raise_check(value.operands[0], spec.raises_when, fn)
+            return vi
         else:
             cast = []
             for v in vis:
@@ -637,8 +639,6 @@ class LoopVectorizer(IndexingMixin, BranchMixin, CarriedMixin):
                 cast.append(VI(v.kind if v.kind != "A" else "V", node=n, probes=(float(1),), ival=v.ival,
                                text=v.text) if v.varying else v)
             self.features.add("elementwise")
-            # `math` functions return a Python float; a stand-in argument may be outside the
-            # function's domain (atanh(1.0)), so the stand-in result is not computed
             vi = self.elementwise(node, cast, op=ufunc, attrs={}, eager_fn=lambda *args: 0.75)
         if spec.raises_when:
             self.raise_check(vi.node.operands[0], spec.raises_when, fn)
