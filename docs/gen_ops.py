@@ -8,11 +8,13 @@
 
 from __future__ import annotations
 
-import argparse
 import pathlib
 import sys
 
 from graphjit.graph import ops as _ops
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import markdown_gen  # noqa: E402  (docs/markdown_gen.py, beside this file)
 
 OUTPUT = pathlib.Path(__file__).resolve().parent / "ops.md"
 
@@ -24,11 +26,6 @@ _KIND = {
     "attr": "attribute",
     "special": "laid out by the emitter",
 }
-
-
-def _cell(text: str) -> str:
-    """Text safe inside a Markdown table cell (a `|` would end the cell, even inside code)."""
-    return text.replace("|", "\\|").replace("\n", " ")
 
 
 def _operands(n: int) -> list[str]:
@@ -126,12 +123,12 @@ def render() -> str:
         spelled = spelling(op)
         lines.append("| " + " | ".join([
             f"`{op.name}`",
-            _cell(f"`{spelled}`") if spelled else "*special*",
+            markdown_gen.cell(f"`{spelled}`") if spelled else "*special*",
             op.emit,
             _arity(op),
             _yes(op.pure),
             _yes(op.elementwise),
-            _cell(description(op)),
+            markdown_gen.cell(description(op)),
         ]) + " |")
     lines += [
         "",
@@ -152,20 +149,7 @@ def render() -> str:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="exit 1 if docs/ops.md differs from render()")
-    args = parser.parse_args(argv)
-    text = render()
-    if args.check:
-        current = OUTPUT.read_text() if OUTPUT.exists() else None
-        if current != text:
-            print(f"{OUTPUT} is out of date; run `python docs/gen_ops.py`", file=sys.stderr)
-            return 1
-        print(f"{OUTPUT} is up to date")
-        return 0
-    OUTPUT.write_text(text)
-    print(f"wrote {OUTPUT}")
-    return 0
+    return markdown_gen.main(OUTPUT, render, "gen_ops.py", __doc__.splitlines()[0], argv)
 
 
 if __name__ == "__main__":

@@ -8,11 +8,13 @@
 
 from __future__ import annotations
 
-import argparse
 import pathlib
 import sys
 
 from graphjit.transpiler import rules as _rules
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import markdown_gen  # noqa: E402  (docs/markdown_gen.py, beside this file)
 
 OUTPUT = pathlib.Path(__file__).resolve().parent / "syntax.md"
 
@@ -31,11 +33,6 @@ _LEVEL_TEXT = {
     _rules.COMPATIBLE: "adds Python-object effects the graph orders but does not optimize",
     _rules.LAX: "any Python: what the graph cannot express runs as fallback blocks in the interpreter",
 }
-
-
-def _cell(text: str) -> str:
-    """Text safe inside a Markdown table cell (a `|` would end the cell, even inside code)."""
-    return text.replace("|", "\\|").replace("\n", " ")
 
 
 def _categories() -> list[tuple[str, str]]:
@@ -85,31 +82,18 @@ def render() -> str:
         ]
         for r in rows:
             lines.append("| " + " | ".join([
-                _cell(r.construct),
+                markdown_gen.cell(r.construct),
                 r.level,
                 f"`{r.code}`",
-                _cell(r.message),
-                _cell(r.hint) if r.hint else "",
+                markdown_gen.cell(r.message),
+                markdown_gen.cell(r.hint) if r.hint else "",
             ]) + " |")
         lines.append("")
     return "\n".join(lines)
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="exit 1 if docs/syntax.md differs from render()")
-    args = parser.parse_args(argv)
-    text = render()
-    if args.check:
-        current = OUTPUT.read_text() if OUTPUT.exists() else None
-        if current != text:
-            print(f"{OUTPUT} is out of date; run `python docs/gen_syntax.py`", file=sys.stderr)
-            return 1
-        print(f"{OUTPUT} is up to date")
-        return 0
-    OUTPUT.write_text(text)
-    print(f"wrote {OUTPUT}")
-    return 0
+    return markdown_gen.main(OUTPUT, render, "gen_syntax.py", __doc__.splitlines()[0], argv)
 
 
 if __name__ == "__main__":
