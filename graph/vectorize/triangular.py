@@ -21,7 +21,8 @@ from ..types import BOOL, INT, TupleType
 
 _BOUND_OPS = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
               "floordiv": lambda a, b: a // b if b else None, "neg": lambda a: -a}
-MAX_OUTER = 1 << 16     # outer iterations the bounds are evaluated for
+MAX_OUTER = 1 << 24     # outer iterations a nest may have
+EXACT_OUTER = 4096      # up to this many, the bounds are evaluated at every outer index
 
 
 def rectangular_body(loop: Node) -> Optional[Graph]:
@@ -74,10 +75,30 @@ def _value(node: Node, index: Node, i: int) -> Optional[int]:
     return None if any(a is None for a in args) else fn(*args)
 
 
+def _affine(node: Node, index: Node) -> bool:
+    """An integer `a * i + b` of the index (so its extremes over a range are at the range's ends)."""
+    if node is index or node.op == "const":
+        return True
+    if node.op in ("add", "sub", "neg"):
+        return all(_affine(o, index) for o in node.operands)
+    if node.op == "mul":
+        return all(_affine(o, index) for o in node.operands) and \
+            any(not _depends_on([o], index) for o in node.operands)
+    return False
+
+
 def _box(inner: Node, index: Node, outer: range) -> Optional[tuple]:
     start, stop, step = inner.operands[:3]
     if step.op != "const" or step.value != 1:
         return None
+    if len(outer) > EXACT_OUTER:   # many outer iterations: affine bounds only, from the two ends
+        if not (_affine(start, index) and _affine(stop, index)):
+            return None
+        ends = (outer[0], outer[-1])
+        lows, highs = [_value(start, index, i) for i in ends], [_value(stop, index, i) for i in ends]
+        if None in lows or None in highs or max(highs) <= min(lows):
+            return None
+        return min(lows), max(highs)
     lows, highs = [], []
     for i in outer:
         lo, hi = _value(start, index, i), _value(stop, index, i)
