@@ -266,3 +266,25 @@ def test_a_loop_invariant_call_is_a_python_float():
         for n in (0, 3):
             j = check(scaled_sum, np.arange(float(n)), c)
     assert vectorized(j, np.arange(3.0), np.float64(0.5))
+
+
+def test_a_write_to_another_array_before_the_call_still_vectorizes():
+    def two_outputs(x, y, z):
+        for i in range(x.shape[0]):
+            y[i] = 2.0 * x[i]
+            z[i] = math.log(x[i])
+        return y, z
+    x = np.array([1.0, 2.0, 3.0])
+    j = check(two_outputs, x, np.zeros(3), np.zeros(3))
+    assert vectorized(j, x, np.zeros(3), np.zeros(3))
+    check(two_outputs, np.array([1.0, -2.0, 3.0]), np.zeros(3), np.zeros(3))   # y[0] written, then ValueError
+    for values in ([1.0, 2.0, 3.0], [0.25, 0.5, 4.0]):   # y is x: the alias guard runs the loop
+        results = []
+        for fn in (two_outputs, graphjit.jit(two_outputs, jit_level="O2")):
+            x = np.array(values)
+            try:
+                fn(x, x, np.zeros(3))
+                results.append(("ok", x.tolist()))
+            except ValueError as e:
+                results.append((str(e), x.tolist()))
+        assert results[0] == results[1]

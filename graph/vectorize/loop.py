@@ -43,6 +43,13 @@ from .carried import CarriedMixin
 from .indexing import IndexingMixin
 
 
+def _memory_root(node: Node) -> Node:
+    """The array whose memory `node` reads (through views and in-place updates)."""
+    while node.op in VIEW_OPS and node.operands:
+        node = node.operands[0]
+    return node
+
+
 class LoopVectorizer(IndexingMixin, BranchMixin, CarriedMixin):
     """Vectorize `loop`; `run()` returns a `Result` or raises `Bail`."""
 
@@ -662,17 +669,21 @@ class LoopVectorizer(IndexingMixin, BranchMixin, CarriedMixin):
         self.checks.append((test, fn))
 
     def check_checks(self) -> None:
-        """The tests of `raise_check` run before the vectorized statements; what they read must not
-        have been written by the loop before."""
-        effects = [self.s.pos[n.id] for n in self.s.g.nodes if not n.is_pure]
-        if not self.checks or not effects:
+        """The tests of `raise_check` run before all the vectorized statements: what they read must
+        not be memory the vectorized statements write before them (`x[i] = x[i] - 1` then
+        `math.log(x[i])`), nor an array they fill in. Another array that may share memory with a
+        written one is covered by the alias guard, which runs the loop when they overlap."""
+        if not self.checks:
             return
-        first = min(effects)
+        effects = [n for n in self.s.g.nodes if not n.is_pure]
         for node in check_inputs(self.s, [c for c, _ in self.checks]):
-            filled = any(not u.is_pure and u.operands[0] is node for u in self.s.g.users(node))  # stored into
-            if self.s.pos.get(node.id, 0) > first or filled:
+            read = {id(_memory_root(o)) for o in node.operands if isinstance(o.type, ArrayType)}
+            filled = any(not u.is_pure and u.operands[0] is node for u in self.s.g.users(node))
+            written_before = any(self.s.pos[e.id] < self.s.pos.get(node.id, 0) and e.operands
+                                 and id(_memory_root(e.operands[0])) in read for e in effects)
+            if filled or written_before:
                 fn = next(text for _, text in self.checks)
-                raise Bail(f"`{fn}` could raise after the loop has written to arrays")
+                raise Bail(f"`{fn}` could raise after the loop has written to what it reads")
 
     # --- reductions, linear algebra, layout on per-iteration arrays -----------------------------
     def visit_reduction(self, node: Node, vis: list) -> VI:
