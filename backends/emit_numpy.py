@@ -24,6 +24,7 @@ from ..graph.ir import Graph, Node
 from ..graph.literals import Index, OperandRef, format_literal, is_literal
 from ..graph.ops import PREC_ATOM, PREC_CMP, PREC_NOT, PREC_POWER, PREC_UNARY, REGION_OPS
 from ..graph.paths import parse_path
+from ..graph.types import ArrayType
 
 RESERVED = {"np", "math", "operator", "_g", "_k", "_cells", "_make_fallback", "_select", "range", "len", "float", "int", "bool", "min",
             "max", "abs", "round", "print"}
@@ -421,6 +422,8 @@ class Emitter:
         if op.emit == "prefix":
             return (f"{op.symbol}{self.wrap(ops[0], PREC_UNARY if node.op != 'not' else PREC_NOT)}", op.prec)
         if op.emit == "call":
+            if op.method and ops and isinstance(ops[0].type, ArrayType) and "kw" not in node.attrs:
+                return (f"{self.atom(ops[0])}.{op.method}({self.call_args(node, ops[1:])})", PREC_ATOM)
             return (f"{op.symbol}({self.call_args(node, ops)})", PREC_ATOM)
         if op.emit == "method":
             return (f"{self.atom(ops[0])}.{op.symbol}({self.call_args(node, ops[1:])})", PREC_ATOM)

@@ -77,6 +77,8 @@ def description(op: _ops.OpDef) -> str:
         builtin = op.name[3:]
         taken = f"; `{builtin}` is `{spelling(_ops.OPS[builtin])}`" if builtin in _ops.OPS else ""
         notes.append(f"Python's builtin `{builtin}`{taken}")
+    if op.method:
+        notes.append(f"on an array emitted as the method `a.{op.method}(...)`")
     return "; ".join(p for p in [doc, *notes] if p)
 
 
