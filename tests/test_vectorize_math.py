@@ -55,7 +55,7 @@ def outcome(fn, *args):
         warnings.simplefilter("always")
         try:
             result = fn(*args)
-        except (ValueError, OverflowError, IndexError) as e:
+        except (ValueError, OverflowError, IndexError, TypeError) as e:
             result = (type(e), str(e))
     return result, args, sorted({w.category.__name__ for w in caught})
 
@@ -288,3 +288,44 @@ def test_a_write_to_another_array_before_the_call_still_vectorizes():
             except ValueError as e:
                 results.append((str(e), x.tolist()))
         assert results[0] == results[1]
+
+
+def test_a_gather_a_test_needs_is_not_run_before_the_test():
+    def guarded_root(x, y, t):
+        for i in range(x.shape[0]):
+            if x[i] > t:
+                y[i] = math.sqrt(x[i + 1])     # out of range at the last i: after y[:9] were written
+            else:
+                y[i] = -1.0
+        return y
+    check(guarded_root, np.arange(1.0, 11.0), np.zeros(10), 5.0)
+    check(guarded_root, np.arange(1.0, 11.0)[::-1].copy(), np.zeros(10), 5.0)
+
+
+@pytest.mark.parametrize("c", [np.float32(2.0), np.float16(2.0), np.float32(100.0), 10 ** 400, 3])
+def test_a_loop_invariant_call_converts_its_argument_to_float_first(c):
+    def exp_added(x, c):
+        for i in range(x.shape[0]):
+            x[i] = math.exp(c) + x[i]
+        return x
+
+    def root(x, c):
+        r = 0.0
+        for i in range(x.shape[0]):
+            r = math.sqrt(c)
+        return r
+    for fn in (exp_added, root):
+        for n in (0, 4):
+            check(fn, np.ones(n), c)
+
+
+def test_a_band_with_a_wide_box_is_not_made_a_rectangle():
+    def band(x, n):
+        s = 0.0
+        for i in range(n):
+            for j in range(1000 * i, 1000 * i + 2):
+                s += x[j]
+        return s
+    x = np.arange(6003.0)
+    j = check(band, x, 6)
+    assert "for i in range(" in j.source(x, 6)   # the outer loop stays: its box would be 500x the work

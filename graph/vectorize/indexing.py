@@ -283,6 +283,7 @@ class IndexingMixin:
         if isinstance(test.type, ArrayType) and test.type.shape != ():
             test = self.s.op("any", [test])
         self.checks.append((test, f"`{label}` (an index out of range)"))
+        self.unsafe_indices.add(gather.id)   # the gather itself must not run before the test
 
     def in_bounds(self, aff: Affine, dim) -> bool:
         """Does a varying index stay in [0, dim) over the whole loop (so that a slice is exact)?"""

@@ -74,6 +74,7 @@ class LoopVectorizer(IndexingMixin, BranchMixin, CarriedMixin):
         self.compress: Optional[Node] = None        # inside a masked branch: the elements it runs for
         self.compress_cache: dict[tuple, Node] = {}
         self.checks: list[tuple[Node, str]] = []    # (scratch bool, text): run the loop instead when true
+        self.unsafe_indices: set[int] = set()       # gather indices that may be out of range (tested)
         self.guard_nodes: set[int] = set()          # conditions of inner loops' guards (see visit_guarded_if)
 
     # ------------------------------------------------------------------------------------------
@@ -632,7 +633,14 @@ class LoopVectorizer(IndexingMixin, BranchMixin, CarriedMixin):
         # `math` functions return a Python float; a stand-in argument may be outside the function's
         # domain (atanh(1.0)), so the stand-in result is not computed
         if not any(v.varying for v in vis):   # computed once: a Python float, as `math` gives
-            value = self.s.op(ufunc, [self.value(v) for v in vis], {})
+            for v in vis:
+                if P.is_py_scalar(v.probe) and type(v.probe) is int:
+                    ival = (v.const, v.const) if v.has_const else v.ival
+                    if ival is None or max(abs(ival[0]), abs(ival[1])) > 2 ** 53:
+                        raise Bail(f"`{fn}` of a Python integer that might not convert to float")
+            # math converts its arguments to float first (np.float32(100) -> 100.0, whose exp is finite)
+            floats = [self.s.op("float", [self.value(v)]) for v in vis]
+            value = self.s.op(ufunc, floats, {})
             vi = VI("U", node=self.s.op("float", [value], {}, node.name), probes=(0.75,), text=node.name or fn)
             if spec.raises_when:
                 self.raise_check(value.operands[0], spec.raises_when, fn)
@@ -677,6 +685,8 @@ class LoopVectorizer(IndexingMixin, BranchMixin, CarriedMixin):
             return
         effects = [n for n in self.s.g.nodes if not n.is_pure]
         for node in check_inputs(self.s, [c for c, _ in self.checks]):
+            if node.op == "getitem" and any(o.id in self.unsafe_indices for o in node.operands[1:]):
+                raise Bail("a test of the loop needs a gather whose indices may be out of range")
             read = {id(_memory_root(o)) for o in node.operands if isinstance(o.type, ArrayType)}
             filled = any(not u.is_pure and u.operands[0] is node for u in self.s.g.users(node))
             written_before = any(self.s.pos[e.id] < self.s.pos.get(node.id, 0) and e.operands

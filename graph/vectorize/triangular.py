@@ -23,6 +23,7 @@ _BOUND_OPS = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambd
               "floordiv": lambda a, b: a // b if b else None, "neg": lambda a: -a}
 MAX_OUTER = 1 << 24     # outer iterations a nest may have
 EXACT_OUTER = 4096      # up to this many, the bounds are evaluated at every outer index
+MAX_BLOWUP = 4          # the rectangle may do this many times the nest's own iterations
 
 
 def rectangular_body(loop: Node) -> Optional[Graph]:
@@ -98,7 +99,8 @@ def _box(inner: Node, index: Node, outer: range) -> Optional[tuple]:
         lows, highs = [_value(start, index, i) for i in ends], [_value(stop, index, i) for i in ends]
         if None in lows or None in highs or max(highs) <= min(lows):
             return None
-        return min(lows), max(highs)
+        widths = [max(0, h - l) for l, h in zip(lows, highs)]
+        return _if_small(min(lows), max(highs), len(outer) * (widths[0] + widths[1]) / 2, len(outer))
     lows, highs = [], []
     for i in outer:
         lo, hi = _value(start, index, i), _value(stop, index, i)
@@ -109,7 +111,13 @@ def _box(inner: Node, index: Node, outer: range) -> Optional[tuple]:
             highs.append(hi)
     if not lows:
         return None    # the inner loop never runs: nothing to gain
-    return min(lows), max(highs)
+    return _if_small(min(lows), max(highs), sum(h - l for l, h in zip(lows, highs)), len(outer))
+
+
+def _if_small(lo: int, hi: int, work: float, rows: int) -> Optional[tuple]:
+    """The box, unless it is much more work than the nest itself (a band `range(k * i, k * i + 2)`
+    has a box `k` times wider than its rows)."""
+    return (lo, hi) if rows * (hi - lo) <= MAX_BLOWUP * work + 1024 else None
 
 
 def _rectangularize(body: Graph, inner: Node, box: tuple) -> None:
