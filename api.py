@@ -173,16 +173,7 @@ class JitFunction:
             raise _map_error(e, entry)
 
     def _call_eager(self, args: tuple):
-        positional, keywords = [], {}
-        for p, value in zip(self._sig.parameters.values(), args):
-            if p.kind is inspect.Parameter.VAR_POSITIONAL:
-                positional.extend(value)
-            elif p.kind is inspect.Parameter.VAR_KEYWORD:
-                keywords.update(value)
-            elif p.kind is inspect.Parameter.KEYWORD_ONLY:
-                keywords[p.name] = value
-            else:
-                positional.append(value)
+        positional, keywords = _call_arguments(self._sig, args)
         return self.fn(*positional, **keywords)
 
     def _bind(self, args: tuple, kwargs: dict) -> tuple:
@@ -413,17 +404,8 @@ class JitFunction:
 
     def _front_end(self, args: tuple, config: JitConfig) -> CompiledEntry:
         """Lower (arrays with dynamic dimensions as their types), run the passes, emit, compile."""
-        positional, keywords = [], {}
-        for p, value, kind in zip(self._sig.parameters.values(), args, self._kinds):
-            value = _abstract(value, kind)
-            if p.kind is inspect.Parameter.VAR_POSITIONAL:
-                positional.extend(value)
-            elif p.kind is inspect.Parameter.VAR_KEYWORD:
-                keywords.update(value)
-            elif p.kind is inspect.Parameter.KEYWORD_ONLY:
-                keywords[p.name] = value
-            else:
-                positional.append(value)
+        positional, keywords = _call_arguments(
+            self._sig, [_abstract(value, kind) for value, kind in zip(args, self._kinds)])
         options = {"static": tuple(self._static)}
         if keywords:
             options["kwargs"] = keywords
@@ -608,6 +590,21 @@ def _make_roots(names: list, args: tuple, globals_dict: dict, closure: dict, con
             return sys.modules[name]
         raise KeyError(kind)
     return root
+
+
+def _call_arguments(sig: inspect.Signature, args) -> tuple[list, dict]:
+    """Bound arguments (one per parameter, `*args` as a tuple, `**kw` as a dict) back into a call."""
+    positional, keywords = [], {}
+    for p, value in zip(sig.parameters.values(), args):
+        if p.kind is inspect.Parameter.VAR_POSITIONAL:
+            positional.extend(value)
+        elif p.kind is inspect.Parameter.VAR_KEYWORD:
+            keywords.update(value)
+        elif p.kind is inspect.Parameter.KEYWORD_ONLY:
+            keywords[p.name] = value
+        else:
+            positional.append(value)
+    return positional, keywords
 
 
 def _unwrap(fn):

@@ -174,28 +174,41 @@ def test_traps_match_eager(name, level, exec_mode, rng):
     run_both(fn, make_args(rng), jit_level=level, exec_mode=exec_mode)
 
 
-@pytest.mark.parametrize("name", sorted(TRAPS))
-def test_traps_match_eager_with_tiling_forced(name, rng, monkeypatch):
+@pytest.fixture
+def forced_tiling(monkeypatch):
+    """Tile every elementwise chain, in tiny tiles, and blend every tiled `where` without branches."""
     from graphjit.graph import blend
     from graphjit.graph.passes import tile
     monkeypatch.setattr(tile, "MIN_ELEMENTS", 1)
     monkeypatch.setattr(tile, "TILE_BYTES", 16)
     monkeypatch.setattr(tile, "MIN_INTERNAL", 1)
-    monkeypatch.setattr(blend, "MIN_ELEMENTS", 1)   # tiled `where`s blend without branches
+    monkeypatch.setattr(blend, "MIN_ELEMENTS", 1)
+
+
+@pytest.mark.usefixtures("forced_tiling")
+@pytest.mark.parametrize("name", sorted(TRAPS))
+def test_traps_match_eager_with_tiling_forced(name, rng):
     fn, make_args = TRAPS[name]
     run_both(fn, make_args(rng), jit_level="O2")
 
 
+@pytest.mark.usefixtures("forced_tiling")
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_constructs_match_eager_with_tiling_forced(name, rng, monkeypatch):
-    from graphjit.graph import blend
-    from graphjit.graph.passes import tile
-    monkeypatch.setattr(tile, "MIN_ELEMENTS", 1)
-    monkeypatch.setattr(tile, "TILE_BYTES", 16)
-    monkeypatch.setattr(tile, "MIN_INTERNAL", 1)
-    monkeypatch.setattr(blend, "MIN_ELEMENTS", 1)   # tiled `where`s blend without branches
+def test_constructs_match_eager_with_tiling_forced(name, rng):
     fn, make_args = CASES[name]
     run_both(fn, make_args(rng), jit_level="O2")
+
+
+def test_reductions_of_arrays_are_emitted_as_methods(rng):
+    """The op table's `method` column: `x.sum(axis=1)` for an array, `np.sum` where the operand
+    may not be an array; both compute what the function computes eagerly."""
+    def reductions(x, y):
+        return x.sum(axis=1), np.max(x), np.any(x > 0.5), np.argmax(y), np.sum([1.0, 2.0])
+    x, y = rng.random((3, 4)), rng.random(5)
+    jitted = ms.jit(reductions, jit_level="O1")
+    source = jitted.source(x, y)
+    assert "x.sum(axis=1)" in source and "x.max()" in source and ".any()" in source and "y.argmax()" in source
+    run_both(reductions, (x, y), jit_level="O1")
 
 
 @pytest.mark.parametrize("level", ["O1", "O2"])

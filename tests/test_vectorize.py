@@ -267,11 +267,13 @@ def test_dtype_follows_eager_accumulation(rng):
     assert "dtype=np.int32" in _source(V.i32_sum, i32)
 
 
-def test_log_says_why(monkeypatch, caplog, rng):
+def test_log_says_why(monkeypatch, caplog, capsys, rng):
     monkeypatch.setenv("GRAPHJIT_LOG", "vectorize")
     with caplog.at_level(logging.INFO, logger="graphjit"):
         graphjit.jit(V.recurrence, jit_level="O2")(_r(rng, 5))
         graphjit.jit(V.dot, jit_level="O2")(_r(rng, 5), _r(rng, 5))
+    assert "unknown topic" not in capsys.readouterr().err   # `vectorize` is a topic of log.py
+    assert any(r.name == "graphjit.vectorize" for r in caplog.records)
     text = caplog.text
     assert "carried dependence: `x[i - 1]` reads what `x[i]` writes" in text
     assert "vectorized loop vector_programs.py" in text
@@ -309,3 +311,24 @@ def test_benchmark_kernels_at_full_size_tile_and_match_eager(name):
     if name == "conditional":
         np.testing.assert_array_equal(jitted(*args), k.loop_style(*args))
         assert "_select(" in source, source
+
+
+@pytest.mark.parametrize("name", ["tri_upper_sum", "tri_lower_store", "tri_row_products", "triangular", "tri_max"])
+def test_triangular_boxes_from_the_ends_of_affine_bounds(name, rng, monkeypatch):
+    """Long outer loops (here: more than 2 iterations) take the box from the bounds at both ends."""
+    from graphjit.graph.vectorize import triangular
+    monkeypatch.setattr(triangular, "EXACT_OUTER", 2)
+    fn = getattr(V, name)
+    make_args, _ = CASES[name]
+    args = make_args(rng, 7)
+    expected, actual = call(fn, copy.deepcopy(args)), call(graphjit.jit(fn, jit_level="O2"), copy.deepcopy(args))
+    assert_same(actual, expected)
+    text = str(graphjit.jit(fn, jit_level="O2").graph(*args))
+    loops = [ln for ln in text.splitlines() if "= for_range(" in ln]
+    assert all("kept as the fallback" in ln for ln in loops), text   # the whole nest vectorized
+
+
+def test_a_guarded_triangular_nest_falls_back_on_the_nest_as_written(rng):
+    a = _r(rng, 5, 5)
+    source = _source(V.tri_lower_store, a, _r(rng, 5, 5))
+    assert "may_share_memory" in source and "if j <" not in source, source   # not the masked rectangle

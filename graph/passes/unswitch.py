@@ -6,7 +6,7 @@ from __future__ import annotations
 from ..ir import Graph, Node, clone_region
 from ..ops import OPS
 from ..types import ArrayType, ScalarType, TupleType
-from . import dead_branches
+from . import dead_branches, vectorize
 
 ATTR = "unswitched"     # on a loop copy: how many copies of the original loop there are
 MAX_COPIES = 4          # at most two conditions of one loop are unswitched (four copies)
@@ -47,7 +47,7 @@ def run(graph: Graph) -> bool:
         for region in node.regions:
             changed |= run(region)
         if node.op != "for_range" or any(a in node.attrs for a in _LEAVE) \
-                or node.attrs.get("vectorize", "").startswith("no: kept as the fallback") \
+                or node.attrs.get(vectorize.ATTR) == vectorize.KEPT \
                 or node.attrs.get(ATTR, 1) * 2 > MAX_COPIES:
             continue
         branch = _invariant_branch(node)
@@ -106,7 +106,7 @@ def _unswitch(graph: Graph, loop: Node, branch: Node) -> None:
         known = copy.add("const", (), {"value": truth}, ScalarType("bool"), taken.span, before=taken)
         copy.set_operands(taken, [known, *taken.operands[1:]])
         dead_branches.run(copy)
-        attrs = {k: v for k, v in loop.attrs.items() if k != "vectorize"}   # the vectorizer decides anew
+        attrs = {k: v for k, v in loop.attrs.items() if k != vectorize.ATTR}   # the vectorizer decides anew
         new = region.add("for_range", operands, {**attrs, ATTR: copies}, loop.type, loop.span, loop.name,
                          regions=[copy])
         region.set_outputs([region.add("tuple_get", [new], {"index": k}, t, loop.span)

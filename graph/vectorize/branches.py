@@ -186,14 +186,18 @@ class BranchMixin:
             raise Bail(f"a conditional `{upd.upd}` update")
         return replace(upd, mask=mask, mask_neg=negate)
 
+    def translate_branches(self, node: Node, captures: list, what: str) -> tuple:
+        """Both branches' yielded values, for the patterns of a loop-carried test (no array writes)."""
+        then_out, then_writes = self.translate_region(node.regions[0], captures)
+        else_out, else_writes = self.translate_region(node.regions[1], captures)
+        if then_writes or else_writes:
+            raise Bail(f"{what} with array writes")
+        return then_out, else_out
+
     def or_and_pattern(self, node: Node, cond: VI, captures: list) -> VI:
         """`c = c or t` / `c = c and t` lower to `if c: c else: t` / `if c: t else: c`."""
-        then_r, else_r = node.regions
         self.features.add("reduction")
-        then_out, tw = self.translate_region(then_r, captures)
-        else_out, ew = self.translate_region(else_r, captures)
-        if tw or ew:
-            raise Bail("a short-circuit test with array writes")
+        then_out, else_out = self.translate_branches(node, captures, "a short-circuit test")
         results = []
         for t, e in zip(then_out, else_out):
             if t.kind == "C" and t.j == cond.j and not e.carried:
@@ -206,11 +210,7 @@ class BranchMixin:
 
     def extreme_pattern(self, node: Node, cond: VI, captures: list) -> VI:
         """`if t > m: m = t` (or `m = t if t > m else m`): a running maximum (minimum for `<`)."""
-        then_r, else_r = node.regions
-        then_out, tw = self.translate_region(then_r, captures)
-        else_out, ew = self.translate_region(else_r, captures)
-        if tw or ew:
-            raise Bail("a running maximum with array writes")
+        then_out, else_out = self.translate_branches(node, captures, "a running maximum")
         results = []
         for t, e in zip(then_out, else_out):
             if e.kind == "C" and e.j == cond.j and not t.carried and self.equivalent(t, cond.term):

@@ -279,10 +279,7 @@ class IndexingMixin:
         else:
             low = self.s.op("lt", [gather, self.s.op("neg", [size])])
             high = self.s.op("ge", [gather, size])
-        test = self.s.op("bitor", [low, high])
-        if isinstance(test.type, ArrayType) and test.type.shape != ():
-            test = self.s.op("any", [test])
-        self.checks.append((test, f"`{label}` (an index out of range)"))
+        self.add_check(self.s.op("bitor", [low, high]), f"`{label}` (an index out of range)")
         self.unsafe_indices.add(gather.id)   # the gather itself must not run before the test
 
     def in_bounds(self, aff: Affine, dim) -> bool:

@@ -672,9 +672,13 @@ class LoopVectorizer(IndexingMixin, BranchMixin, CarriedMixin):
                 op, bound = {"gt": "lt", "lt": "gt", "ge": "le", "le": "ge"}[op], -bound
             value = self.s.op("abs", [arg]) if of_abs else arg
             test = self.s.op(op, [value, self.s.const(bound)])
+        self.add_check(test, fn)
+
+    def add_check(self, test: Node, text: str) -> None:
+        """Run the loop instead of the vectorized code when `test` (any element of it) is true."""
         if isinstance(test.type, ArrayType) and test.type.shape != ():
             test = self.s.op("any", [test])
-        self.checks.append((test, fn))
+        self.checks.append((test, text))
 
     def check_checks(self) -> None:
         """The tests of `raise_check` run before all the vectorized statements: what they read must
@@ -826,10 +830,7 @@ class LoopVectorizer(IndexingMixin, BranchMixin, CarriedMixin):
             vi = self.lookup(leaf.operands[0] if leaf.op == "any" and leaf.id in self.guard_nodes else leaf)
             if vi.carried:
                 raise Bail("an inner loop's guard depends on a loop-carried value")
-            test = self.value(vi)
-            if isinstance(test.type, ArrayType) and test.type.shape != ():
-                test = self.s.op("any", [test])
-            self.checks.append((test, str(node.attrs[GUARD])))
+            self.add_check(self.value(vi), str(node.attrs[GUARD]))
         else_r = node.regions[1]
         for arg, operand in zip(else_r.args, node.operands[1:]):
             self.env[arg.id] = self.lookup(operand)
