@@ -184,7 +184,8 @@ def _trusted(obj: Any) -> bool:
 def _per_call(path: Path, parent: Any) -> Optional[bool]:
     """True: check on every call; False: after an epoch bump only; None: do not guard."""
     if path.root_kind == "const":
-        return False  # built at compile time, private to the entry
+        # built at compile time, private to the entry; but a helper's closure cell can be rebound
+        return path.steps[:1] == (("attr", "cell_contents"),)
     if not path.steps:
         return True   # a global, a closure variable, a module attribute
     return _per_call_container(path, parent)

@@ -81,9 +81,9 @@ class ExpressionLowering:
             if isinstance(value, SourceFunc):
                 return value
             is_root = frame.closure is self.root_closure
-            path = Path("closure", name) if is_root else None
+            path = Path("closure", name) if is_root else self.foreign_closure(frame, name)
             self.guards.read(path, value)
-            return self.runtime_container(Static(value, path))
+            return self.reached(self.runtime_container(Static(value, path)), span)
         if name in frame.globals:
             if getattr(type(frame.globals[name]), "__graphjit_unresolved__", False):
                 raise frame.globals[name].error(span)
@@ -91,11 +91,11 @@ class ExpressionLowering:
             value = frame.globals[name]
             if is_root:
                 self.guards.read(Path("globals", name), value)
-                return self.runtime_container(Static(value, Path("globals", name)))
+                return self.reached(self.runtime_container(Static(value, Path("globals", name))), span)
             module = self.module_of(frame)
             if module is not None:
                 self.guards.read(Path("module", module.__name__).attr(name), value, module)
-            return self.runtime_container(Static(value, self.foreign_global(frame, name)))
+            return self.reached(self.runtime_container(Static(value, self.foreign_global(frame, name))), span)
         if name in ("True", "False", "None"):
             return Static({"True": True, "False": False, "None": None}[name])
         if hasattr(builtins, name):
@@ -123,6 +123,10 @@ class ExpressionLowering:
             return None
         static = self.const_object(module)
         return static.path.attr(name)
+
+    def foreign_closure(self, frame, name: str):
+        """A closure variable of an inlined helper: reached through its cell, kept as a compile-time object."""
+        return self.const_object(frame.closure[name]).path.attr("cell_contents")
 
     def expr_Integer(self, node, frame):
         return Static(node.evaluated_value)
@@ -282,7 +286,7 @@ class ExpressionLowering:
                 raise LoweringError(str(e), span) from None
             path = value.path.attr(name) if value.path else None
             self.guards.read(path, result, value.value)
-            return self.runtime_container(Static(result, path))
+            return self.reached(self.runtime_container(Static(result, path)), span)
         if isinstance(value, Seq) and name in SEQ_METHODS:
             return SeqMethod(value, name)
         if isinstance(value, Node):
@@ -337,8 +341,13 @@ class ExpressionLowering:
                 value = base.value[static_value(key)]
             except KeyError as e:
                 raise LoweringError(f"KeyError: {e}", span) from None
-            return value if isinstance(value, (Node, Static, Seq)) else Static(value, base.path.item(
-                static_value(key)) if base.path and _pathable(static_value(key)) else None)
+            if isinstance(value, (Node, Seq)):
+                return value
+            if isinstance(value, Static):
+                return self.reached(value, span)
+            path = base.path.item(static_value(key)) if base.path and _pathable(static_value(key)) else None
+            self.guards.read(path, value, base.value)
+            return self.reached(Static(value, path), span)
         if isinstance(base, Static) and _static_key(key):
             k = _key_value(key)
             try:
@@ -349,7 +358,7 @@ class ExpressionLowering:
             if path is None and base.path is not None and isinstance(k, slice):
                 self.guards.length(base.path, base.value)  # a slice depends on the length
             self.guards.read(path, item, base.value)
-            return Static(item, path)
+            return self.reached(Static(item, path), span)
         if isinstance(base, Seq):
             if not _static_key(key):
                 raise LoweringError("a tuple or list of compile-time structure needs a compile-time index",
@@ -511,7 +520,7 @@ class ExpressionLowering:
                     self.guards.length(value.path, obj)
                     for item in items:
                         self.guards.read(item.path, item.value, obj)
-                return items
+                return [self.reached(item, span) for item in items]
             try:
                 return [Static(v) for v in obj]
             except TypeError:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import builtins
 import hashlib
 import inspect
+import sys
 import warnings
 from dataclasses import dataclass, field
 from typing import Any, Optional
@@ -219,14 +220,31 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering, FallbackLower
         return self.operand(value, span)
 
     def array_value(self, value: Static, span) -> Node:
-        """An array reached from a compile-time object: a parameter read through its path."""
+        """An array as a run-time value: read through its path at each call, or a fresh copy.
+
+        An array reached from a compile-time object (a weight, a global, a dict argument's item)
+        is a parameter read through its access path at every call. An array the compiler built
+        itself (`np.mgrid[0:n, 0:m]` of compile-time ints) has no path: it is kept as a constant
+        and each call works on its own copy of it, so a call that writes it never changes the next.
+        """
         if value.path is None:
             self.consts.append(value.value)
-            value = Static(value.value, Path("const", len(self.consts) - 1))
+            const = Static(value.value, Path("const", len(self.consts) - 1))
+            return self.emit("copy", [self.array_value(const, span)], span=span)
         key = str(value.path)
         if key not in self.params:
             self.params[key] = self.graph.add_param(key, type_of_value(value.value), value.path.flat_name())
         return self.params[key]
+
+    def reached(self, value: Any, span) -> Any:
+        """A value found at compile time (a global, an attribute, an item): arrays become run-time.
+
+        The rule (docs/architecture.md): arrays are mutable, so they are never compile-time values,
+        whichever path they arrive by; only immutable values are folded, each under a guard.
+        """
+        if isinstance(value, Static) and isinstance(value.value, np.ndarray):
+            return self.scope.local(self.array_value(value, span))
+        return value
 
     def static_item(self, value: Static, key) -> Static:
         return Static(value.value[key], value.path.item(key) if value.path else None)
@@ -285,6 +303,22 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering, FallbackLower
 
         node.visit(Writes())
 
+    def default_path(self, fn, name: str, value) -> Optional[Path]:
+        """The access path of a helper's default value, for mutable defaults (shared between calls)."""
+        if is_literal(value) or not hasattr(fn, "__code__"):
+            return None
+        where = _default_path(fn, name)
+        if where is None:
+            return None
+        module = sys.modules.get(getattr(fn, "__module__", None) or "")
+        if module is not None and getattr(module, fn.__name__, None) is fn:
+            owner = self.const_object(module).path.attr(fn.__name__)
+        else:
+            owner = self.const_object(fn).path
+        path = owner.attr(where[0]).item(where[1])
+        self.guards.read(path, value, getattr(fn, where[0]))
+        return path
+
     def run_body(self, node, frame: Frame) -> Any:
         self.depth += 1
         try:
@@ -311,6 +345,7 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering, FallbackLower
                 bound = sig.bind(*args, **kwargs)
             except TypeError as e:
                 raise LoweringError(f"bad call of {fn.__qualname__}: {e}", span) from None
+            given = set(bound.arguments)
             bound.apply_defaults()
             for name, value in bound.arguments.items():
                 kind = sig.parameters[name].kind
@@ -318,9 +353,24 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering, FallbackLower
                     value = Seq(list(value), "tuple")
                 elif kind is inspect.Parameter.VAR_KEYWORD:
                     value = Static(dict(value))  # a compile-time dict; its values may be run-time
+                elif name not in given:
+                    value = self.reached(Static(value, self.default_path(fn, name, value)), span)
                 frame.env[name] = value if not _is_plain_default(value) else Static(value)
             return
         raise LoweringError("cannot bind arguments", span)
+
+
+def _default_path(fn, name: str) -> Optional[tuple]:
+    """Where `fn` keeps the default of parameter `name`: ("__defaults__", k) or ("__kwdefaults__", name)."""
+    params = [p for p in inspect.signature(fn).parameters.values()]
+    positional = [p.name for p in params if p.kind in (inspect.Parameter.POSITIONAL_ONLY,
+                                                        inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    defaults = getattr(fn, "__defaults__", None) or ()
+    if name in positional and len(positional) - positional.index(name) <= len(defaults):
+        return "__defaults__", len(defaults) - (len(positional) - positional.index(name))
+    if name in (getattr(fn, "__kwdefaults__", None) or {}):
+        return "__kwdefaults__", name
+    return None
 
 
 def _is_plain_default(value) -> bool:
