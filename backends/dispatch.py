@@ -184,6 +184,8 @@ def path_expr(guard: Guard, arg_names: set, roots: Callable[[str, Any], Any], bi
         text = f"{bind(roots('closure_cell', root))}.cell_contents"
     elif kind == "module":
         text = bind(roots("module", root))
+    elif kind == "const":
+        text = bind(roots("const", root))   # an object built at compile time (a helper's closure cell)
     else:
         return None
     for step, key in path.steps:
