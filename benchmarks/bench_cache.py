@@ -5,7 +5,9 @@
    of graphjit's generated function (`jitted._order[0].run`), `jit(f)(x)`, and Numba's `njit(f)(x)`
    when Numba is installed. Overhead = jit - direct (the dispatcher's own cost) and jit - plain.
    Functions: `ident(x): return x` (pure dispatch: the clean figure) and `tanh2(x)` on a 4x3 array
-   (the ufunc's own time varies by a few tenths of a microsecond from run to run).
+   (the ufunc's own time varies by a few tenths of a microsecond from run to run). Then the cost
+   of reading module-level arrays at call time: `globals4(x)` (4 global arrays, each guarded per call)
+   against `args4(x, g1, g2, g3, g4)`, per global read.
 2. Cold first call in a new process (the disk cache off): the first `jitted(x)` after imports,
    i.e. LibCST, networkx and the backends imported, the source parsed, lowered, optimized, emitted,
    compiled. Median over fresh processes.
@@ -62,6 +64,24 @@ def dispatch(rounds: int, number: int) -> list:
             variants["numba"] = lambda: nb(x)
         rows.append((name, interleave(variants, rounds, number)))
     return rows
+
+
+def global_reads(rounds: int, number: int) -> dict:
+    """The dispatch cost of reading module-level arrays at call time: 4 globals against 4 arguments.
+
+    Both functions compute the same (x + 4 arrays); each side's overhead is jit - direct, so the
+    additions cancel and what is left per global is its guard (dtype and shape, checked each call).
+    """
+    x = np.ones((4, 3))
+    g = (wl.G1, wl.G2, wl.G3, wl.G4)
+    with_args, with_globals = ms.jit(wl.args4, cache=False), ms.jit(wl.globals4, cache=False)
+    for _ in range(2):
+        with_args(x, *g)
+        with_globals(x)
+    direct_args, direct_globals = with_args._order[0].run, with_globals._order[0].run
+    return interleave({"args direct": lambda: direct_args(x, *g), "args jit": lambda: with_args(x, *g),
+                       "globals direct": lambda: direct_globals(x), "globals jit": lambda: with_globals(x)},
+                      rounds, number)
 
 
 def interleave(variants: dict, rounds: int, number: int) -> dict:
@@ -139,6 +159,10 @@ def main() -> None:
         nb_over = f"{nb - r['plain']:11.3f}" if nb else "          -"
         print(f"   {name:<20}{r['plain']:10.3f}{r['direct']:10.3f}{r['jit']:10.3f}{nb_text}"
               f"   {r['jit'] - r['direct']:10.3f} {r['jit'] - r['plain']:10.3f}  {nb_over}")
+    r = global_reads(rounds, number)
+    over_args, over_globals = r["args jit"] - r["args direct"], r["globals jit"] - r["globals direct"]
+    print(f"   {'4 global arrays':<20} dispatch overhead {over_globals:.3f} us vs {over_args:.3f} us for 4 array "
+          f"arguments: {(over_globals - over_args) / 4:.3f} us per global read")
     print(f"\n2./3. first call in a new process (ms, median of {runs} processes)")
     for target in TARGETS:
         with tempfile.TemporaryDirectory() as cold_dir, tempfile.TemporaryDirectory() as warm_dir:
