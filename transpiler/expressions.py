@@ -512,6 +512,7 @@ class ExpressionLowering:
         if isinstance(value, Static):
             obj = value.value
             if isinstance(obj, dict):
+                self.guards.length(value.path, obj)   # keys added or removed recompile
                 return [Static(k) for k in obj]
             if isinstance(obj, (list, tuple)) or hasattr(obj, "__getitem__") and hasattr(obj, "__len__") \
                     and not isinstance(obj, (str, bytes, np.ndarray)):
