@@ -6,7 +6,6 @@ program allows). Set GRAPHJIT_UPDATE_GOLDEN=1 to rewrite tests/golden/*.txt afte
 """
 
 import copy
-import os
 import pathlib
 
 import numpy as np
@@ -15,6 +14,7 @@ import pytest
 import graphjit
 from graphjit.graph import parse, verify
 
+from golden_files import check_golden
 from programs import CASES
 
 GOLDEN = pathlib.Path(__file__).parent / "golden"
@@ -72,10 +72,7 @@ def test_golden_graph_text(name, rng):
     graph = graphjit.jit(fn, jit_level="O0").graph(*make_args(rng))
     verify(graph, require_spans=True)
     text = str(graph)
-    path = GOLDEN / f"{name}.txt"
-    if os.environ.get("GRAPHJIT_UPDATE_GOLDEN") or not path.exists():
-        path.write_text(text)
-    assert text == path.read_text(), f"graph text changed; actual:\n{text}"
+    check_golden(GOLDEN / f"{name}.txt", text, "graph text")
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

@@ -1,0 +1,6 @@
+def comprehension(x):
+    # programs.py:183  parts = [x * k for k in range(3) if k != 1]
+    t = x * 0
+    t_1 = x * 2
+    # programs.py:184  return sum(parts) + max(1, 2) + len(parts)
+    return 0 + t + t_1 + 2 + 2

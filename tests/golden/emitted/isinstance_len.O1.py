@@ -1,0 +1,3 @@
+def isinstance_len(x, items):
+    # programs.py:248  return x * n
+    return x * 10

@@ -1,0 +1,3 @@
+def use_closure(x):
+    # programs.py:195  return x * w
+    return x * _cells['w'].cell_contents
