@@ -20,8 +20,9 @@ must equal eager's. A failure prints the generated source and the changes made b
 Profiles (registered in tests/conftest.py): `graphjit-ci` (default; derandomized, a few dozen
 programs, no shrinking), `graphjit-long` (`GRAPHJIT_HYPOTHESIS_PROFILE=long`, 2 000 programs)
 and `graphjit-shrink` (`GRAPHJIT_HYPOTHESIS_PROFILE=shrink`: the CI programs, failures shrunk to a minimal one).
-`python tests/test_program_generator.py [N]` runs N programs without stopping at the first
-mismatch and prints the counts grouped by the kind of mismatch.
+`python tests/test_program_generator.py [N [FAILURES.jsonl]]` runs N programs (long profile) without
+stopping at the first mismatch, prints the counts grouped by the kind of mismatch and writes every
+failing program to FAILURES.jsonl.
 """
 
 import collections
@@ -407,8 +408,11 @@ def directory():
     """One temporary directory for every generated module of this process."""
     global _DIRECTORY
     if _DIRECTORY is None:
+        import atexit
         import pathlib
+        import shutil
         _DIRECTORY = pathlib.Path(tempfile.mkdtemp(prefix="graphjit-generated-"))
+        atexit.register(shutil.rmtree, _DIRECTORY, ignore_errors=True)
     return _DIRECTORY
 
 
@@ -441,7 +445,10 @@ def _kinds(problems: list) -> set:
     return {f"{when}: {'+'.join(what)}", f"configs: {where}"} | ({"jit() raised"} if setup else set())
 
 
-def run_and_count(count: int) -> None:
+def run_and_count(count: int, failures_file: str = "") -> None:
+    """Run `count` programs; print how many differ from eager, grouped; append each failing program (with
+    its differences) to `failures_file` as one JSON line if given."""
+    import json
     os.environ.setdefault("GRAPHJIT_CACHE", "0")
     os.environ["GRAPHJIT_VERIFY"] = "1"
     totals = collections.Counter()
@@ -457,6 +464,9 @@ def run_and_count(count: int) -> None:
         for kind in (_kinds(problems) if problems else ()):
             kinds[kind] += 1
             examples.setdefault(kind, (describe(body, plan), problems[:4]))
+        if problems and failures_file:
+            with open(failures_file, "a") as out:
+                out.write(json.dumps({"body": textwrap.dedent(body), "plan": plan, "problems": problems}) + "\n")
 
     each()
     print(dict(totals))
@@ -467,4 +477,4 @@ def run_and_count(count: int) -> None:
 
 
 if __name__ == "__main__":
-    run_and_count(int(sys.argv[1]) if len(sys.argv) > 1 else 2000)
+    run_and_count(int(sys.argv[1]) if len(sys.argv) > 1 else 2000, sys.argv[2] if len(sys.argv) > 2 else "")

@@ -450,6 +450,9 @@ IMMUTABLE = {
                     "f.__closure__[0].cell_contents", 6),
     "int_default": ("def f(x, k=2):\n    return x * k\n", "f.__defaults__", (11,)),
     "float_global_becomes_array": ("S = 0.5\ndef f(x):\n    return x * S\n", "S", np.array([1.0, -2.0, 4.0])),
+    "int_cell_attribute": ("class Net(nn.Cell):\n    def __init__(self):\n        super().__init__()\n"
+                           "        self.k = 2\n    def construct(self, x):\n        return x * self.k\nf = Net()\n",
+                           "f.k", 5),
     "str_default": ("def f(x, how='add'):\n    if how == 'add':\n        return x + 1\n    return x * 10\n",
                     "f.__defaults__", ("mul",)),
 }
