@@ -45,3 +45,20 @@ def _every_graph_round_trips(monkeypatch):
         return entry
 
     monkeypatch.setattr(api, "compile_for", checked)
+
+
+def _register_hypothesis_profiles():
+    """Profiles for tests/test_program_generator.py, chosen by GRAPHJIT_HYPOTHESIS_PROFILE (ci / long / shrink)."""
+    from hypothesis import HealthCheck, Phase, settings
+    no_shrink = [Phase.explicit, Phase.reuse, Phase.generate]   # a failure prints its program; shrinking is slow
+    quiet = [HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large,
+             HealthCheck.filter_too_much]
+    settings.register_profile("graphjit-ci", max_examples=30, derandomize=True, database=None, deadline=None,
+                              suppress_health_check=quiet, phases=no_shrink, print_blob=True)
+    settings.register_profile("graphjit-long", max_examples=2000, database=None, deadline=None,
+                              suppress_health_check=quiet, phases=no_shrink, print_blob=True)
+    settings.register_profile("graphjit-shrink", max_examples=40, derandomize=True, database=None, deadline=None,
+                              suppress_health_check=quiet, print_blob=True)
+
+
+_register_hypothesis_profiles()
