@@ -158,7 +158,7 @@ class JitFunction:
         recent = list(reversed(self._order[-_dispatch.MAX_INLINE:]))
         try:
             call = _dispatch.build_call(self._sig, recent, getattr(self.__graphjit_fn__, "__globals__", {}),
-                                        _map_error, self._hits)
+                                        _map_error, self._hits, self.__graphjit_fn__)
         except (ValueError, SyntaxError):
             call = JitFunction.__call__
         type(self).__call__ = call
@@ -181,8 +181,10 @@ class JitFunction:
             bound = self._sig.bind(*args, **kwargs)
         except TypeError as e:
             raise TypeError(f"{self.__graphjit_fn__.__qualname__}(): {e}") from None
-        bound.apply_defaults()
-        return tuple(bound.arguments.get(name, _empty_of(p)) for name, p in self._sig.parameters.items())
+        given = bound.arguments
+        return tuple(given[name] if name in given else _dispatch.live_default(self.__graphjit_fn__, name)
+                     if p.default is not inspect.Parameter.empty else _empty_of(p)
+                     for name, p in self._sig.parameters.items())
 
     def config(self, owner: Any = None) -> JitConfig:
         """The JitConfig in force, with `jit_syntax_level` resolved by precedence (lowest first):

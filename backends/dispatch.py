@@ -262,14 +262,18 @@ def signature_source(sig: inspect.Signature, namespace: dict) -> tuple[str, str]
     saw_star = False
     posonly_done = False
     kinds = [p.kind for p in sig.parameters.values()]
+    prologue = []
+    namespace[f"{PREFIX}D"] = _OMITTED
+    namespace[f"{PREFIX}dflt"] = live_default
     for k, p in enumerate(sig.parameters.values()):
         name = p.name
         if name.startswith(PREFIX):
             raise ValueError("reserved parameter name")
         default = ""
         if p.default is not inspect.Parameter.empty:
-            namespace[f"{PREFIX}d{k}"] = p.default
-            default = f"={PREFIX}d{k}"
+            # defaults are data: read from the function at each call, as Python does
+            default = f"={PREFIX}D"
+            prologue.append(f"    if {name} is {PREFIX}D:\n        {name} = {PREFIX}dflt({PREFIX}fn, {name!r})")
         if p.kind is inspect.Parameter.VAR_POSITIONAL:
             params.append(f"*{name}")
             saw_star = True
@@ -288,11 +292,35 @@ def signature_source(sig: inspect.Signature, namespace: dict) -> tuple[str, str]
             posonly_done = True
         call.append(name)
     args = "(" + ", ".join(call) + ("," if len(call) == 1 else "") + ")"
-    return ", ".join(params), args
+    return ", ".join(params), args, prologue
+
+
+class _Omitted:
+    def __repr__(self) -> str:
+        return "<omitted>"
+
+
+_OMITTED = _Omitted()
+
+
+def live_default(fn, name: str) -> Any:
+    """The default of parameter `name` as `fn` holds it now (`f.__defaults__ = ...` takes effect)."""
+    code = fn.__code__ if hasattr(fn, "__code__") else fn.__func__.__code__
+    kwdefaults = getattr(fn, "__kwdefaults__", None) or {}
+    if name in kwdefaults:
+        return kwdefaults[name]
+    positional = list(code.co_varnames[:code.co_argcount])
+    if hasattr(fn, "__self__"):
+        positional = positional[1:]
+    defaults = getattr(fn, "__defaults__", None) or ()
+    k = len(defaults) - (len(positional) - positional.index(name)) if name in positional else -1
+    if k < 0:
+        raise TypeError(f"{fn.__qualname__}() missing 1 required argument: '{name}'")
+    return defaults[k]
 
 
 def build_call(sig: inspect.Signature, entries: list, globals_dict: dict, map_error: Callable,
-               hits) -> Callable:
+               hits, fn: Callable = None) -> Callable:
     """The `__call__` for a jitted function with these (most recent first) entries inlined."""
     ns: dict[str, Any] = {
         f"{PREFIX}env": _ctx.ENV_GET, f"{PREFIX}DK": _ctx.DISABLE_KEY, f"{PREFIX}epoch": _ctx.EPOCH,
@@ -300,8 +328,11 @@ def build_call(sig: inspect.Signature, entries: list, globals_dict: dict, map_er
         f"{PREFIX}hits": hits, f"{PREFIX}map": map_error, f"{PREFIX}len": len,
         f"{PREFIX}hasattr": hasattr, f"{PREFIX}getattr": getattr,
     }
-    params, call = signature_source(sig, ns)
-    lines = [f"def __call__({PREFIX}self{', ' if params else ''}{params}):",
+    ns[f"{PREFIX}fn"] = fn
+    params, call, prologue = signature_source(sig, ns)
+    if prologue and fn is None:
+        raise ValueError("defaults need the function that holds them")
+    lines = [f"def __call__({PREFIX}self{', ' if params else ''}{params}):", *prologue,
              f"    if {PREFIX}env({PREFIX}DK) is None:",
              f"        {PREFIX}ep = {PREFIX}epoch[0]"]
     inlined = 0

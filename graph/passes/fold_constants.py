@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ..alias import arg_mapping, carried_count
+from ..alias import Aliases, arg_mapping, carried_count
 from ..evaluate import evaluate
 from ..ir import Graph, Node, literal_const
 from ..literals import is_literal
@@ -51,6 +51,7 @@ def run(graph: Graph) -> bool:
 
 def _fold(graph: Graph, known: dict) -> bool:
     changed = False
+    written = None   # memory some node of this graph may write (an array value there is not constant)
     for node in list(graph.nodes):
         if node.regions:
             changed |= _propagate_into_regions(node)
@@ -62,6 +63,13 @@ def _fold(graph: Graph, known: dict) -> bool:
         value = _value(node, known)
         if value is _UNKNOWN:
             continue
+        if isinstance(value, np.ndarray):
+            # an array is mutable: its value is known only if nothing may write its memory
+            if written is None:
+                aliases = Aliases(graph)
+                written = (aliases, aliases.all_writes())
+            if written[0].of(node) & written[1]:
+                continue
         known[node.id] = value
         if not graph.users(node) and not graph.is_output(node):
             continue  # dead: DCE's business
