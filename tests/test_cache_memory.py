@@ -340,7 +340,10 @@ def test_keyword_and_default_arguments_reach_the_fast_path():
     np.testing.assert_array_equal(f(x=x), x * 2)
     np.testing.assert_array_equal(f(x, shift=1.0), x * 2 + 1)
     assert f.cache_info()["compiles"] == 2
-    assert "def __call__(_gj_self, x, scale=_gj_d1, *, shift=_gj_d2)" in type(f).__call__.__graphjit_source__
+    assert "def __call__(_gj_self, x, scale=_gj_D, *, shift=_gj_D)" in type(f).__call__.__graphjit_source__
+    with_default.__defaults__ = (3.0,)        # defaults are data, read at each call as Python does
+    with_default.__kwdefaults__["shift"] = 5.0
+    np.testing.assert_array_equal(f(x), x * 3 + 5)
 
 
 def test_log_topics_from_the_environment(capsys, monkeypatch):
