@@ -29,12 +29,13 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Callable
 
-# One BLAS thread: multi-threaded BLAS on a small shared machine swings by 100x, and Numba's
-# nopython versions are single-threaded too. Must be set before NumPy is imported.
-for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")
-# The compile column measures compiling: code cached on disk by an earlier run would load instead.
-os.environ.setdefault("GRAPHJIT_CACHE", "0")
+if __name__ == "__main__":  # run as a script; imported (by its test) it leaves the environment alone
+    # One BLAS thread: multi-threaded BLAS on a small shared machine swings by 100x, and Numba's
+    # nopython versions are single-threaded too. Must be set before NumPy is imported.
+    for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
+        os.environ.setdefault(_var, "1")
+    # The compile column measures compiling: code cached on disk by an earlier run would load instead.
+    os.environ.setdefault("GRAPHJIT_CACHE", "0")
 
 import numpy as np  # noqa: E402
 
