@@ -264,7 +264,8 @@ def summary(rows: list[Row], level: str, with_numba: bool) -> str:
             if numba and numba.problem and numba.problem != "no numba_n version":
                 lines.append(f"  numba {row.kernel}: {numba.problem}")
     slow = sorted((row.speedup(gj), row.kernel) for row in good if row.speedup(gj) < SLOW)
-    lines.append(f"slower than {SLOW}× eager: " + (", ".join(f"{name} {ratio:.3f}×" for ratio, name in slow) or "none"))
+    slow_list = ", ".join(f"{name} {ratio:.3f}×" for ratio, name in slow) or "none"
+    lines.append(f"slower than {SLOW}× eager: {slow_list}")
     return "\n".join(lines)
 
 
