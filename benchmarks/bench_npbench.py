@@ -1,0 +1,329 @@
+"""NPBench, measured: every kernel eager, graphjit at O2 (LAX) and, optionally, NPBench's Numba version.
+
+    python benchmarks/bench_npbench.py /path/to/npbench                 # every kernel, preset S
+    python benchmarks/bench_npbench.py /path/to/npbench --only gemm lu --rounds 3 --numba
+    python benchmarks/bench_npbench.py --quick                          # a smoke run on a built-in sample
+
+NPBench (github spcl/npbench, BSD) is not part of graphjit: pass the path of a checkout. Its layout
+is read by benchmarks/npbench_layout.py: `bench_info/*.json` name each kernel's files, its init
+function and its arguments; the kernel is `<module>_numpy.py`, the Numba version `<module>_numba_n.py`.
+
+For each kernel, correctness first: the first call of each variant (its compile, timed and reported
+separately) and its second call must equal eager NumPy, returned values and every array argument
+afterwards, within NPBench's own tolerance. Every call gets fresh copies of the inputs. Then the
+variants that agree are timed in interleaved rounds (eager, graphjit, numba, eager, ...) with BLAS
+pinned to one thread; the table shows medians. Numba is optional (`--numba`, when importable).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import signal
+import statistics
+import sys
+import tempfile
+import time
+import warnings
+from dataclasses import dataclass, field
+from typing import Callable
+
+if __name__ == "__main__":  # run as a script; imported (by its test) it leaves the environment alone
+    # One BLAS thread: multi-threaded BLAS on a small shared machine swings by 100x, and Numba's
+    # nopython versions are single-threaded too. Must be set before NumPy is imported.
+    for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
+        os.environ.setdefault(_var, "1")
+    # The compile column measures compiling: code cached on disk by an earlier run would load instead.
+    os.environ.setdefault("GRAPHJIT_CACHE", "0")
+
+import numpy as np  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import graphjit  # noqa: E402
+import npbench_layout as layout  # noqa: E402
+
+SLOW = 0.95  # a kernel whose speed-up over eager is below this is listed as slower than eager
+
+
+@dataclass
+class Variant:
+    """One way of running a kernel, and what its first calls showed."""
+
+    label: str
+    fn: Callable | None = None
+    compile_seconds: float | None = None
+    problem: str | None = None  # why it did not compile or run, or its first difference from eager
+    median: float | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.fn is not None and self.problem is None
+
+
+@dataclass
+class Row:
+    kernel: str
+    variants: dict = field(default_factory=dict)  # label -> Variant
+    problem: str | None = None  # the eager run itself failed
+
+    def speedup(self, label: str) -> float | None:
+        eager, other = self.variants.get("eager"), self.variants.get(label)
+        if not (eager and other and other.ok and eager.median and other.median):
+            return None
+        return eager.median / other.median
+
+
+class CompileTimeout(Exception):
+    pass
+
+
+def one_line(error: BaseException) -> str:
+    text = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {text[0][:140]}" if text else type(error).__name__
+
+
+def call_with_timeout(fn: Callable, seconds: float):
+    """fn(), stopped by CompileTimeout after `seconds` (where SIGALRM exists)."""
+    if not hasattr(signal, "SIGALRM") or seconds <= 0:
+        return fn()
+
+    def expire(signum, frame):
+        raise CompileTimeout(f"no result after {seconds:.0f} s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        return fn()
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def check_variant(variant: Variant, kernel: layout.Kernel, data: dict, reference: list, timeout: float) -> Variant:
+    """Make the variant's first call (timed: the compile) and a second one; both must equal eager."""
+    if variant.fn is None:
+        return variant
+    tolerance = kernel.tolerance()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # LAX fallback notes; the result is what is checked
+            start = time.perf_counter()
+            first = call_with_timeout(lambda: layout.run_once(variant.fn, kernel, data), timeout)
+            variant.compile_seconds = time.perf_counter() - start
+            second = layout.run_once(variant.fn, kernel, data)
+    except graphjit.GraphjitError as error:
+        variant.problem = f"does not compile: {one_line(error)}"
+        return variant
+    except Exception as error:  # noqa: BLE001 - any failure is reported, one line per kernel
+        variant.problem = f"first calls raise {one_line(error)}"
+        return variant
+    for call, outputs in (("first call", first), ("second call", second)):
+        difference = layout.first_difference(reference, outputs, **tolerance)
+        if difference:
+            variant.problem = f"differs from eager ({call}): {difference}"
+            break
+    return variant
+
+
+def measure(variants: list[Variant], kernel: layout.Kernel, data: dict, rounds: int, budget: float) -> None:
+    """Set each variant's median seconds per call over `rounds` interleaved rounds. A round calls
+    a variant enough times to fill `budget` seconds; only the calls are timed, not the copies of
+    the inputs each call gets."""
+    calls = {}
+    for variant in variants:
+        once = timed_call(variant.fn, kernel, data)
+        calls[variant.label] = max(1, int(budget / max(once, 1e-7)))
+    samples = {variant.label: [] for variant in variants}
+    for _ in range(rounds):
+        for variant in variants:
+            times = [timed_call(variant.fn, kernel, data) for _ in range(calls[variant.label])]
+            samples[variant.label].append(sum(times) / len(times))
+    for variant in variants:
+        variant.median = statistics.median(samples[variant.label])
+
+
+def timed_call(fn: Callable, kernel: layout.Kernel, data: dict) -> float:
+    args = kernel.arguments(data)
+    start = time.perf_counter()
+    fn(*args)
+    return time.perf_counter() - start
+
+
+def make_variants(kernel: layout.Kernel, eager: Callable, level: str, numba) -> list[Variant]:
+    variants = [Variant("eager", eager)]
+    try:
+        compiled = graphjit.jit(eager, jit_config=graphjit.JitConfig(jit_level=level))
+        variants.append(Variant(f"graphjit {level}", compiled))
+    except Exception as error:  # noqa: BLE001
+        variants.append(Variant(f"graphjit {level}", problem=one_line(error)))
+    if numba is not None:
+        try:
+            fn = kernel.implementation("numba_n")
+            variants.append(Variant("numba", fn, problem=None if fn else "no numba_n version"))
+        except Exception as error:  # noqa: BLE001 - NPBench's file fails to import or compile
+            variants.append(Variant("numba", problem=one_line(error)))
+    return variants
+
+
+def run_kernel(kernel: layout.Kernel, args, numba) -> Row:
+    row = Row(kernel.name)
+    try:
+        data = kernel.make_inputs(args.preset)
+        eager = kernel.implementation("numpy")
+        reference = layout.run_once(eager, kernel, data)
+    except Exception as error:  # noqa: BLE001
+        row.problem = f"eager: {one_line(error)}"
+        return row
+    variants = make_variants(kernel, eager, args.level, numba)
+    for variant in variants[1:]:
+        check_variant(variant, kernel, data, reference, args.timeout)
+    row.variants = {variant.label: variant for variant in variants}
+    try:
+        measure([v for v in variants if v.ok], kernel, data, args.rounds, args.budget)
+    except Exception as error:  # noqa: BLE001 - a later call failed where the first two did not
+        row.problem = f"while timing: {one_line(error)}"
+    return row
+
+
+def fmt_time(seconds: float | None) -> str:
+    if seconds is None:
+        return "—"
+    if seconds >= 1:
+        return f"{seconds:.2f} s"
+    if seconds >= 1e-3:
+        return f"{seconds * 1e3:.2f} ms"
+    return f"{seconds * 1e6:.1f} µs"
+
+
+def fmt_ratio(ratio: float | None) -> str:
+    return "—" if ratio is None else f"{ratio:.2f}×"
+
+
+def table(rows: list[Row], level: str, with_numba: bool) -> str:
+    gj = f"graphjit {level}"
+    header = ["kernel", "eager", gj] + (["numba"] if with_numba else []) + [f"{gj} / eager"]
+    header += (["numba / eager"] if with_numba else []) + [f"{gj} compile"]
+    header += (["numba compile"] if with_numba else []) + ["status"]
+    lines = ["| " + " | ".join(header) + " |", "|---|" + "---:|" * (len(header) - 2) + "---|"]
+    for row in rows:
+        v = row.variants
+        cells = [row.kernel, fmt_time(v["eager"].median if "eager" in v else None), fmt_time(_median(v, gj))]
+        if with_numba:
+            cells.append(fmt_time(_median(v, "numba")))
+        cells.append(fmt_ratio(row.speedup(gj)))
+        if with_numba:
+            cells.append(fmt_ratio(row.speedup("numba")))
+        cells.append(_compile_time(v, gj))
+        if with_numba:
+            cells.append(_compile_time(v, "numba"))
+        cells.append(status(row, gj))
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def _compile_time(variants: dict, label: str) -> str:
+    """The first call's seconds (the compile plus one run), for a variant that equals eager."""
+    variant = variants.get(label)
+    return f"{variant.compile_seconds:.2f} s" if variant and variant.ok else "—"
+
+
+def _median(variants: dict, label: str) -> float | None:
+    variant = variants.get(label)
+    return variant.median if variant and variant.ok else None
+
+
+def status(row: Row, gj: str) -> str:
+    if row.problem:
+        return row.problem
+    variant = row.variants[gj]
+    return variant.problem or "ok"
+
+
+def geomean(values: list[float]) -> float | None:
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else None
+
+
+def summary(rows: list[Row], level: str, with_numba: bool) -> str:
+    gj = f"graphjit {level}"
+    good = [row for row in rows if not row.problem and row.variants[gj].ok]
+    lines = [f"coverage: {len(good)}/{len(rows)} kernels compile at {level} and equal eager"]
+    for row in rows:
+        if row.problem or not row.variants[gj].ok:
+            lines.append(f"  {row.kernel}: {status(row, gj)}")
+    speedups = [row.speedup(gj) for row in good]
+    lines.append(f"geomean speed-up over eager, {gj}: {fmt_ratio(geomean(speedups))} on {len(good)} kernels")
+    if with_numba:
+        both = [row for row in good if row.variants.get("numba") and row.variants["numba"].ok]
+        lines.append(f"on the {len(both)} kernels where numba also runs and equals eager: "
+                     f"{gj} {fmt_ratio(geomean([row.speedup(gj) for row in both]))}, "
+                     f"numba {fmt_ratio(geomean([row.speedup('numba') for row in both]))}")
+        for row in rows:
+            numba = row.variants.get("numba")
+            if numba and numba.problem and numba.problem != "no numba_n version":
+                lines.append(f"  numba {row.kernel}: {numba.problem}")
+    slow = sorted((row.speedup(gj), row.kernel) for row in good if row.speedup(gj) < SLOW)
+    slow_list = ", ".join(f"{name} {ratio:.3f}×" for ratio, name in slow) or "none"
+    lines.append(f"slower than {SLOW}× eager: {slow_list}")
+    return "\n".join(lines)
+
+
+def import_numba(wanted: bool):
+    if not wanted:
+        return None
+    try:
+        import numba
+    except ImportError:
+        print("numba is not installed: measuring eager and graphjit only", file=sys.stderr)
+        return None
+    return numba
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("npbench", nargs="?", help="path of an NPBench checkout (github spcl/npbench)")
+    parser.add_argument("--preset", default="S", help="NPBench preset: S, M, L or paper (default S)")
+    parser.add_argument("--only", nargs="+", metavar="KERNEL", help="kernels to run (bench_info names)")
+    parser.add_argument("--rounds", type=int, default=5, help="interleaved timing rounds (default 5)")
+    parser.add_argument("--budget", type=float, default=0.05,
+                        help="seconds of calls per variant per round, at least one call (default 0.05)")
+    parser.add_argument("--level", default="O2", help="graphjit jit_level (default O2)")
+    parser.add_argument("--numba", action="store_true", help="also run NPBench's numba_n versions")
+    parser.add_argument("--timeout", type=float, default=300.0, help="seconds allowed for one first call")
+    parser.add_argument("--quick", action="store_true",
+                        help="two rounds; without a checkout path, run on a built-in two-kernel sample")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.rounds, args.budget = 2, 0.005
+    if args.npbench is None and not args.quick:
+        parser.error("the path of an NPBench checkout is required (or --quick for the built-in sample)")
+    return args
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    numba = import_numba(args.numba)
+    with tempfile.TemporaryDirectory() as scratch:
+        root = args.npbench or layout.write_sample_layout(scratch)
+        try:
+            kernels = layout.find_kernels(root, args.only)
+        except ValueError as error:
+            print(f"bench_npbench: {error}", file=sys.stderr)
+            return 2
+        rows = []
+        for kernel in kernels:
+            start = time.perf_counter()
+            rows.append(run_kernel(kernel, args, numba))
+            print(f"  {kernel.name}: {status(rows[-1], f'graphjit {args.level}')} "
+                  f"({time.perf_counter() - start:.1f} s)", file=sys.stderr, flush=True)
+    print(f"NPBench preset {args.preset}, median of {args.rounds} interleaved rounds, one BLAS thread, "
+          f"NumPy {np.__version__}" + (f", Numba {numba.__version__}" if numba else ""))
+    print(table(rows, args.level, numba is not None))
+    print()
+    print(summary(rows, args.level, numba is not None))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
