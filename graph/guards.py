@@ -121,8 +121,11 @@ class GuardRecorder:
         per_call = _per_call(path, parent)
         if per_call is None:
             return
-        if isinstance(value, types.MethodType) and parent is not _MISSING and value.__self__ is parent:
-            return  # resolved through the parent's class, which its own guard pins
+        if isinstance(value, (types.MethodType, types.BuiltinMethodType)) and parent is not _MISSING \
+                and getattr(value, "__self__", None) is parent:
+            # resolved through the parent (`np.add.outer`: a new bound method at each access), which
+            # its own guard pins
+            return
         if type(value) is np.ndarray:
             self._add(Guard(path, "array", (value.dtype.str, value.shape), per_call), None)
         elif is_value(value):  # a list can change in place, unseen by any epoch: check it every call

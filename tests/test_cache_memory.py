@@ -361,3 +361,11 @@ def test_log_topics_from_the_environment(capsys, monkeypatch):
     assert "graphjit.recompiles: recompiling double: x.shape changed (2,) → (3,)" in err
     assert "graphjit.cache" not in err
     assert set(log.TOPICS) >= {"recompiles", "cache", "passes", "fallback"}
+
+
+def test_ufunc_methods_do_not_fail_their_guard_at_every_call():
+    # `np.add.outer is np.add.outer` is False: a bound method is made at each access
+    f = ms.jit(lambda a: np.add.outer(a, a))
+    for _ in range(5):
+        np.testing.assert_array_equal(f(np.arange(3.0)), np.add.outer(np.arange(3.0), np.arange(3.0)))
+    assert f.cache_info()["compiles"] == 1 and f.cache_info()["recompiles"] == 0
