@@ -365,7 +365,10 @@ def test_log_topics_from_the_environment(capsys, monkeypatch):
 
 def test_ufunc_methods_do_not_fail_their_guard_at_every_call():
     # `np.add.outer is np.add.outer` is False: a bound method is made at each access
-    f = ms.jit(lambda a: np.add.outer(a, a))
+    def outer(a):
+        return np.add.outer(a, a)
+
+    f = ms.jit(outer)
     for _ in range(5):
         np.testing.assert_array_equal(f(np.arange(3.0)), np.add.outer(np.arange(3.0), np.arange(3.0)))
     assert f.cache_info()["compiles"] == 1 and f.cache_info()["recompiles"] == 0
