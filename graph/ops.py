@@ -5,7 +5,7 @@ how the NumPy backend spells it (`infix`, `prefix`, `call`, `method`, `attr`, or
 ops the emitter lays out itself), Python precedence of that spelling, arity, purity, whether it
 is elementwise, and its shape/dtype rule. What the optimizer needs is here too: whether constant
 folding may evaluate it (`foldable`), whether its array result is always a new buffer (`fresh`,
-for alias analysis), whether operands commute, and the NumPy function with an `out=` parameter
+for alias analysis) or may be a view of any operand (`views_any`), whether operands commute, and the NumPy function with an `out=` parameter
 that computes it into an existing buffer (`ufunc`, for memory planning).
 `docs/ops.md` is generated from this table.
 """
@@ -42,6 +42,9 @@ class OpDef:
     doc: str = ""
     foldable: bool = True               # constant folding may run it (pure and deterministic)
     fresh: bool = False                 # an array result never shares memory with the operands
+    # The result may be a view of any array operand, not only the first (`np.einsum("ii->i", a)`
+    # is a writeable view of `a`): both alias analyses read this fact.
+    views_any: bool = False
     commutative: bool = False           # f(a, b) == f(b, a), bit for bit
     ufunc: Optional[Callable] = field(default=None, repr=False)  # same op with `out=`: np.add(a, b, out=c)
     # The ndarray method computing the same when operand 0 is an array: `x.sum(axis=1)` skips the
@@ -135,8 +138,9 @@ for _r in ["sum", "mean", "max", "min", "prod", "any", "all", "std", "var", "arg
 # --- Linear algebra --------------------------------------------------------------------------
 _add(OpDef("dot", np.dot, "call", "np.dot", arity=2, infer=R.by_evaluation(np.dot), doc="`np.dot(a, b)`",
            fresh=True))
-# einsum is not `fresh`: np.einsum("ii->i", a) is a view of a.
-_add(OpDef("einsum", np.einsum, "call", "np.einsum", infer=R.by_evaluation(np.einsum), doc="`np.einsum(spec, ...)`"))
+# einsum is not `fresh`: np.einsum("ii->i", a) is a writeable view of a.
+_add(OpDef("einsum", np.einsum, "call", "np.einsum", infer=R.by_evaluation(np.einsum), doc="`np.einsum(spec, ...)`",
+           views_any=True))
 _add(OpDef("outer", np.outer, "call", "np.outer", arity=2, infer=R.by_evaluation(np.outer), doc="`np.outer(a, b)`",
            fresh=True))
 _add(OpDef("tensordot", np.tensordot, "call", "np.tensordot", infer=R.by_evaluation(np.tensordot),
