@@ -148,7 +148,7 @@ class Emitter:
                 continue
             if node.op == "tuple_get" and node.operands[0].op in REGION_OPS:
                 continue  # named by the region statement
-            if node.is_pure and not uses.get(node.id) and not g.is_output(node):
+            if node.removable and not uses.get(node.id) and not g.is_output(node):
                 continue
             text, prec = self.expression(node)
             if node.id in inline:

@@ -130,3 +130,102 @@ def test_both_alias_models_read_einsum_as_a_possible_view():
     assert aliasing.may_alias(einsum, base)
     from graphjit.graph.alias import Aliases
     assert base.id in Aliases(graph).of(einsum)
+
+
+# --- 2. an unused value that may raise still raises ---------------------------------------------
+def unused_read_out_of_range(x):
+    flag = x[5]
+    return x * 2
+
+
+def unused_read_runtime_index(x, i):
+    flag = x[i]
+    return x * 2
+
+
+def unused_read_in_loop(x):
+    for i in range(x.shape[0]):
+        ahead = x[i + 1]
+    return x
+
+
+def unused_floordiv(x, a, b):
+    q = a // b
+    return x * 2
+
+
+def unused_mod(x, a, b):
+    r = a % b
+    return x * 2
+
+
+def unused_truediv(x, a, b):
+    r = a / b
+    return x * 2
+
+
+def unused_int_of_nan(x):
+    v = int(x[0])
+    return x * 2
+
+
+def unused_bad_reshape(x):
+    y = x.reshape(4, 4)
+    return x
+
+
+def unused_negative_zeros(x, n):
+    y = np.zeros(n)
+    return x
+
+
+def unused_max_of_empty(x):
+    m = x[:0].max()
+    return x
+
+
+MAY_RAISE_CASES = [
+    (unused_read_out_of_range, (np.zeros(3),)), (unused_read_runtime_index, (np.zeros(3), 5)),
+    (unused_read_runtime_index, (np.zeros(3), -4)), (unused_read_in_loop, (np.zeros(3),)),
+    (unused_floordiv, (np.zeros(3), 1, 0)), (unused_mod, (np.zeros(3), 1, 0)), (unused_truediv, (np.zeros(3), 1.0, 0.0)),
+    (unused_int_of_nan, (np.array([np.nan]),)), (unused_bad_reshape, (np.zeros(3),)),
+    (unused_negative_zeros, (np.zeros(3), -1)), (unused_max_of_empty, (np.zeros(3),)),
+]
+
+
+@pytest.mark.parametrize("case", range(len(MAY_RAISE_CASES)),
+                         ids=[f"{f.__name__}-{k}" for k, (f, _) in enumerate(MAY_RAISE_CASES)])
+@every_config
+def test_unused_value_that_may_raise_still_raises(case, jit_level, exec_mode, syntax):
+    fn, args = MAY_RAISE_CASES[case]
+    assert_same_as_eager(fn, args, jit_level, exec_mode, syntax)
+
+
+def unused_reads_that_cannot_raise(x):
+    a = x[1]
+    b = x[-3]
+    c = x[1:100]
+    d = x[None, ..., 2]
+    e = x.reshape(3, 1)
+    return x * 2
+
+
+@pytest.mark.parametrize("jit_level", ["O1", "O2"])
+def test_unused_reads_that_cannot_raise_are_still_removed(jit_level):
+    """Static in-range indices and slices never raise: dead code elimination still drops them."""
+    graph = graphjit.jit(unused_reads_that_cannot_raise, jit_level=jit_level).graph(np.zeros(3))
+    assert [n.op for n in graph.nodes if n.op not in ("const",)] == ["mul"]
+    source = graphjit.jit(unused_reads_that_cannot_raise, jit_level=jit_level).source(np.zeros(3))
+    assert "x[" not in source and "reshape" not in source
+
+
+def test_kept_read_is_in_the_generated_code():
+    source = graphjit.jit(unused_read_in_loop, jit_level="O2").source(np.zeros(3))
+    assert "x[i + 1]" in source
+
+
+def test_vectorizer_domain_sets_come_from_the_op_table():
+    from graphjit.graph.vectorize.values import DIVISION_OPS, DOMAIN_OPS
+    assert DIVISION_OPS == {"truediv", "floordiv", "mod", "divide", "true_divide", "floor_divide", "np_mod", "fmod"}
+    assert DOMAIN_OPS == {"log", "log2", "log10", "log1p", "sqrt", "arcsin", "arccos", "arccosh", "arctanh", "power",
+                          "float_power", "reciprocal", "pow"}
