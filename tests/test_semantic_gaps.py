@@ -229,3 +229,138 @@ def test_vectorizer_domain_sets_come_from_the_op_table():
     assert DIVISION_OPS == {"truediv", "floordiv", "mod", "divide", "true_divide", "floor_divide", "np_mod", "fmod"}
     assert DOMAIN_OPS == {"log", "log2", "log10", "log1p", "sqrt", "arcsin", "arccos", "arccosh", "arctanh", "power",
                           "float_power", "reciprocal", "pow"}
+
+
+# --- 1. a name a loop may leave unbound raises UnboundLocalError when read ----------------------
+def inner_loop_never_ran(x, n):
+    for i in range(n):
+        for j in range(i + 1, n):
+            x[j] += 1.0
+    return j
+
+
+def inner_loop_over_static_outer(x):
+    for i in range(3):
+        for j in range(i + 1, x.shape[0]):
+            x[j] += 1.0
+    return j
+
+
+def inner_loop_then_arithmetic(x):
+    n = x.shape[0]
+    for i in range(n):
+        for j in range(i + 1, n):
+            x[j] += 1.0
+    return i + j
+
+
+def inner_rows_loop(x, n):
+    for i in range(3):
+        for row in x[i * n:]:
+            row += 1.0
+    return row
+
+
+def inner_loop_with_break(x):
+    for i in range(x.shape[0]):
+        for j in range(i + 1, x.shape[0]):
+            if x[j] > 5:
+                break
+    return j
+
+
+def inner_while_loop(x, n):
+    for i in range(3):
+        k = i
+        while k < n:
+            last = x[k]
+            k += 1
+            if last > 100:
+                break
+    return last
+
+
+def assigned_in_one_branch(x):
+    for i in range(x.shape[0]):
+        if x[i] > 0:
+            j = i
+    return j
+
+
+def read_before_first_assignment(x):
+    for i in range(3):
+        if x[i] > 0:
+            x[i] = j + 1.0   # unbound on the first iteration
+        j = i
+    return j
+
+
+def bound_before_keeps_its_value(x, n):
+    j = 10
+    for i in range(3):
+        for j in range(i + 1, n):
+            x[j] += 1.0
+    return j
+
+
+UNBOUND_CASES = [
+    (inner_loop_never_ran, (np.zeros(3), 1)), (inner_loop_never_ran, (np.zeros(3), 3)),
+    (inner_loop_over_static_outer, (np.zeros(1),)), (inner_loop_over_static_outer, (np.zeros(4),)),
+    (inner_loop_then_arithmetic, (np.zeros(1),)), (inner_loop_then_arithmetic, (np.zeros(3),)),
+    (inner_rows_loop, (np.ones((4, 2)), 2)), (inner_rows_loop, (np.ones((4, 2)), 1)),
+    (inner_loop_with_break, (np.zeros(1),)), (inner_loop_with_break, (np.arange(9.0),)),
+    (inner_while_loop, (np.zeros(5), 0)), (inner_while_loop, (np.arange(5.0), 4)),
+    (assigned_in_one_branch, (np.zeros(3),)), (assigned_in_one_branch, (np.array([-1.0, 2.0, -1.0]),)),
+    (read_before_first_assignment, (np.ones(3),)), (read_before_first_assignment, (np.array([-1.0, 1.0, 1.0]),)),
+    (bound_before_keeps_its_value, (np.zeros(3), 1)), (bound_before_keeps_its_value, (np.zeros(3), 3)),
+]
+
+
+@pytest.mark.parametrize("case", range(len(UNBOUND_CASES)),
+                         ids=[f"{f.__name__}-{k}" for k, (f, _) in enumerate(UNBOUND_CASES)])
+@every_config
+def test_name_a_loop_left_unbound_raises(case, jit_level, exec_mode, syntax):
+    fn, args = UNBOUND_CASES[case]
+    assert_same_as_eager(fn, args, jit_level, exec_mode, syntax)
+
+
+def bounds_read_from_data(x):
+    n = int(x[0])
+    for i in range(3):
+        for j in range(i + 1, n):
+            x[j] += 1.0
+    return j
+
+
+@pytest.mark.parametrize("exec_mode", MODES)
+def test_unbound_raises_on_a_later_call_too(exec_mode):
+    """One compiled entry serves both: bound on one call, unbound on the next."""
+    jitted = graphjit.jit(bounds_read_from_data, jit_level="O2", exec_mode=exec_mode)
+    assert jitted(np.array([4.0, 0.0, 0.0, 0.0])) == 3
+    with pytest.raises(UnboundLocalError, match="cannot access local variable 'j' where it is not associated"):
+        jitted(np.array([1.0, 0.0, 0.0, 0.0]))
+    assert jitted.cache_info()["compiles"] == 1
+
+
+def surely_assigned(x):
+    for i in range(3):
+        s = x[i] * 2.0
+    return s
+
+
+def test_surely_assigned_name_is_not_tested():
+    """A loop that surely runs and surely assigns: no run-time test in the generated code."""
+    source = graphjit.jit(surely_assigned, jit_level="O1").source(np.ones(3))
+    assert "isinstance" not in source and "UnboundLocalError" not in source
+
+
+def test_lax_fallback_reads_a_maybe_unbound_name_as_python_does():
+    def show(x, n):
+        for i in range(3):
+            for j in range(i + 1, n):
+                x[j] += 1.0
+        print("j is", j)
+        return x
+
+    for exec_mode in MODES:
+        assert_same_as_eager(show, (np.zeros(3), 1), "O1", exec_mode, "lax")
