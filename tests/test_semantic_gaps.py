@@ -303,6 +303,23 @@ def bound_before_keeps_its_value(x, n):
     return j
 
 
+def may_hold_none(x):
+    for i in range(3):
+        if x[i] > 0:
+            j = None
+    return j
+
+
+def read_by_nested_function(x, n):
+    for i in range(3):
+        for j in range(i + 1, n):
+            x[j] += 1.0
+
+    def twice():
+        return j * 2
+    return twice()
+
+
 UNBOUND_CASES = [
     (inner_loop_never_ran, (np.zeros(3), 1)), (inner_loop_never_ran, (np.zeros(3), 3)),
     (inner_loop_over_static_outer, (np.zeros(1),)), (inner_loop_over_static_outer, (np.zeros(4),)),
@@ -313,6 +330,8 @@ UNBOUND_CASES = [
     (assigned_in_one_branch, (np.zeros(3),)), (assigned_in_one_branch, (np.array([-1.0, 2.0, -1.0]),)),
     (read_before_first_assignment, (np.ones(3),)), (read_before_first_assignment, (np.array([-1.0, 1.0, 1.0]),)),
     (bound_before_keeps_its_value, (np.zeros(3), 1)), (bound_before_keeps_its_value, (np.zeros(3), 3)),
+    (may_hold_none, (np.ones(3),)), (may_hold_none, (-np.ones(3),)),
+    (read_by_nested_function, (np.zeros(3), 1)), (read_by_nested_function, (np.zeros(3), 3)),
 ]
 
 

@@ -124,7 +124,7 @@ class FallbackLowering:
         code, first_line = self.fallback_code(stmt, defs, params, unbound, writes, deleted, returns, module, span,
                                               maybe, unsure, declared)
         scope = "globals" if frame.globals is self.root_globals else self.const_object(frame.globals).path.root
-        operands = [self.unbound_as_sentinel(frame.env[n], frame, span) if isinstance(frame.env[n], MaybeUnbound)
+        operands = [frame.env[n].value if isinstance(frame.env[n], MaybeUnbound)  # value, or UNBOUND
                     else frame.env[n].maybe if n in maybe else frame.env[n] for n in reads] + \
             [self.lookup(n, frame, span) for n in closure_reads]
         attrs = {"code": code, "file": span.file if span else "<unknown>", "line": first_line,

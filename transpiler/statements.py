@@ -709,8 +709,8 @@ class StatementLowering:
         placeholders = _used_outside(stmt, frame, placeholders) if placeholders else []
         if carry_target:
             placeholders += [n for n in targets if n not in frame.env or isinstance(frame.env[n], Undefined)]
-        for n in placeholders:  # `None` until the body assigns it: reading it before raises UnboundLocalError
-            frame.env[n] = MaybeUnbound(Static(None))
+        for n in placeholders:  # UNBOUND until the body assigns it: reading it before raises UnboundLocalError
+            frame.env[n] = MaybeUnbound(Static(UNBOUND))
         carried = self.carried_names(body, frame, exclude=() if carry_target else targets, stmt=stmt,
                                      maybe_extra=targets if lax_targets else (),
                                      extra=targets if carry_target else ())
@@ -817,7 +817,6 @@ class StatementLowering:
         types = [self.maybe_operand(v, span).type for v in init]
         # placeholders and names maybe unbound before the loop whose type is not known yet
         fresh = set(placeholders) | _untyped_unbound(frame, carried)
-        untyped = set(fresh)
         ends_unbound: set = set()
         for _attempt in range(4):
             outer = self.scope
@@ -870,7 +869,6 @@ class StatementLowering:
         # loop that may not run (placeholders are made only for loops that surely run)
         unsure_after = ends_unbound | {n for n in carried if isinstance(frame.env[n], MaybeUnbound)
                                        and n not in placeholders}
-        _check_tested_types(carried, types, untyped, span)
         return outs, types, group, g, unsure_after
 
     def bind_results(self, node, carried: list, types: list, frame, span, unsure=()) -> None:
@@ -890,30 +888,25 @@ class StatementLowering:
     def read_maybe_unbound(self, name: str, value: MaybeUnbound, frame, span) -> Node:
         """Read a name a loop may have left unbound: UnboundLocalError there, as in Python.
 
-            if not isinstance(j, (int, float, complex, np.ndarray, np.generic)):
-                raise UnboundLocalError("cannot access local variable 'j' where ...")
+            if isinstance(j, str):              # `and j == UNBOUND` unless `j` is never a string
+                raise UnboundLocalError("cannot access local variable 'j' where it is not associated ...")
         """
         node = self.operand(value, span)
-        if value.vtype is not None and not _never_none(value.vtype):
-            raise LoweringError(f"`{name}` may be unbound here: it is first assigned in a loop that may not "
-                                "assign it, and may hold `None`", span)
-        if value.vtype is None:
-            _TESTED_UNTYPED.add(name)  # on a loop's first typing pass: its final type is checked
-        bound = self.emit("isinstance", [node], {"classes": _BOUND_CLASSES}, span)
-        message = f"cannot access local variable '{name}' where it is not associated with a value"
-        self.branch(self.emit("not", [bound], span=span),
-                    lambda f: self.emit("raise", [Static("builtins.UnboundLocalError"), Static(message)], span=span),
-                    lambda f: None, frame, span)
+        error, message = ("NameError", f"cannot access free variable '{name}' where it is not associated with a "
+                          "value in enclosing scope") if value.free else \
+            ("UnboundLocalError", f"cannot access local variable '{name}' where it is not associated with a value")
+
+        def fail(f):
+            self.emit("raise", [Static(f"builtins.{error}"), Static(message)], span=span)
+
+        def test_value(f):
+            self.branch(self.emit("eq", [node, Static(UNBOUND)], span=span), fail, lambda g: None, f, span)
+
+        is_str = self.emit("isinstance", [node], {"classes": ("builtins.str",)}, span)
+        never_str = value.vtype is not None and _never_str(value.vtype)
+        self.branch(is_str, fail if never_str else test_value, lambda f: None, frame, span)
         frame.env[name] = node  # tested: bound from here on
         return node
-
-    def unbound_as_sentinel(self, value: MaybeUnbound, frame, span):
-        """LAX: a maybe-unbound value as a fallback block takes it: the value, or UNBOUND."""
-        node = self.operand(value, span)
-        if value.vtype is not None and not _never_none(value.vtype):
-            return node  # `None` may be a value here: passed as is
-        bound = self.emit("isinstance", [node], {"classes": _BOUND_CLASSES}, span)
-        return self.ternary(bound, lambda f: node, lambda f: Static(UNBOUND), frame, span)
 
     def undefine_loop_locals(self, body: list, frame, span) -> None:
         for n in _assigned_names(body):
@@ -1009,7 +1002,6 @@ class StatementLowering:
             types = new_types
         init_nodes = [self.maybe_operand(v, span) for v in init]
         unsure = ends_unbound | {n for n, v in zip(carried, init) if isinstance(v, MaybeUnbound)}
-        _check_tested_types(carried, types, _untyped_unbound(frame, carried), span)
         node = self.scope.graph.add("while", init_nodes + [self.scope.local(v) for v in group.outer],
                                     {"carried": len(carried)}, TupleType(tuple(types)), span,
                                     regions=[cond_g, body_g])
@@ -1018,24 +1010,10 @@ class StatementLowering:
 
 _OUTSIDE_CACHE: dict = {}
 
-# What a bound value of a name that may be unbound is: a number or an array, never the `None` that
-# stands for "unbound" (names that may hold anything else are not tested at run time).
-_BOUND_CLASSES = ("builtins.int", "builtins.float", "builtins.complex", "numpy.ndarray", "numpy.generic")
-
-
-def _never_none(t) -> bool:
+def _never_str(t) -> bool:
+    """A value of type `t` is never a string (so never the UNBOUND sentinel)."""
     from ..graph.types import ScalarType
-    return isinstance(t, ArrayType) or isinstance(t, ScalarType) and t.kind in ("int", "float", "bool", "complex")
-
-
-_TESTED_UNTYPED: set = set()  # names tested before their type was known (the test needs a number or an array)
-
-
-def _check_tested_types(carried: list, types: list, untyped: set, span) -> None:
-    for n, t in zip(carried, types):
-        if n in untyped and n in _TESTED_UNTYPED and not _never_none(t):
-            raise LoweringError(f"`{n}` may be unbound here: it is first assigned in a loop that may not assign "
-                                "it, and may hold `None`", span)
+    return isinstance(t, (ArrayType, TupleType)) or isinstance(t, ScalarType) and t.kind != "str"
 
 
 def _bound_type(values: list, nodes: list):
