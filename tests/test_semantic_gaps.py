@@ -224,6 +224,23 @@ def test_kept_read_is_in_the_generated_code():
     assert "x[i + 1]" in source
 
 
+def bad_reshape_in_loop_that_may_not_run(x, k):
+    acc = np.zeros(3)
+    for i in range(int(k[0])):
+        y = x.reshape(4, 4)
+        acc = acc + y[0, :3]
+    return acc
+
+
+@pytest.mark.parametrize("exec_mode", MODES)
+@pytest.mark.parametrize("jit_level", LEVELS)
+def test_hoisting_does_not_raise_where_the_loop_never_ran(jit_level, exec_mode):
+    """LICM asks the op table too: a reshape to another size may raise, so it stays in the loop."""
+    for runs in (0.0, 2.0):
+        assert_same_as_eager(bad_reshape_in_loop_that_may_not_run, (np.zeros(3), np.array([runs])), jit_level,
+                             exec_mode)
+
+
 def test_vectorizer_domain_sets_come_from_the_op_table():
     from graphjit.graph.vectorize.values import DIVISION_OPS, DOMAIN_OPS
     assert DIVISION_OPS == {"truediv", "floordiv", "mod", "divide", "true_divide", "floor_divide", "np_mod", "fmod"}
