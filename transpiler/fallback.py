@@ -92,8 +92,8 @@ class FallbackLowering:
         reads = [n for n in used if n in frame.env and (not isinstance(frame.env[n], Undefined)
                                                         or frame.env[n].maybe is not None)
                  and not isinstance(frame.env[n], (SourceFunc, RangeVal, MethodVal))]
-        maybe = [n for n in reads if isinstance(frame.env[n], (Undefined, MaybeUnbound))]  # value, or UNBOUND:
-        # deleted first
+        # value, or UNBOUND: deleted first
+        maybe = [n for n in reads if isinstance(frame.env[n], (Undefined, MaybeUnbound))]
         unbound = [n for n in used if isinstance(frame.env.get(n), Undefined) and frame.env[n].unbound]
         closure_reads = [n for n in used if n not in frame.env and n in frame.closure]
         deleted = [n for n in _deleted_names(stmt) if not n.startswith("$")]

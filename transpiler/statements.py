@@ -859,7 +859,7 @@ class StatementLowering:
                     del carried[k], types[k]
                     frame.env[n] = Undefined(n, f"it is not assigned on every path of the loop at {span}")
                 continue
-            new_types = [_output_type(e, o, True) if n in fresh else join(t, o.type)
+            new_types = [_output_type(e, o) if n in fresh else join(t, o.type)
                          for n, t, o, e in zip(carried, types, outs, ends)]
             fresh.clear()
             if new_types == types:
@@ -994,7 +994,7 @@ class StatementLowering:
                 maybe.update(n for n in more if isinstance(frame.env[n], Undefined))
                 types.extend(self.operand(frame.env[n], span).type for n in more)
                 continue
-            new_types = [_output_type(e, o, True) if n in fresh else join(t, o.type)
+            new_types = [_output_type(e, o) if n in fresh else join(t, o.type)
                          for n, t, o, e in zip(carried, types, outs, ends)]
             fresh = set()
             if new_types == types:
@@ -1026,9 +1026,10 @@ def _bound_type(values: list, nodes: list):
     return out
 
 
-def _output_type(value, node: Node, fresh: bool):
-    """The type a loop body gives a carried name: a maybe-unbound one's bound type, while not yet known."""
-    if fresh and isinstance(value, MaybeUnbound) and value.vtype is not None:
+def _output_type(value, node: Node):
+    """The type a loop body gives a carried name whose type is not known yet: a maybe-unbound one's
+    bound type (the UNBOUND placeholder does not count)."""
+    if isinstance(value, MaybeUnbound) and value.vtype is not None:
         return value.vtype
     return node.type
 
