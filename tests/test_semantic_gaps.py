@@ -184,12 +184,31 @@ def unused_max_of_empty(x):
     return x
 
 
+def unused_division_in_vectorizable_loop(x, y):
+    for i in range(x.shape[0]):
+        q = 7 // int(x[i])
+        y[i] = x[i] * 2.0
+    return y
+
+
+def unused_read_in_branch_of_vectorizable_loop(x, y):
+    for i in range(x.shape[0]):
+        if x[i] > 0:
+            ahead = x[i + 2]
+        y[i] = x[i] * 2.0
+    return y
+
+
 MAY_RAISE_CASES = [
     (unused_read_out_of_range, (np.zeros(3),)), (unused_read_runtime_index, (np.zeros(3), 5)),
     (unused_read_runtime_index, (np.zeros(3), -4)), (unused_read_in_loop, (np.zeros(3),)),
     (unused_floordiv, (np.zeros(3), 1, 0)), (unused_mod, (np.zeros(3), 1, 0)), (unused_truediv, (np.zeros(3), 1.0, 0.0)),
     (unused_int_of_nan, (np.array([np.nan]),)), (unused_bad_reshape, (np.zeros(3),)),
     (unused_negative_zeros, (np.zeros(3), -1)), (unused_max_of_empty, (np.zeros(3),)),
+    (unused_division_in_vectorizable_loop, (np.array([1.0, 0.0, 2.0]), np.zeros(3))),
+    (unused_division_in_vectorizable_loop, (np.array([1.0, 3.0, 2.0]), np.zeros(3))),
+    (unused_read_in_branch_of_vectorizable_loop, (np.array([1.0, -1.0, -2.0]), np.zeros(3))),
+    (unused_read_in_branch_of_vectorizable_loop, (np.array([-1.0, -1.0, 2.0]), np.zeros(3))),
 ]
 
 
