@@ -199,6 +199,12 @@ def unused_read_in_branch_of_vectorizable_loop(x, y):
     return y
 
 
+def first_error_wins(x, i):
+    b = x[i]      # raises first
+    a = x[7]      # unused, raises too
+    return b
+
+
 MAY_RAISE_CASES = [
     (unused_read_out_of_range, (np.zeros(3),)), (unused_read_runtime_index, (np.zeros(3), 5)),
     (unused_read_runtime_index, (np.zeros(3), -4)), (unused_read_in_loop, (np.zeros(3),)),
@@ -209,6 +215,7 @@ MAY_RAISE_CASES = [
     (unused_division_in_vectorizable_loop, (np.array([1.0, 3.0, 2.0]), np.zeros(3))),
     (unused_read_in_branch_of_vectorizable_loop, (np.array([1.0, -1.0, -2.0]), np.zeros(3))),
     (unused_read_in_branch_of_vectorizable_loop, (np.array([-1.0, -1.0, 2.0]), np.zeros(3))),
+    (first_error_wins, (np.zeros(3), 10)),
 ]
 
 
