@@ -148,7 +148,7 @@ class Emitter:
                 continue
             if node.op == "tuple_get" and node.operands[0].op in REGION_OPS:
                 continue  # named by the region statement
-            if node.is_pure and not uses.get(node.id) and not g.is_output(node):
+            if node.removable and not uses.get(node.id) and not g.is_output(node):
                 continue
             text, prec = self.expression(node)
             if node.id in inline:
@@ -549,7 +549,8 @@ def _use_counts(g: Graph) -> dict:
 def _inlinable(g: Graph, uses: dict) -> set:
     """Pure single-use values whose only user comes later with no effect in between."""
     position = {n.id: k for k, n in enumerate(g.nodes)}
-    effects = [k for k, n in enumerate(g.nodes) if not n.is_pure]
+    # effects, and unused nodes kept because they may raise: nothing moves past them
+    effects = [k for k, n in enumerate(g.nodes) if not n.is_pure or not uses.get(n.id) and n.may_raise]
     out = set()
     for k, node in enumerate(g.nodes):
         if not node.is_pure or node.op in ("const", "tuple_get") or uses.get(node.id) != 1:

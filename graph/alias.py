@@ -102,9 +102,9 @@ class Aliases:
             return self.of_all(node.operands) | {node.id}
         if op in ("tuple", "tuple_get", "getitem"):
             return self.of_all(node.operands[:1] if op == "getitem" else node.operands)
-        if node.opdef.fresh:
+        if node.opdef.fresh and not node.opdef.views_any:
             return Roots({node.id})
-        return self.of_all(node.operands) | {node.id}
+        return self.of_all(node.operands) | {node.id}  # unknown, or `views_any`: may view any operand
 
     def buffer(self, node: Node) -> Optional[int]:
         """The id of the fresh node whose buffer `node` *is* (not a view of), or None.

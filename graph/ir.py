@@ -55,6 +55,16 @@ class Node:
             and not self.regions
 
     @property
+    def may_raise(self) -> bool:
+        """Running it may raise (an index, a division, a conversion): unused, it still runs."""
+        return _ops.may_raise(self)
+
+    @property
+    def removable(self) -> bool:
+        """Pure and unable to raise: a node nothing uses may be dropped."""
+        return self.is_pure and not self.may_raise
+
+    @property
     def out_operand(self) -> Optional["Node"]:
         """The operand whose buffer receives the result: `{out=k}` or a user's `out=` keyword."""
         if "out" in self.attrs:

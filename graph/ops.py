@@ -5,8 +5,9 @@ how the NumPy backend spells it (`infix`, `prefix`, `call`, `method`, `attr`, or
 ops the emitter lays out itself), Python precedence of that spelling, arity, purity, whether it
 is elementwise, and its shape/dtype rule. What the optimizer needs is here too: whether constant
 folding may evaluate it (`foldable`), whether its array result is always a new buffer (`fresh`,
-for alias analysis), whether operands commute, and the NumPy function with an `out=` parameter
-that computes it into an existing buffer (`ufunc`, for memory planning).
+for alias analysis) or may be a view of any operand (`views_any`), whether operands commute, and the NumPy function with an `out=` parameter
+that computes it into an existing buffer (`ufunc`, for memory planning), and where it may raise
+(`domain`, read by `may_raise`: dead code elimination keeps an unused node that may raise).
 `docs/ops.md` is generated from this table.
 """
 
@@ -42,6 +43,15 @@ class OpDef:
     doc: str = ""
     foldable: bool = True               # constant folding may run it (pure and deterministic)
     fresh: bool = False                 # an array result never shares memory with the operands
+    # The result may be a view of any array operand, not only the first (`np.einsum("ii->i", a)`
+    # is a writeable view of `a`): both alias analyses read this fact.
+    views_any: bool = False
+    # Where the op may raise for values its operand types allow (see `may_raise`): "index"
+    # (IndexError), "division" (by zero), "domain" (outside its mathematical domain: log, sqrt,
+    # pow; on arrays NumPy warns, the vectorizer still never runs them speculatively), "convert"
+    # (`int(nan)`, `bool(array)`), "identity" (a reduction of nothing: `np.max` of an empty array),
+    # "size" (the result must hold as many elements as operand 0: `reshape`).
+    domain: str = ""
     commutative: bool = False           # f(a, b) == f(b, a), bit for bit
     ufunc: Optional[Callable] = field(default=None, repr=False)  # same op with `out=`: np.add(a, b, out=c)
     # The ndarray method computing the same when operand 0 is an array: `x.sum(axis=1)` skips the
@@ -67,6 +77,7 @@ def _add(op: OpDef) -> OpDef:
 
 
 # --- Python operators on arrays and scalars -------------------------------------------------
+_INFIX_DOMAIN = {"truediv": "division", "floordiv": "division", "mod": "division", "pow": "domain"}
 # On arrays each operator is the NumPy ufunc named last (`a + b` is `np.add(a, b)`), which is what
 # memory planning calls with `out=`.
 for _name, _sym, _prec, _fn, _comm, _uf in [
@@ -87,7 +98,7 @@ for _name, _sym, _prec, _fn, _comm, _uf in [
     ("ge", ">=", PREC_CMP, operator.ge, False, np.greater_equal),
 ]:
     _add(OpDef(_name, _fn, "infix", _sym, _prec, 2, elementwise=True, infer=R.elementwise(_fn),
-               doc=f"`a {_sym} b`", fresh=True, commutative=_comm, ufunc=_uf))
+               doc=f"`a {_sym} b`", fresh=True, commutative=_comm, ufunc=_uf, domain=_INFIX_DOMAIN.get(_name, "")))
 
 _add(OpDef("matmul", operator.matmul, "infix", "@", PREC_MUL, 2, infer=R.matmul, doc="`a @ b`", fresh=True))
 
@@ -108,11 +119,14 @@ UFUNCS = [
     "floor_divide", "equal", "not_equal", "less", "less_equal", "greater", "greater_equal", "copysign",
     "heaviside",
 ]
+_UFUNC_DOMAIN = {**{u: "domain" for u in ("log", "log2", "log10", "log1p", "sqrt", "arcsin", "arccos", "arccosh",
+                                           "arctanh", "power", "float_power", "reciprocal")},
+                 **{u: "division" for u in ("mod", "fmod", "divide", "true_divide", "floor_divide")}}
 for _u in UFUNCS:
     _name = _u if _u not in OPS else f"np_{_u}"
     _fn = getattr(np, _u)
     _add(OpDef(_name, _fn, "call", f"np.{_u}", arity=None, elementwise=True, infer=R.elementwise(_fn),
-               doc=f"`np.{_u}(...)`", fresh=True, ufunc=_fn,
+               doc=f"`np.{_u}(...)`", fresh=True, ufunc=_fn, domain=_UFUNC_DOMAIN.get(_u, ""),
                commutative=_u in ("add", "multiply", "maximum", "minimum", "fmax", "fmin", "hypot",
                                   "logical_and", "logical_or", "logical_xor", "equal", "not_equal")))
 
@@ -130,20 +144,23 @@ for _r in ["sum", "mean", "max", "min", "prod", "any", "all", "std", "var", "arg
     _fn = getattr(np, _r)
     _add(OpDef(_r if _r not in OPS else f"np_{_r}", _fn, "call", f"np.{_r}", infer=R.reduction(_fn),
                doc=f"`np.{_r}(a, axis=..., keepdims=...)`", fresh=True,
+               domain="identity" if _r in ("max", "min", "argmax", "argmin", "nanmax", "nanmin", "amax", "amin")
+               else "",
                method=_r if hasattr(np.ndarray, _r) and _r not in ("amax", "amin") else ""))
 
 # --- Linear algebra --------------------------------------------------------------------------
 _add(OpDef("dot", np.dot, "call", "np.dot", arity=2, infer=R.by_evaluation(np.dot), doc="`np.dot(a, b)`",
            fresh=True))
-# einsum is not `fresh`: np.einsum("ii->i", a) is a view of a.
-_add(OpDef("einsum", np.einsum, "call", "np.einsum", infer=R.by_evaluation(np.einsum), doc="`np.einsum(spec, ...)`"))
+# einsum is not `fresh`: np.einsum("ii->i", a) is a writeable view of a.
+_add(OpDef("einsum", np.einsum, "call", "np.einsum", infer=R.by_evaluation(np.einsum), doc="`np.einsum(spec, ...)`",
+           views_any=True))
 _add(OpDef("outer", np.outer, "call", "np.outer", arity=2, infer=R.by_evaluation(np.outer), doc="`np.outer(a, b)`",
            fresh=True))
 _add(OpDef("tensordot", np.tensordot, "call", "np.tensordot", infer=R.by_evaluation(np.tensordot),
            doc="`np.tensordot(a, b, axes)`", fresh=True))
 
 # --- Shapes and layout -----------------------------------------------------------------------
-_add(OpDef("reshape", None, "method", "reshape", arity=2, infer=R.reshape, doc="`a.reshape(shape)`"))
+_add(OpDef("reshape", None, "method", "reshape", arity=2, infer=R.reshape, doc="`a.reshape(shape)`", domain="size"))
 _add(OpDef("T", None, "attr", "T", arity=1, infer=R.transpose, doc="`a.T`"))
 _add(OpDef("transpose", np.transpose, "call", "np.transpose", infer=R.transpose, doc="`np.transpose(a, axes)`"))
 _add(OpDef("astype", None, "method", "astype", arity=1, infer=R.astype, doc="`a.astype(dtype)`", fresh=True))
@@ -183,10 +200,11 @@ for _c in ["full", "full_like", "arange", "linspace", "eye", "asarray", "array"]
 
 # --- Python builtins on run-time values ------------------------------------------------------
 for _name, _fn, _t in [("float", float, FLOAT), ("int", int, INT), ("bool", bool, BOOL), ("len", len, INT)]:
-    _add(OpDef(_name, _fn, "call", _name, arity=1, infer=R.scalar_of(_t), doc=f"`{_name}(a)`"))
+    _add(OpDef(_name, _fn, "call", _name, arity=1, infer=R.scalar_of(_t), doc=f"`{_name}(a)`", domain="convert"))
 for _name, _fn in [("py_min", min), ("py_max", max), ("py_abs", abs), ("py_round", round)]:
-    _add(OpDef(_name, _fn, "call", _name[3:], infer=R.elementwise(_fn), doc=f"`{_name[3:]}(...)`"))
-_add(OpDef("item", None, "method", "item", arity=1, infer=lambda n, a: OBJECT, doc="`a.item()`"))
+    _add(OpDef(_name, _fn, "call", _name[3:], infer=R.elementwise(_fn), doc=f"`{_name[3:]}(...)`",
+               domain="convert" if _name == "py_round" else ""))
+_add(OpDef("item", None, "method", "item", arity=1, infer=lambda n, a: OBJECT, doc="`a.item()`", domain="convert"))
 _add(OpDef("tolist", None, "method", "tolist", arity=1, infer=lambda n, a: OBJECT,
            doc="`a.tolist()`: the elements as Python scalars in (nested) lists"))
 
@@ -198,7 +216,8 @@ _SPECIAL = [
     ("tuple", None, True, R.tuple_rule, "`(a, b, ...)`"),
     ("list", None, True, R.fixed(OBJECT), "`[a, b, ...]` (a new list at each call, e.g. a fancy index)"),
     ("tuple_get", 1, True, R.tuple_get, "`t[index]` on a tuple"),
-    ("getitem", None, True, R.getitem, "`a[index]`; `$k` in the index is operand k"),
+    ("getitem", None, True, R.getitem, "`a[index]`; `$k` in the index is operand k (may raise IndexError: "
+     "unused, it stays unless its indices are compile-time and in range)"),
     ("setitem", None, False, R.fixed(R.NONE), "`a[index] = v` in place, an ordered effect yielding none (operands: a, v, index parts)"),
     ("shape", 1, True, R.fixed(OBJECT), "`a.shape`"),
     ("dim", 1, True, R.fixed(INT), "`a.shape[axis]`"),
@@ -230,7 +249,7 @@ _SPECIAL = [
 ]
 for _name, _arity, _pure, _infer, _doc in _SPECIAL:
     _add(OpDef(_name, None, "special", _name, arity=_arity, pure=_pure, infer=_infer, doc=_doc,
-               foldable=_pure and _name not in ("const", "arg", "param")))
+               foldable=_pure and _name not in ("const", "arg", "param"), domain="index" if _name == "getitem" else ""))
 
 REGION_OPS = frozenset({"if", "for_range", "while"})
 
@@ -269,3 +288,164 @@ def infer_type(name: str, operands, attrs) -> Type:
         return OPS[name].infer(operands, attrs)
     except Exception:
         return R.ANY_ARRAY if name not in ("call",) else OBJECT
+
+
+# --- Which nodes may raise -------------------------------------------------------------------
+# Dead code elimination removes an unused pure node only when running it cannot raise for any
+# value its operands' types allow: eager Python would raise there, so compiled code must too.
+def may_raise(node) -> bool:
+    """May running `node` raise? False only when its operand types rule every failure out."""
+    opdef = OPS[node.op]
+    if opdef.emit == "special":
+        return node.op == "getitem" and _index_may_raise(node)
+    rule = _DOMAIN_RULES.get(opdef.domain)
+    if rule is not None and rule(node):
+        return True
+    return not _typed_statically(node)
+
+
+def _typed_statically(node) -> bool:
+    """Every operand (and the result) has a type whose shape and dtype are known, and the op's
+    type rule accepted them: a mismatch (shapes that do not broadcast, a reshape to another size)
+    leaves the result's type unknown."""
+    return all(_static_type(o) for o in node.operands) and _static_type(node)
+
+
+def _static_type(node) -> bool:
+    from .literals import is_literal
+    if node.op == "const":
+        return is_literal(node.attrs["value"])
+    t = node.type
+    if isinstance(t, ArrayType):
+        return t.is_static and all(d >= 0 for d in t.shape)
+    return isinstance(t, R.ScalarType) and t.kind in ("int", "float", "bool", "complex")
+
+
+def _python_scalar(node) -> bool:
+    """A Python number (not a NumPy one): its operators raise where NumPy's warn."""
+    if node.op == "const":
+        value = node.attrs["value"]
+        return isinstance(value, (bool, int, float, complex)) and not isinstance(value, np.generic)
+    return not isinstance(node.type, ArrayType)
+
+
+def _nonzero_const(node) -> bool:
+    if node.op != "const":
+        return False
+    value = node.attrs["value"]
+    return isinstance(value, (bool, int, float, np.number)) and value != 0
+
+
+def _division_may_raise(node) -> bool:
+    """`a // 0` on Python numbers raises ZeroDivisionError; NumPy ufuncs warn instead."""
+    if node.opdef.emit != "infix" or len(node.operands) != 2:
+        return False
+    a, b = node.operands
+    return _python_scalar(a) and _python_scalar(b) and not _nonzero_const(b)
+
+
+def _domain_may_raise(node) -> bool:
+    """`0 ** -1` and `10.0 ** 400` raise on Python numbers; integer arrays to negative integer
+    powers raise ValueError. Other domain errors (`np.log(-1)`) are NaN and a warning."""
+    if node.op not in ("pow", "power") or len(node.operands) != 2:
+        return False
+    base, exponent = node.operands
+    if node.op == "pow" and _python_scalar(base) and _python_scalar(exponent):
+        return True
+    if isinstance(exponent.type, ArrayType) and exponent.type.dtype is not None \
+            and exponent.type.dtype.startswith("float"):
+        return False
+    value = exponent.attrs["value"] if exponent.op == "const" else None
+    return not (isinstance(value, (int, float, np.number)) and value >= 0) and not _float_dtype(base)
+
+
+def _float_dtype(node) -> bool:
+    t = node.type
+    if node.op == "const":
+        return isinstance(node.attrs["value"], (float, np.floating))
+    return isinstance(t, ArrayType) and t.dtype is not None and t.dtype.startswith("float") or t == FLOAT
+
+
+def _convert_may_raise(node) -> bool:
+    """`int(nan)`, `float(huge)`, `bool(array)`, `len(scalar)`, `round(inf)`, `.item()` of a
+    non-scalar array: safe only on an operand that already is the kind asked for."""
+    if len(node.operands) != 1:
+        return True
+    t = node.operands[0].type
+    if node.op in ("int", "bool"):
+        return not (isinstance(t, R.ScalarType) and t.kind in ("int", "bool"))
+    if node.op == "float":
+        return not (isinstance(t, R.ScalarType) and t.kind in ("float", "bool"))
+    if node.op == "len":
+        return not (isinstance(t, ArrayType) and t.shape is not None and len(t.shape) >= 1)
+    if node.op == "item":
+        return not (isinstance(t, ArrayType) and t.is_static and math.prod(t.shape) == 1)
+    return True
+
+
+def _identity_may_raise(node) -> bool:
+    """`np.max` (and argmax, min, ...) of an empty array raises ValueError."""
+    t = node.operands[0].type if node.operands else None
+    return not (isinstance(t, ArrayType) and t.is_static and 0 not in t.shape)
+
+
+def _index_may_raise(node) -> bool:
+    """An index raises unless every item is a slice, `None`, `...` or a compile-time int within a
+    static axis, and there are no more of them than axes."""
+    from .literals import OperandRef
+    base = node.operands[0].type
+    if not isinstance(base, ArrayType) or base.shape is None:
+        return True
+    items = list(node.attrs["index"])
+    items = [_const_item(node, it) if isinstance(it, OperandRef) else it for it in items]
+    if items.count(Ellipsis) > 1:
+        return True
+    axes = [it for it in items if it is not None and it is not Ellipsis]
+    if len(axes) > len(base.shape):
+        return True
+    if Ellipsis in items:
+        cut = items.index(Ellipsis)
+        front = [it for it in items[:cut] if it is not None]
+        back = [it for it in items[cut + 1:] if it is not None]
+        placed = list(zip(front, base.shape)) + list(zip(back, base.shape[len(base.shape) - len(back):]))
+    else:
+        placed = list(zip(axes, base.shape))
+    return any(_item_may_raise(node, item, dim) for item, dim in placed)
+
+
+_RUNTIME_ITEM = object()
+
+
+def _const_item(node, ref):
+    """An operand that is a compile-time int stands for itself; any other stays a run-time item."""
+    operand = node.operands[ref.index]
+    if operand.op == "const" and isinstance(operand.attrs["value"], (int, np.integer)) \
+            and not isinstance(operand.attrs["value"], bool):
+        return int(operand.attrs["value"])
+    return _RUNTIME_ITEM if not isinstance(operand.type, R.ScalarType) or operand.type.kind != "int" else ref
+
+
+def _item_may_raise(node, item, dim) -> bool:
+    from .literals import OperandRef
+    if isinstance(item, slice):  # slices never raise, with bounds that are ints (or None)
+        return any(isinstance(p, OperandRef) and not _int_operand(node, p) for p in (item.start, item.stop, item.step))\
+            or item.step == 0
+    if isinstance(item, (int, np.integer)) and not isinstance(item, bool):
+        return dim is None or not -dim <= item < dim
+    return True  # a run-time int, an array or a mask
+
+
+def _int_operand(node, ref) -> bool:
+    t = node.operands[ref.index].type
+    return isinstance(t, R.ScalarType) and t.kind in ("int", "bool") or \
+        isinstance(t, ArrayType) and t.shape == () and t.dtype is not None and "int" in t.dtype
+
+
+def _size_may_raise(node) -> bool:
+    before, after = node.operands[0].type, node.type
+    return not (isinstance(before, ArrayType) and before.is_static and isinstance(after, ArrayType)
+                and after.is_static and math.prod(before.shape) == math.prod(after.shape))
+
+
+_DOMAIN_RULES = {"size": _size_may_raise, "division": _division_may_raise, "domain": _domain_may_raise, "convert": _convert_may_raise,
+                 "identity": _identity_may_raise}

@@ -25,7 +25,7 @@ from ..graph.ir import Node
 from ..graph.literals import is_literal
 from .rules import BUILTIN_RULES, rule
 from ..graph.types import ArrayType, TupleType
-from .values import MethodVal, RangeVal, Seq, SourceFunc, Static, is_static, static_value
+from .values import MaybeUnbound, MethodVal, RangeVal, Seq, SourceFunc, Static, is_static, static_value
 
 # Ops that build or draw arrays: never computed at compile time (that would bake data in).
 ARRAY_MAKERS = {"zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like",
@@ -561,6 +561,9 @@ class CallLowering:
 
     def inline_source(self, fn: SourceFunc, args, kwargs, span):
         frame = type(fn.frame)(fn.frame.parsed, fn.name, dict(fn.frame.env), fn.frame.globals, fn.frame.closure)
+        for name, value in frame.env.items():  # the enclosing function's names are free variables here
+            if isinstance(value, MaybeUnbound):
+                frame.env[name] = MaybeUnbound(value.value, value.vtype, free=True)
         self.bind_source_params(fn, frame, args, kwargs, span)
         return self.run_body(fn.node, frame)
 

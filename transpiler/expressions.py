@@ -18,7 +18,7 @@ from ..graph.guards import is_value
 from ..graph.ir import Node
 from ..graph.literals import Index, OperandRef
 from ..graph.types import ArrayType, ScalarType, TupleType
-from .values import MethodVal, RangeVal, Seq, SourceFunc, Static, Undefined, is_static, static_value
+from .values import MaybeUnbound, MethodVal, RangeVal, Seq, SourceFunc, Static, Undefined, is_static, static_value
 
 BINARY = {
     cst.Add: ("add", operator.add), cst.Subtract: ("sub", operator.sub), cst.Multiply: ("mul", operator.mul),
@@ -72,6 +72,8 @@ class ExpressionLowering:
                     from .fallback import Poisoned
                     raise Poisoned(f"`{name}` is not available: {value.reason}", span)
                 raise LoweringError(f"`{name}` may be unbound here: {value.reason}", span)
+            if isinstance(value, MaybeUnbound):
+                return self.read_maybe_unbound(name, value, frame, span)
             return value
         if name in frame.closure:
             try:

@@ -32,7 +32,7 @@ import libcst as cst
 from ..graph.diagnostics import Diagnostic, GraphjitError, GraphjitFallbackWarning, LoweringError, UnsupportedSyntaxError
 from ..graph.ir import Node
 from .rules import COMPATIBLE, LAX, STRICT, rule
-from .values import UNBOUND, MethodVal, RangeVal, Seq, SourceFunc, Static, Undefined, is_static
+from .values import UNBOUND, MaybeUnbound, MethodVal, RangeVal, Seq, SourceFunc, Static, Undefined, is_static
 
 
 class Poisoned(LoweringError):
@@ -92,7 +92,8 @@ class FallbackLowering:
         reads = [n for n in used if n in frame.env and (not isinstance(frame.env[n], Undefined)
                                                         or frame.env[n].maybe is not None)
                  and not isinstance(frame.env[n], (SourceFunc, RangeVal, MethodVal))]
-        maybe = [n for n in reads if isinstance(frame.env[n], Undefined)]  # value, or UNBOUND: deleted first
+        # value, or UNBOUND: deleted first
+        maybe = [n for n in reads if isinstance(frame.env[n], (Undefined, MaybeUnbound))]
         unbound = [n for n in used if isinstance(frame.env.get(n), Undefined) and frame.env[n].unbound]
         closure_reads = [n for n in used if n not in frame.env and n in frame.closure]
         deleted = [n for n in _deleted_names(stmt) if not n.startswith("$")]
@@ -123,7 +124,8 @@ class FallbackLowering:
         code, first_line = self.fallback_code(stmt, defs, params, unbound, writes, deleted, returns, module, span,
                                               maybe, unsure, declared)
         scope = "globals" if frame.globals is self.root_globals else self.const_object(frame.globals).path.root
-        operands = [frame.env[n].maybe if n in maybe else frame.env[n] for n in reads] + \
+        operands = [frame.env[n].value if isinstance(frame.env[n], MaybeUnbound)  # value, or UNBOUND
+                    else frame.env[n].maybe if n in maybe else frame.env[n] for n in reads] + \
             [self.lookup(n, frame, span) for n in closure_reads]
         attrs = {"code": code, "file": span.file if span else "<unknown>", "line": first_line,
                  "reads": tuple(params), "writes": tuple(writes), "returns": returns, "scope": scope}

@@ -32,7 +32,7 @@ from .rules import LAX, rule
 from .scope import Scope
 from .source import ParsedFile, function_source, unwrap
 from .statements import StatementLowering
-from .values import UNBOUND, Seq, Static, Undefined, is_static
+from .values import UNBOUND, MaybeUnbound, Seq, Static, Undefined, is_static
 
 MAX_INLINE_DEPTH = 64
 
@@ -133,6 +133,8 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering, FallbackLower
 
     def operand(self, value: Any, span: Optional[SourceSpan]) -> Node:
         """Any value as a node of the current graph (constants made here, outer values captured)."""
+        if isinstance(value, MaybeUnbound):  # flows on as is (into a loop, a branch); reads test it
+            value = value.value
         if isinstance(value, Node):
             if value.op == "const" and value.graph is not self.scope.graph:
                 return self.scope.graph.const(value.value, value.span)

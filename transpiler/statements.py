@@ -19,7 +19,7 @@ from ..graph.types import ArrayType, TupleType, join
 from .calls import NeedsStatic
 from .scope import RegionGroup, Scope
 from .rules import LAX, STATEMENT_RULES, rule
-from .values import RangeVal, Seq, SourceFunc, Static, Undefined, is_static, static_value
+from .values import UNBOUND, MaybeUnbound, RangeVal, Seq, SourceFunc, Static, Undefined, is_static, static_value
 
 UNROLL_LIMIT = 1024  # a range loop needing its index at compile time unrolls up to this many times
 
@@ -491,9 +491,11 @@ class StatementLowering:
         outs = [self.scope.graph.add("tuple_get", [node], {"index": k}, t, span)
                 for k, t in enumerate(out_types)]
         offset = 1 if with_result else 0
-        for (name, _), value in zip(merged, outs[offset:]):
+        for k, ((name, values), value) in enumerate(zip(merged, outs[offset:])):
             if callable(name):
                 name(value)  # an item of a compile-time list or dict
+            elif any(isinstance(v, MaybeUnbound) for v in values):  # unbound on some path through a loop
+                frame.env[name] = MaybeUnbound(value, _bound_type(values, [g.outputs[offset + k] for g in graphs]))
             elif name in maybe_names:
                 frame.env[name] = Undefined(name, f"it is assigned in only one branch of the `if` at {span}",
                                             maybe=value)
@@ -707,8 +709,8 @@ class StatementLowering:
         placeholders = _used_outside(stmt, frame, placeholders) if placeholders else []
         if carry_target:
             placeholders += [n for n in targets if n not in frame.env or isinstance(frame.env[n], Undefined)]
-        for n in placeholders:
-            frame.env[n] = Static(None)  # replaced by the body's value before the loop node is built
+        for n in placeholders:  # UNBOUND until the body assigns it: reading it before raises UnboundLocalError
+            frame.env[n] = MaybeUnbound(Static(UNBOUND))
         carried = self.carried_names(body, frame, exclude=() if carry_target else targets, stmt=stmt,
                                      maybe_extra=targets if lax_targets else (),
                                      extra=targets if carry_target else ())
@@ -719,9 +721,9 @@ class StatementLowering:
             self.statements(body, f)
 
         try:
-            outs, types, group, g = self.loop_region(frame, span, carried, body_fn, index_name,
-                                                     exclude=() if carry_target else targets,
-                                                     placeholders=placeholders)
+            outs, types, group, g, unsure = self.loop_region(frame, span, carried, body_fn, index_name,
+                                                             exclude=() if carry_target else targets,
+                                                             placeholders=placeholders)
         finally:
             for n in placeholders:
                 if n not in carried:
@@ -730,7 +732,7 @@ class StatementLowering:
         init_nodes = [self.maybe_operand(frame.env[n], span) for n in carried]
         node = self.scope.graph.add("for_range", bounds + init_nodes + [self.scope.local(v) for v in group.outer],
                                     {"carried": len(carried)}, TupleType(tuple(types)), span, regions=[g])
-        self.bind_results(node, carried, types, frame, span)
+        self.bind_results(node, carried, types, frame, span, unsure)
 
     def flag_range_loop(self, stmt, rng: RangeVal, frame, rows_of, carry_target: bool = False,
                         lax_targets: bool = False) -> None:
@@ -813,7 +815,9 @@ class StatementLowering:
         init = [frame.env[n] for n in carried]
         maybe = {n for n in carried if isinstance(frame.env[n], Undefined)}
         types = [self.maybe_operand(v, span).type for v in init]
-        fresh = set(placeholders)  # placeholders whose type is not known yet
+        # placeholders and names maybe unbound before the loop whose type is not known yet
+        fresh = set(placeholders) | _untyped_unbound(frame, carried)
+        ends_unbound: set = set()
         for _attempt in range(4):
             outer = self.scope
             g = Graph(f"{outer.graph.name}.body", label="body")
@@ -825,7 +829,8 @@ class StatementLowering:
             saved = _save(_containers(frame.env))
             try:
                 for n, a in zip(carried, args):
-                    body_frame.env[n] = Undefined(n, frame.env[n].reason, maybe=a) if n in maybe else a
+                    body_frame.env[n] = Undefined(n, frame.env[n].reason, maybe=a) if n in maybe else \
+                        _carried_value(frame.env[n], a, n in fresh)
                 try:
                     body_fn(body_frame, index)
                     self.check_loop_containers(saved, frame, span)
@@ -839,6 +844,8 @@ class StatementLowering:
                     outs = [self.maybe_operand(body_frame.env[n], span) if n in maybe else
                             self.operand(body_frame.env[n], span) for n in carried]
                     g.set_outputs(outs)
+                    ends_unbound = {n for n in carried if isinstance(body_frame.env.get(n), MaybeUnbound)}
+                    ends = [body_frame.env.get(n) for n in carried]
             finally:
                 self.scope = outer
                 _restore(saved)
@@ -852,22 +859,54 @@ class StatementLowering:
                     del carried[k], types[k]
                     frame.env[n] = Undefined(n, f"it is not assigned on every path of the loop at {span}")
                 continue
-            new_types = [o.type if n in fresh else join(t, o.type) for n, t, o in zip(carried, types, outs)]
+            new_types = [_output_type(e, o) if n in fresh else join(t, o.type)
+                         for n, t, o, e in zip(carried, types, outs, ends)]
             fresh.clear()
             if new_types == types:
                 break
             types = new_types
-        return outs, types, group, g
+        # after the loop, maybe unbound: names the body may leave so, and those that were before a
+        # loop that may not run (placeholders are made only for loops that surely run)
+        unsure_after = ends_unbound | {n for n in carried if isinstance(frame.env[n], MaybeUnbound)
+                                       and n not in placeholders}
+        return outs, types, group, g, unsure_after
 
-    def bind_results(self, node, carried: list, types: list, frame, span) -> None:
+    def bind_results(self, node, carried: list, types: list, frame, span, unsure=()) -> None:
+        """Bind the loop's results to their names; those in `unsure` may be unbound (`MaybeUnbound`)."""
         for k, (n, t) in enumerate(zip(carried, types)):
             value = self.scope.graph.add("tuple_get", [node], {"index": k}, t, span)
-            if isinstance(frame.env.get(n), Undefined):
+            if n in unsure:
+                value.name = value.name or n
+                frame.env[n] = MaybeUnbound(value, t)
+            elif isinstance(frame.env.get(n), Undefined):
                 frame.env[n] = Undefined(n, frame.env[n].reason, maybe=value)  # LAX: value or UNBOUND
             elif n.startswith("$"):
                 frame.env[n] = value
             else:
                 self.assign_name(n, value, frame)
+
+    def read_maybe_unbound(self, name: str, value: MaybeUnbound, frame, span) -> Node:
+        """Read a name a loop may have left unbound: UnboundLocalError there, as in Python.
+
+            if isinstance(j, str):              # `and j == UNBOUND` unless `j` is never a string
+                raise UnboundLocalError("cannot access local variable 'j' where it is not associated ...")
+        """
+        node = self.operand(value, span)
+        error, message = ("NameError", f"cannot access free variable '{name}' where it is not associated with a "
+                          "value in enclosing scope") if value.free else \
+            ("UnboundLocalError", f"cannot access local variable '{name}' where it is not associated with a value")
+
+        def fail(f):
+            self.emit("raise", [Static(f"builtins.{error}"), Static(message)], span=span)
+
+        def test_value(f):
+            self.branch(self.emit("eq", [node, Static(UNBOUND)], span=span), fail, lambda g: None, f, span)
+
+        is_str = self.emit("isinstance", [node], {"classes": ("builtins.str",)}, span)
+        never_str = value.vtype is not None and _never_str(value.vtype)
+        self.branch(is_str, fail if never_str else test_value, lambda f: None, frame, span)
+        frame.env[name] = node  # tested: bound from here on
+        return node
 
     def undefine_loop_locals(self, body: list, frame, span) -> None:
         for n in _assigned_names(body):
@@ -909,6 +948,8 @@ class StatementLowering:
         init = [frame.env[n] for n in carried]
         maybe = {n for n in carried if isinstance(frame.env[n], Undefined)}
         types = [self.maybe_operand(v, span).type for v in init]
+        fresh = _untyped_unbound(frame, carried)  # maybe unbound, type not known yet: the body's
+        ends_unbound: set = set()
         for _attempt in range(4):
             outer = self.scope
             cond_g = Graph(f"{outer.graph.name}.cond", label="cond")
@@ -922,7 +963,8 @@ class StatementLowering:
                 args = all_args[k]
                 f = _fork(frame)
                 for n, a in zip(carried, args):
-                    f.env[n] = Undefined(n, frame.env[n].reason, maybe=a) if n in maybe else a
+                    f.env[n] = Undefined(n, frame.env[n].reason, maybe=a) if n in maybe else \
+                        _carried_value(frame.env.get(n), a, n in fresh)
                 self.scope = Scope(g, group, k)
                 saved = _save(_containers(frame.env))
                 try:
@@ -941,6 +983,8 @@ class StatementLowering:
                             outs = [self.maybe_operand(f.env[n], span) if n in maybe else
                                     self.operand(f.env[n], span) for n in carried]
                             g.set_outputs(outs)
+                            ends_unbound = {n for n in carried if isinstance(f.env.get(n), MaybeUnbound)}
+                            ends = [f.env.get(n) for n in carried]
                 finally:
                     self.scope = outer
                     _restore(saved)
@@ -950,18 +994,57 @@ class StatementLowering:
                 maybe.update(n for n in more if isinstance(frame.env[n], Undefined))
                 types.extend(self.operand(frame.env[n], span).type for n in more)
                 continue
-            new_types = [join(t, o.type) for t, o in zip(types, outs)]
+            new_types = [_output_type(e, o) if n in fresh else join(t, o.type)
+                         for n, t, o, e in zip(carried, types, outs, ends)]
+            fresh = set()
             if new_types == types:
                 break
             types = new_types
         init_nodes = [self.maybe_operand(v, span) for v in init]
+        unsure = ends_unbound | {n for n, v in zip(carried, init) if isinstance(v, MaybeUnbound)}
         node = self.scope.graph.add("while", init_nodes + [self.scope.local(v) for v in group.outer],
                                     {"carried": len(carried)}, TupleType(tuple(types)), span,
                                     regions=[cond_g, body_g])
-        self.bind_results(node, carried, types, frame, span)
+        self.bind_results(node, carried, types, frame, span, unsure)
 
 
 _OUTSIDE_CACHE: dict = {}
+
+def _never_str(t) -> bool:
+    """A value of type `t` is never a string (so never the UNBOUND sentinel)."""
+    from ..graph.types import ScalarType
+    return isinstance(t, (ArrayType, TupleType)) or isinstance(t, ScalarType) and t.kind != "str"
+
+
+def _bound_type(values: list, nodes: list):
+    """The type of a merged value where it is bound: maybe-unbound values count by their bound type."""
+    out = None
+    for v, node in zip(values, nodes):
+        t = v.vtype if isinstance(v, MaybeUnbound) else node.type
+        if t is not None:
+            out = t if out is None else join(out, t)
+    return out
+
+
+def _output_type(value, node: Node):
+    """The type a loop body gives a carried name whose type is not known yet: a maybe-unbound one's
+    bound type (the UNBOUND placeholder does not count)."""
+    if isinstance(value, MaybeUnbound) and value.vtype is not None:
+        return value.vtype
+    return node.type
+
+
+def _untyped_unbound(frame, carried: list) -> set:
+    """Carried names maybe unbound before the loop whose bound type is not known yet."""
+    return {n for n in carried if isinstance(frame.env.get(n), MaybeUnbound) and frame.env[n].vtype is None}
+
+
+def _carried_value(before, arg: Node, fresh: bool):
+    """The loop body's value of a carried name: its region argument, maybe unbound if it was before."""
+    if isinstance(before, MaybeUnbound):
+        return MaybeUnbound(arg, None if fresh else arg.type)
+    return arg
+
 
 
 def _used_outside(stmt, frame, names: list) -> list:

@@ -73,6 +73,22 @@ class Undefined:
     maybe: Any = None        # LAX: a run-time value that is the value, or UNBOUND where the name is unbound
 
 
+@dataclass
+class MaybeUnbound:
+    """A name first assigned in a loop body, read where the body may not have assigned it yet.
+
+    `value` is the run-time value (a `Node`), or the loop's placeholder `UNBOUND` where the name is
+    still unbound: `for i in range(n): for j in range(i + 1, n): ...` leaves `j` unbound when the
+    inner loop never ran. Reading the name tests the value and raises UnboundLocalError as Python
+    does. `vtype`: the type of the value where it is bound (None: not known yet, on a loop's first
+    typing pass).
+    """
+
+    value: Any
+    vtype: Any = None
+    free: bool = False   # read by a nested function: NameError ("free variable") where unbound
+
+
 # LAX: the run-time stand-in for "this name is unbound here" (a fallback block reading it deletes it)
 UNBOUND = "\x00graphjit:unbound\x00"
 

@@ -16,10 +16,11 @@ from typing import Optional
 from ..ir import Graph, Node
 from ..ops import OPS
 
-# Ops whose result is a new array that nothing else references.
+# Ops whose result is a new array that nothing else references (never one the op table marks
+# `views_any`, like einsum: `np.einsum("ii->i", a)` is a view of `a`).
 FRESH_OPS = frozenset({
     "zeros", "ones", "empty", "zeros_like", "ones_like", "empty_like", "full", "full_like", "arange",
-    "linspace", "eye", "array", "copy", "copy_flat", "astype", "matmul", "dot", "einsum", "outer", "tensordot",
+    "linspace", "eye", "array", "copy", "copy_flat", "astype", "matmul", "dot", "outer", "tensordot",
     "concatenate", "stack", "hstack", "vstack", "tile", "repeat", "cumsum", "cumprod", "diff", "sort",
     "argsort", "pad", "triu", "tril", "take", "correlate",
 })
@@ -50,6 +51,11 @@ def roots(node: Node, _seen: Optional[set] = None) -> frozenset:
         return frozenset({node})
     if op in VIEW_OPS:
         return roots(node.operands[0], seen)
+    if OPS[op].views_any:  # a view of any operand, or a new array
+        out = frozenset({node})
+        for operand in node.operands:
+            out |= roots(operand, seen)
+        return out
     if op == "tuple_get" and node.operands[0].op in ("if", "for_range", "while"):
         region_node = node.operands[0]
         k = node.attrs["index"]

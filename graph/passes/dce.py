@@ -23,9 +23,11 @@ def run(graph: Graph) -> bool:
         return %0
 
     Kept: every effect on memory the caller, a later node or a region can still see (writes to
-    arguments, parameters, views of them, returned or later-read arrays), opaque calls, and
-    `while` loops (which might not terminate). An `if` or `for_range` whose regions hold only
-    pure nodes and whose results are unused is removed like a pure node.
+    arguments, parameters, views of them, returned or later-read arrays), opaque calls, nodes
+    that may raise (`Node.may_raise`: `x[i]` with a run-time or out-of-range index, `a // b` on
+    Python ints, `int(x)`), and `while` loops (which might not terminate). An `if` or
+    `for_range` whose regions hold only such removable nodes and whose results are unused is
+    removed like a pure node.
     """
     changed = _dead_stores(graph)
     for node in graph.reverse_topological():
@@ -35,7 +37,7 @@ def run(graph: Graph) -> bool:
             changed |= _prune_carried(graph, node)
         if graph.users(node) or graph.is_output(node):
             continue
-        if node.is_pure or _pure_region_node(node):
+        if node.removable or _pure_region_node(node):
             graph.erase(node)
             changed = True
     for node in graph.nodes:
@@ -81,7 +83,7 @@ def _pure_region_node(node: Node) -> bool:
 
 
 def _all_pure(graph: Graph) -> bool:
-    return all(n.is_pure or _pure_region_node(n) for n in graph.nodes)
+    return all(n.removable or _pure_region_node(n) for n in graph.nodes)
 
 
 def _dead_stores(graph: Graph) -> bool:

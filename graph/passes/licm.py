@@ -140,7 +140,8 @@ def _cannot_raise(node: Node) -> bool:
     if node.op in _VALUE_ERRORS and any((o.type.dtype or "").startswith(("int", "uint"))
                                         for o in node.operands if isinstance(o.type, ArrayType)):
         return False
-    return node.opdef.elementwise or node.op in _SHAPE_SAFE
+    # and the op table agrees (`Node.may_raise`: a reshape to another size does raise)
+    return (node.opdef.elementwise or node.op in _SHAPE_SAFE) and not node.may_raise
 
 
 def _hoist(graph: Graph, loop: Node, region: Graph, node: Node, outer: list) -> None:

@@ -71,9 +71,9 @@ MATH_FUNCS = {
 }
 # Ops that may fail (or take a value outside their domain) on elements the loop never computed:
 # not evaluated for all iterations when the loop only ran them under a condition.
-DOMAIN_OPS = {"log", "log2", "log10", "log1p", "sqrt", "arcsin", "arccos", "arccosh", "arctanh", "power",
-              "float_power", "reciprocal", "pow"}
-DIVISION_OPS = {"truediv", "floordiv", "mod", "divide", "true_divide", "floor_divide", "np_mod", "fmod"}
+# (The op table's `domain` fact.)
+DOMAIN_OPS = {name for name, d in OPS.items() if d.domain == "domain"}
+DIVISION_OPS = {name for name, d in OPS.items() if d.domain == "division"}
 REDUCTION_OPS = {"sum", "mean", "max", "min", "prod", "any", "all", "nansum", "nanmax", "nanmin", "amax", "amin"}
 EFFECT_OPS = {"raise", "assert", "setattr", "getattr", "load_global", "store_global", "pycall", "fallback",
               "call"}
