@@ -25,6 +25,7 @@ mutates the data there.
 """
 
 import importlib.util
+import inspect
 import itertools
 import json
 import os
@@ -478,6 +479,62 @@ def test_folded_immutable_values_are_guarded(path, level, exec_mode, tmp_path):
     check_call(jitted, m.f, (x,), f"after {target} = {new_value!r}", failures, [])
     check_call(jitted, m.f, (x,), "again", failures, [])
     assert not failures, f"{path} / {level} / {exec_mode}:\n  " + "\n  ".join(failures)
+
+
+# --- writes through a path land in the caller's object, once per call, and later reads see them ----
+# Reduced from programs tests/test_program_generator.py found. Each module is imported twice (an eager
+# world and a compiled one); after every call the data reached through the path must be equal.
+
+WRITES = {
+    "global_augmented": ("G = np.zeros(3)\ndef f(x):\n    G[...] += 2.0\n    return x\n", "G"),
+    "global_out_keyword": ("G = np.linspace(-1.0, 1.0, 3)\ndef f(x):\n    np.tanh(G, out=G)\n    return x\n", "G"),
+    "object_attribute_out_keyword": ("class Holder:\n    pass\nOBJ = Holder()\nOBJ.w = np.ones(3)\n"
+                                     "def f(x):\n    np.add(OBJ.w, OBJ.w, out=OBJ.w)\n    return x\n", "OBJ.w"),
+    "global_read_after_write": ("G = np.ones(3)\ndef f(x):\n    G[...] -= 0.5\n    x[1] += G[0]\n    return x\n",
+                                "G"),
+    "closure_write_in_unrolled_loop": ("def make():\n    c = np.zeros(3)\n    def f(x):\n        for i in range(3):\n"
+                                       "            c[1] += 2\n        return x\n    return f\nf = make()\n",
+                                       "f.__closure__[0].cell_contents"),
+    "dict_argument_view_write": ("D = {'b': np.ones(3)}\ndef f(x, d):\n    v = d['b'][1:]\n    v += 2.0\n    return x\n",
+                                 "D['b']"),
+    "dict_argument_write_under_branch": ("D = {'a': np.ones(3), 'b': np.ones(3)}\ndef f(x, d):\n"
+                                         "    if d['b'].sum() > 0:\n        d['a'][...] *= 1.5\n    return x\n", "D['a']"),
+    "argument_positional_out": ("def f(x, d):\n    np.negative(x, x)\n    return x.sum()\n", "X"),
+    "list_argument_positional_out_in_loop": ("L = [np.zeros(3)]\ndef f(x, d):\n    for i in range(3):\n"
+                                             "        np.add(L[0], 1.0, L[0])\n    return x\n", "L[0]"),
+    "default_argument_augmented": ("def f(x, w=np.zeros(3)):\n    w += 1.0\n    return x\n", "f.__defaults__[0]"),
+}
+
+
+@pytest.mark.parametrize("exec_mode", MODES)
+@pytest.mark.parametrize("level", LEVELS)
+@pytest.mark.parametrize("case", list(WRITES))
+def test_writes_through_paths_match_eager(case, level, exec_mode, tmp_path):
+    source, target = WRITES[case]
+    worlds = []
+    for world in ("eager", "compiled"):
+        module = f"stale_write_{case}_{world}_{next(_counter)}"
+        (tmp_path / f"{module}.py").write_text(PRELUDE + "X = np.arange(3.0)\nD = globals().get('D', {})\n" + source)
+        worlds.append(import_case(tmp_path, module))
+    eager, compiled = worlds
+    jitted = ms.jit(compiled.f, jit_level=level, exec_mode=exec_mode)
+    takes_dict = "d" in inspect.signature(eager.f).parameters
+    failures = []
+    for step in range(2):
+        args = [(m.X, m.D) if takes_dict else (m.X,) for m in worlds]
+        expected = eager.f(*args[0])
+        try:
+            actual = jitted(*args[1])
+        except Exception as e:  # noqa: BLE001
+            failures.append(f"call {step + 1}: raised {type(e).__name__}: {e}")
+            continue
+        why = difference(actual, expected)
+        if why:
+            failures.append(f"call {step + 1}: result {why}")
+        why = difference(eval(target, vars(compiled)), eval(target, vars(eager)))
+        if why:
+            failures.append(f"call {step + 1}: {target} {why}")
+    assert not failures, f"{case} / {level} / {exec_mode}:\n  " + "\n  ".join(failures)
 
 
 # --- arrays built while compiling are fresh at every call ---------------------------------------
