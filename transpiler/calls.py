@@ -562,7 +562,7 @@ class CallLowering:
     def inline_source(self, fn: SourceFunc, args, kwargs, span):
         frame = type(fn.frame)(fn.frame.parsed, fn.name, dict(fn.frame.env), fn.frame.globals, fn.frame.closure)
         self.bind_source_params(fn, frame, args, kwargs, span)
-        return self.run_body(fn.node, frame)
+        return self.budgeted_call(fn.node, fn.name, span, lambda: self.run_body(fn.node, frame))
 
     def bind_source_params(self, fn: SourceFunc, frame, args, kwargs, span) -> None:
         params = fn.node.params
