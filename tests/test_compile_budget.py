@@ -92,6 +92,22 @@ def tuple_of_ints(x):
     return acc + n, n
 
 
+def nest_static_index(x):
+    """A nest whose loops all need their index at compile time: 27 000 iterations, past the node budget."""
+    s = x * 0.0
+    for i in range(30):
+        for j in range(30):
+            for k in range(30):
+                s = s + STEPS[(i + j + k) % 3] * x[k % 4]
+    return s
+
+
+def comprehension_past_budget(x):
+    """A comprehension is unrolled as a loop is: past the limit, the statement runs in Python at LAX."""
+    parts = [x[i % 4] * i for i in range(5000)]
+    return sum(parts)
+
+
 def counter_loop(x):
     """An iterator without a length: read only up to the limit, never forever."""
     total = x * 1.0
@@ -292,6 +308,33 @@ def test_long_tuple_of_ints_is_a_runtime_loop(level, exec_mode):
     same(result, tuple_of_ints(x))
     assert not fallbacks
     assert lowered_nodes(tuple_of_ints, (x,), level) < 50
+
+
+@pytest.mark.parametrize("exec_mode", MODES)
+@pytest.mark.parametrize("jit_level", JIT_LEVELS)
+def test_nest_past_the_budget_is_one_fallback_block(jit_level, exec_mode):
+    x = np.arange(4.0)
+    result, fallbacks, _ = run(nest_static_index, (x,), jit_level=jit_level, exec_mode=exec_mode)
+    same(result, nest_static_index(x))
+    assert len(fallbacks) == 1 and "[GJ313]" in str(fallbacks[0].message)  # the whole nest, not 30 blocks
+    assert lowered_nodes(nest_static_index, (x,)) < 50
+
+
+def test_nest_past_the_budget_is_a_diagnostic():
+    found = diagnostics(nest_static_index, (np.arange(4.0),), "STRICT")
+    assert {d.code for d in found} == {"GJ313"}
+    assert any("graph nodes" in d.message and str(budget.MAX_GRAPH_NODES) in d.message for d in found)
+
+
+@pytest.mark.parametrize("exec_mode", MODES)
+@pytest.mark.parametrize("jit_level", JIT_LEVELS)
+def test_comprehension_past_the_budget(jit_level, exec_mode):
+    x = np.arange(4.0)
+    result, fallbacks, _ = run(comprehension_past_budget, (x,), jit_level=jit_level, exec_mode=exec_mode)
+    same(result, comprehension_past_budget(x))
+    assert len(fallbacks) == 1 and "[GJ313]" in str(fallbacks[0].message)
+    found = diagnostics(comprehension_past_budget, (x,), "COMPATIBLE")
+    assert [d.code for d in found] == ["GJ313"] and "comprehension `for i in range(5000)`" in found[0].message
 
 
 def test_iterator_without_length_is_read_up_to_the_limit():

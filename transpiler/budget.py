@@ -41,7 +41,7 @@ import numpy as np
 
 from ..graph.diagnostics import UnsupportedSyntaxError
 from ..graph.literals import Index
-from .rules import rule
+from .rules import LAX, rule
 from .values import Seq, Static, is_static, static_value
 
 MAX_UNROLL_ITERATIONS = 1024
@@ -195,7 +195,7 @@ class BudgetLowering:
                 self.budget.made = meter.start  # the nodes it made are gone
             finally:
                 self.budget.meters.remove(meter)
-            self.budget.found[key] = reason
+            self.budget.found[key] = self.budget.over[key] = reason  # met again (an outer loop unrolled): skip
         self.past_unroll_budget(stmt, items, frame, span, reason, runtime)
 
     def loop_items(self, iterable, span, runtime: bool = True) -> tuple:
@@ -246,7 +246,39 @@ class BudgetLowering:
                 reason += ", and its body needs each item at compile time"
         elif runtime and items is not None:
             reason += ", and its items are not numbers (or tuples of numbers) a run-time loop could go over"
+        outermost = next((m for m in self.budget.meters if m.kind == "loop"), None)
+        if outermost is not None and self.level == LAX:
+            # one fallback block for the whole nest, not one in each iteration of the loops around it
+            raise OverBudget(outermost, f"{reason} (inside `{outermost.name}`)")
         raise budget_error("unroll_budget", reason, span)
+
+    # --- comprehensions (unrolled as loops are) ------------------------------------------------
+    def comprehension_meter(self, node, frame) -> Meter:
+        clause = node.for_in
+        module = frame.parsed.module
+        text = f"for {module.code_for_node(clause.target)} in {module.code_for_node(clause.iter)}"
+        meter = Meter("comprehension", node, self.budget.made, name=text)
+        meter.span = self.span(node, frame)
+        return meter
+
+    def count_comprehension(self, meter: Meter, clause, items: list):
+        """The items of one clause, stopping with the budget error past the unrolling limits."""
+        outer = clause is meter.owner.for_in
+        if outer:
+            meter.total = len(items)
+        for item in items:
+            meter.done += 1
+            if meter.done > MAX_UNROLL_ITERATIONS:
+                raise budget_error("unroll_budget", f"the comprehension `{meter.name}` runs more than "
+                                   f"{MAX_UNROLL_ITERATIONS} times: more than the unrolling limit", meter.span)
+            yield item
+            if outer:
+                meter.steps = getattr(meter, "steps", 0) + 1
+                estimate = meter.start + (self.budget.made - meter.start) * meter.total // meter.steps
+                if estimate > MAX_GRAPH_NODES:
+                    raise budget_error("unroll_budget", f"the comprehension `{meter.name}` ({meter.total} items) "
+                                       f"would make about {estimate} graph nodes: more than the compile budget "
+                                       f"of {MAX_GRAPH_NODES}", meter.span)
 
     # --- calls -----------------------------------------------------------------------------
     def budgeted_call(self, code, name: str, span, run):
@@ -277,7 +309,7 @@ class BudgetLowering:
             del self.diagnostics[marks[0]:], self.pending_warnings[marks[1]:]
             self.fallbacks = marks[2]
             self.budget.made = meter.start
-            self.budget.found[key] = e.reason
+            self.budget.found[key] = self.budget.over[key] = e.reason
             raise budget_error("inline_budget", e.reason, span) from None
         finally:
             self.budget.meters.remove(meter)

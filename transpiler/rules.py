@@ -89,8 +89,8 @@ RULES: list[Rule] = [
        "a generator cannot be compiled into a graph", "return a tuple or list instead"),
     _r("decorated_def", "statement", "decorated nested `def`", LAX, "GJ312",
        "a decorated nested function is not supported in a graph", "define it at module level"),
-    _r("unroll_budget", "statement", "a `for` loop over a compile-time sequence past the compile budget "
-       "(transpiler/budget.py) that cannot stay a run-time loop", LAX, "GJ313",
+    _r("unroll_budget", "statement", "a `for` loop (or comprehension) over a compile-time sequence past the "
+       "compile budget (transpiler/budget.py) that cannot stay a run-time loop", LAX, "GJ313",
        "this loop is past the compile budget for unrolling",
        _LAX_HINT + "; or loop over an array, or a `range` whose index is used as a run-time value"),
     # --- expressions -----------------------------------------------------------------------

@@ -96,19 +96,18 @@ def _key(node: Node) -> Optional[tuple]:
 
 
 class _Writers:
-    """The nodes of the graph that write memory, by position: `writes_between` without visiting the others."""
+    """For each root of memory, the positions of the nodes that may write it: `writes_between` by bisection."""
 
     def __init__(self, aliases: Aliases):
-        self.aliases = aliases
-        self.nodes = [n for n in aliases.graph.nodes if aliases.writes(n)]
-        self.positions = [aliases.position[n.id] for n in self.nodes]
+        self.by_root: dict = {}
+        for node in aliases.graph.nodes:
+            for root in aliases.writes(node):
+                self.by_root.setdefault(root, []).append(aliases.position[node.id])
 
     def between(self, start: int, end: int) -> frozenset:
-        """Union of the writes of the nodes at positions start < p < end."""
-        out: set = set()
-        for node in self.nodes[bisect.bisect_right(self.positions, start):bisect.bisect_left(self.positions, end)]:
-            out |= self.aliases.writes(node)
-        return frozenset(out)
+        """The roots written by the nodes at positions start < p < end."""
+        return frozenset(root for root, positions in self.by_root.items()
+                         if bisect.bisect_right(positions, start) < bisect.bisect_left(positions, end))
 
 
 def _can_merge(aliases: Aliases, writers: _Writers, first: Node, second: Node) -> bool:
