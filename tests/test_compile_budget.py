@@ -398,3 +398,14 @@ def test_limits_are_documented():
     for name in ("MAX_UNROLL_ITERATIONS", "MAX_GRAPH_NODES", "MAX_INLINE_DEPTH", "MAX_INLINED_NODES"):
         assert name in budget.__doc__ and name in text
         assert f"{getattr(budget, name):,}".replace(",", " ") in text or str(getattr(budget, name)) in text
+
+
+def test_a_table_loop_is_stored_on_disk_and_loaded(data):
+    """The table's columns are rebuilt from their values by the process that loads the entry."""
+    first = graphjit.jit(ndindex_last)
+    expected = ndindex_last(data)
+    same(first(data), expected)
+    assert first.cache_info()["disk_writes"] == 1
+    second = graphjit.jit(ndindex_last)  # a new function object: its first call finds the entry on disk
+    same(second(data), expected)
+    assert second.cache_info()["disk_loads"] == 1 and second.cache_info()["compiles"] == 0

@@ -127,12 +127,20 @@ class ItemTable:
     def item(self, lowerer, index, span):
         if is_static(index):
             return self.items[static_value(index)]
-        if not self.nodes:
-            self.nodes = [lowerer.array_value(Static(c), span) for c in self.columns]
+        if not self.nodes:  # read through `_k[i]`, rebuilt from its values where the disk cache loads the code
+            self.nodes = [lowerer.array_value(lowerer.const_object(c, (ItemColumn, [c.tolist(), c.dtype.str], {})),
+                                              span) for c in self.columns]
         parts = [lowerer.emit(kind, [lowerer.emit("getitem", [node, index], {"index": Index([_ref(1)])}, span)],
                               span=span)
                  for node, kind in zip(self.nodes, self.kinds)]
         return Seq(parts, "tuple") if self.is_tuple else parts[0]
+
+
+class ItemColumn:
+    """`ItemColumn(values, dtype)` is `np.array(values, dtype)`: how another process rebuilds a table column."""
+
+    def __new__(cls, values, dtype):
+        return np.array(values, dtype=dtype)
 
 
 def _kind_of(column: list) -> Optional[str]:
@@ -170,8 +178,8 @@ class BudgetLowering:
     def budgeted_loop(self, stmt, items: Optional[list], count, frame, span, runtime: bool = True) -> None:
         """Unroll `stmt` over `items` within the budget; past it, a run-time loop, else the budget error.
 
-        `items` is None when the sequence has more than MAX_UNROLL_ITERATIONS items (`count` of them,
-        or more); `runtime` is False when a run-time form was already tried (a `range` loop).
+        `items` and `count` come from `loop_items`; `runtime` is False when a run-time form was already
+        tried (a `range` loop, rows of an array) and needs the items at compile time.
         """
         key = ("loop", span, count)
         reason = None
@@ -199,9 +207,11 @@ class BudgetLowering:
         self.past_unroll_budget(stmt, items, frame, span, reason, runtime)
 
     def loop_items(self, iterable, span, runtime: bool = True) -> tuple:
-        """(items, count) of a compile-time sequence (count a text when not known); items None when the loop cannot be unrolled and
-        need not know them (more than MAX_UNROLL_ITERATIONS, and no run-time form: `runtime` False, or
-        more than MAX_TABLE_ITEMS). An iterator without a length (`np.ndindex`) is read only that far.
+        """(items, count) of a compile-time sequence (count a text when not known).
+
+        Items are None when the loop cannot be unrolled and need not know them: more than
+        MAX_UNROLL_ITERATIONS, and no run-time form (`runtime` False, or more than MAX_TABLE_ITEMS).
+        An iterator without a length (`np.ndindex`, `itertools.count()`) is read only that far.
         """
         limit = MAX_TABLE_ITEMS if runtime else MAX_UNROLL_ITERATIONS
         if isinstance(iterable, Seq):
@@ -246,6 +256,8 @@ class BudgetLowering:
                 reason += ", and its body needs each item at compile time"
         elif runtime and items is not None:
             reason += ", and its items are not numbers (or tuples of numbers) a run-time loop could go over"
+        elif not runtime:
+            reason += ", and its body needs each item at compile time"
         outermost = next((m for m in self.budget.meters if m.kind == "loop"), None)
         if outermost is not None and self.level == LAX:
             # one fallback block for the whole nest, not one in each iteration of the loops around it
