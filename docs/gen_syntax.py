@@ -89,7 +89,47 @@ def render() -> str:
                 markdown_gen.cell(r.hint) if r.hint else "",
             ]) + " |")
         lines.append("")
+    lines += _budget_section()
     return "\n".join(lines)
+
+
+def _budget_section() -> list:
+    """The compile budget's limits, from graphjit.transpiler.budget (one place for them)."""
+    from graphjit.transpiler import budget
+    limits = [
+        ("MAX_UNROLL_ITERATIONS", "iterations one loop over a compile-time sequence unrolls"),
+        ("MAX_GRAPH_NODES", "graph nodes the compile may reach while unrolling a loop (the nodes made so far "
+                            "plus the loop's estimate, checked after every unrolled iteration)"),
+        ("MAX_INLINE_DEPTH", "calls inlined inside each other"),
+        ("MAX_INLINED_NODES", "graph nodes (and inlined calls) one call of the compiled function may make, "
+                              "counting every call it inlines"),
+        ("MAX_TABLE_ITEMS", "items a run-time loop over a table of a sequence's items may hold"),
+    ]
+    lines = [
+        "## Compile budget",
+        "",
+        "Loops over compile-time sequences are unrolled and Python functions inlined, within these limits "
+        "(`graphjit/transpiler/budget.py`), so that every compile ends quickly:",
+        "",
+        "| Limit | Value | What it bounds |",
+        "|---|---|---|",
+    ]
+    for name, text in limits:
+        lines.append(f"| `{name}` | {getattr(budget, name)} | {text} |")
+    lines += [
+        "",
+        "Past a limit the result still equals eager Python. A `range` loop stays a run-time `for_range` loop; a "
+        "sequence of Python numbers, or of equal-length tuples of them (`np.ndindex`, `zip` of ranges), becomes "
+        "a run-time loop over a table of its items, each turned back into the Python number it was. A loop "
+        "that cannot (its body needs each item at compile time, or the items are other objects) is row "
+        f"`{_rules.rule('unroll_budget').code}`: a fallback block at LAX (the loop runs in Python, one "
+        "warning), a diagnostic naming the loop, its count and the limit at STRICT and COMPATIBLE. A call "
+        f"past an inlining limit is row `{_rules.rule('inline_budget').code}`: at LAX the outermost call of "
+        "the chain (for recursion, its first call) runs in Python; at STRICT and COMPATIBLE a diagnostic "
+        "names the function and the limit.",
+        "",
+    ]
+    return lines
 
 
 def main(argv=None) -> int:

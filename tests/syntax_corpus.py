@@ -1111,6 +1111,30 @@ def decorated_with_wrapper(x):
     return scale(x)
 
 
+# past the compile budget (transpiler/budget.py); tests/test_compile_budget.py tests it further
+WORDS = tuple(f"w{i}" for i in range(1100))  # more items than the unrolling limit, and not numbers
+
+
+@case("unroll_budget")
+def loop_past_unroll_budget(x):
+    total = x * 0.0
+    for word in WORDS:  # <- GJ313:5
+        total = total + len(word)
+    return total
+
+
+def _countdown(x, n):
+    if n == 0:
+        return x
+    return _countdown(x + 1.0, n - 1)
+
+
+@case("inline_budget")
+def recursion_past_inline_budget(x):
+    y = x * 2.0
+    return _countdown(y, 100) + 1.0  # <- GJ340:12
+
+
 # =================================================================================================
 # expressions, STRICT
 # =================================================================================================

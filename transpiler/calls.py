@@ -565,7 +565,7 @@ class CallLowering:
             if isinstance(value, MaybeUnbound):
                 frame.env[name] = MaybeUnbound(value.value, value.vtype, free=True)
         self.bind_source_params(fn, frame, args, kwargs, span)
-        return self.run_body(fn.node, frame)
+        return self.budgeted_call(fn.node, fn.name, span, lambda: self.run_body(fn.node, frame))
 
     def bind_source_params(self, fn: SourceFunc, frame, args, kwargs, span) -> None:
         params = fn.node.params

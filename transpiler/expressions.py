@@ -442,13 +442,15 @@ class ExpressionLowering:
         """Unrolled at compile time over compile-time sequences, as a loop over them would be."""
         results: list = []
         inner = frame.fork()
+        meter = self.comprehension_meter(node, frame)  # transpiler/budget.py
 
         def run(clause):
             if clause is None:
                 results.append(element(inner) if element else self.expr(node.elt, inner))
                 return
             iterable = self.expr(clause.iter, inner)
-            for item in self.iterate(iterable, self.span(clause.iter, inner)):
+            items = self.iterate(iterable, self.span(clause.iter, inner))
+            for item in self.count_comprehension(meter, clause, items):
                 self.assign_target(clause.target, item, inner)
                 ok = True
                 for cond in clause.ifs:

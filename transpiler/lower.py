@@ -25,6 +25,7 @@ from ..graph.literals import is_literal
 from ..graph.paths import Path
 from ..graph.spans import SourceSpan
 from ..graph.types import TupleType, type_of_value
+from .budget import BudgetLowering, CompileBudget
 from .calls import CallLowering
 from .expressions import ExpressionLowering
 from .fallback import FallbackLowering
@@ -33,8 +34,6 @@ from .scope import Scope
 from .source import ParsedFile, function_source, unwrap
 from .statements import StatementLowering
 from .values import UNBOUND, MaybeUnbound, Seq, Static, Undefined, is_static
-
-MAX_INLINE_DEPTH = 64
 
 
 @dataclass
@@ -93,8 +92,8 @@ def is_runtime_arg(value: Any) -> bool:
     return False
 
 
-class Lowerer(StatementLowering, ExpressionLowering, CallLowering, FallbackLowering):
-    def __init__(self, root_fn, graph: Graph, level: str = LAX, quiet: bool = False):
+class Lowerer(StatementLowering, ExpressionLowering, CallLowering, FallbackLowering, BudgetLowering):
+    def __init__(self, root_fn, graph: Graph, level: str = LAX, quiet: bool = False, over_budget=None):
         self.graph = graph
         self.level = level
         self.quiet = quiet          # collect diagnostics without warnings (graphjit check)
@@ -108,6 +107,9 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering, FallbackLower
         self.inlined: dict = {}
         self.guards = GuardRecorder()
         self.depth = 0
+        self.budget = CompileBudget(over=dict(over_budget or {}))   # transpiler/budget.py
+        self.function_sources: dict = {}      # code object -> (parsed file, FunctionDef), for this compile
+        self.attribute_writes_noted: set = set()  # function nodes `note_attribute_writes` has visited
         self.mutated_attrs: set = set()   # attribute names this compile assigns (read at call time)
         self.unrollable = 0   # > 0 while lowering a range loop that could still be unrolled
         self.return_span = None
@@ -129,6 +131,7 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering, FallbackLower
         if op == "setattr":
             self.attr_writes.add(attrs["name"])  # reads of it must be made at call time (see lower_function)
         nodes = [self.operand(v, span) for v in operands]
+        self.budget.made += 1
         return self.scope.graph.add(op, nodes, attrs, type, span, name, regions)
 
     def operand(self, value: Any, span: Optional[SourceSpan]) -> Node:
@@ -158,6 +161,7 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering, FallbackLower
                 return self.emit("call", [Static(v.name)], {"fn": "numpy.dtype"}, span)
             if not is_literal(_freeze(value.value)) and value.path is not None:
                 return self.scope.local(self.object_param(value))
+            self.budget.made += 1
             return self.scope.graph.const(_freeze(value.value), span)
         if isinstance(value, Seq):
             return self.emit("tuple" if value.kind == "tuple" else "list", value.items, span=span)
@@ -265,10 +269,15 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering, FallbackLower
     def inline(self, fn, args: list, kwargs: dict, span, self_value=None) -> Any:
         """Lower a call of a Python function by lowering its body here."""
         fn = unwrap(fn)
-        if self.depth >= MAX_INLINE_DEPTH:
-            raise LoweringError(f"inlining {getattr(fn, '__qualname__', fn)} exceeds depth {MAX_INLINE_DEPTH}"
-                                " (recursion without a compile-time base case?)", span)
-        parsed, node = function_source(fn)
+        return self.budgeted_call(getattr(fn, "__code__", fn), getattr(fn, "__qualname__", str(fn)), span,
+                                  lambda: self.inline_body(fn, args, kwargs, span, self_value))
+
+    def inline_body(self, fn, args: list, kwargs: dict, span, self_value=None) -> Any:
+        code = getattr(fn, "__code__", None)
+        found = self.function_sources.get(code) if code is not None else None
+        if found is None:  # once per function and compile: a helper may be inlined thousands of times
+            found = self.function_sources[code] = function_source(fn)
+        parsed, node = found
         frame = Frame(parsed, fn.__qualname__, {}, fn.__globals__, _closure_of(fn))
         if self_value is not None:
             args = [self_value] + list(args)
@@ -291,8 +300,9 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering, FallbackLower
 
     def note_attribute_writes(self, node) -> None:
         """Attribute names assigned in this function body (COMPATIBLE): reads of them stay run-time."""
-        if self.level == "STRICT":
+        if self.level == "STRICT" or node in self.attribute_writes_noted:
             return
+        self.attribute_writes_noted.add(node)
 
         class Writes(cst.CSTVisitor):
             def visit_AssignTarget(inner, n) -> None:
@@ -431,9 +441,11 @@ def lower_function(fn, args: tuple, kwargs: dict, name: Optional[str] = None, le
     runtime_objects: set = set()
     runtime_globals: set = set()
     runtime_attrs: set = set()
+    over_budget: dict = {}   # loops and calls found over the compile budget: the next attempt skips them at once
     for _attempt in range(4):
         lowered, lowerer = _lower_once(fn, args, kwargs, name, level, collect, runtime_objects, runtime_globals,
-                                       runtime_attrs, static)
+                                       runtime_attrs, static, over_budget)
+        over_budget.update(lowerer.budget.found)
         new_objects = lowerer.container_writes - runtime_objects
         new_globals = lowerer.written_globals - runtime_globals
         new_attrs = lowerer.attr_writes - lowerer.mutated_attrs
@@ -450,11 +462,11 @@ def lower_function(fn, args: tuple, kwargs: dict, name: Optional[str] = None, le
 
 
 def _lower_once(fn, args, kwargs, name, level, collect, runtime_objects, runtime_globals, runtime_attrs=(),
-                static=()):
+                static=(), over_budget=None):
     parsed, node = function_source(fn)
     graph = Graph(name or fn.__qualname__)
     graph.span = parsed.span(node)
-    lowerer = Lowerer(fn, graph, level, quiet=collect)
+    lowerer = Lowerer(fn, graph, level, quiet=collect, over_budget=over_budget)
     lowerer.runtime_objects = set(runtime_objects)
     lowerer.runtime_globals = set(runtime_globals)
     lowerer.mutated_attrs |= set(runtime_attrs)   # written by setattr(obj, "name", v) found last time

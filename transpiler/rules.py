@@ -89,6 +89,10 @@ RULES: list[Rule] = [
        "a generator cannot be compiled into a graph", "return a tuple or list instead"),
     _r("decorated_def", "statement", "decorated nested `def`", LAX, "GJ312",
        "a decorated nested function is not supported in a graph", "define it at module level"),
+    _r("unroll_budget", "statement", "a `for` loop (or comprehension) over a compile-time sequence past the "
+       "compile budget (transpiler/budget.py) that cannot stay a run-time loop", LAX, "GJ313",
+       "this loop is past the compile budget for unrolling",
+       _LAX_HINT + "; or loop over an array, or a `range` whose index is used as a run-time value"),
     # --- expressions -----------------------------------------------------------------------
     _r("arith", "expression", "arithmetic `+ - * / // % ** @`, bitwise `& | ^ ~ << >>`, unary `-x`", STRICT,
        "GJ120", "arithmetic"),
@@ -153,6 +157,9 @@ RULES: list[Rule] = [
     _r("call_jit", "call", "other jitted functions and Cells", STRICT, "GJ162", "jitted call"),
     _r("call_class", "call", "classes and Cells built from compile-time arguments", STRICT, "GJ163",
        "constructor call"),
+    _r("inline_budget", "call", "a call past the inlining budget (transpiler/budget.py): calls nested deeper "
+       "than the depth limit, or more graph nodes than the node limit", LAX, "GJ340",
+       "this call is past the compile budget for inlining", _LAX_HINT + "; or write the recursion as a loop"),
     _r("call_opaque", "call", "other Python callables with run-time arguments (ordered opaque calls)",
        COMPATIBLE, "GJ261", "calling a Python function without source on run-time values",
        _COMPAT_HINT + ", or use NumPy"),

@@ -16,12 +16,13 @@ from ..graph.diagnostics import GraphjitError, LoweringError, UnsupportedSyntaxE
 from ..graph.ir import Graph, Node
 from ..graph.literals import Index
 from ..graph.types import ArrayType, TupleType, join
+from .budget import MAX_UNROLL_ITERATIONS, ItemTable
 from .calls import NeedsStatic
 from .scope import RegionGroup, Scope
 from .rules import LAX, STATEMENT_RULES, rule
 from .values import UNBOUND, MaybeUnbound, RangeVal, Seq, SourceFunc, Static, Undefined, is_static, static_value
 
-UNROLL_LIMIT = 1024  # a range loop needing its index at compile time unrolls up to this many times
+UNROLL_LIMIT = MAX_UNROLL_ITERATIONS  # a loop unrolls up to this many times (transpiler/budget.py)
 
 AUG = {cst.AddAssign: "add", cst.SubtractAssign: "sub", cst.MultiplyAssign: "mul",
        cst.DivideAssign: "truediv", cst.FloorDivideAssign: "floordiv", cst.ModuloAssign: "mod",
@@ -566,14 +567,13 @@ class StatementLowering:
         if stmt.orelse is not None:
             raise UnsupportedSyntaxError("`for ... else` is not supported in a graph", span, rule=rule("for_else"))
         iterable = self.expr(stmt.iter, frame)
+        tried_runtime = False  # a run-time loop was tried and needs its items at compile time
         if isinstance(iterable, Static) and isinstance(iterable.value, range):
             r = iterable.value
             try:
                 return self.range_loop(stmt, RangeVal(Static(r.start), Static(r.stop), Static(r.step)), frame)
             except _NeedsUnroll:
-                if len(r) > UNROLL_LIMIT:
-                    raise LoweringError(f"this loop needs its index at compile time and runs {len(r)} times "
-                                        f"(more than {UNROLL_LIMIT} to unroll)", span) from None
+                tried_runtime = True
         if isinstance(iterable, RangeVal):
             try:
                 return self.range_loop(stmt, iterable, frame)
@@ -585,7 +585,9 @@ class StatementLowering:
             except _NeedsUnroll as e:
                 if not _static_rows(iterable):
                     raise _cannot_unroll(e.args[0], span) from None
-        self.unrolled_loop(stmt, self.iterate(iterable, span), frame)
+                tried_runtime = True
+        items, count = self.loop_items(iterable, span, runtime=not tried_runtime)
+        self.budgeted_loop(stmt, items, count, frame, span, runtime=not tried_runtime)  # transpiler/budget.py
 
     def unrolled_loop(self, stmt: cst.For, items: list, frame) -> None:
         span = self.span(stmt, frame)
@@ -619,6 +621,7 @@ class StatementLowering:
                 frame.env[f"$cont{depth}"] = Static(False)
             self.assign_target(stmt.target, item, frame)
             self.statements(list(stmt.body.body), frame)
+            self.count_iteration(stmt)  # stops unrolling past the compile budget (transpiler/budget.py)
 
     def enter_loop(self, frame, span, control: bool, body: list = ()) -> None:
         frame.loops.append(span)
@@ -693,6 +696,8 @@ class StatementLowering:
     def bind_loop_target(self, stmt, index, rows_of, frame, span) -> None:
         if rows_of is None:
             self.assign_target(stmt.target, index, frame)
+        elif isinstance(rows_of, ItemTable):  # a compile-time sequence past the unrolling budget
+            self.assign_target(stmt.target, rows_of.item(self, index, span), frame)
         else:
             row = self.emit("getitem", [rows_of, index], {"index": Index([_ref(1)])}, span)
             self.assign_target(stmt.target, row, frame)
@@ -1339,10 +1344,17 @@ def _contains(body, kinds) -> bool:
     return own.found or ret.found
 
 
+_RETURNS: dict = {}
+
+
 def _contains_return(stmt) -> bool:
     """Does the statement end some path (`return`, or `raise`, which ends it too)?"""
+    cached = _RETURNS.get(id(stmt))
+    if cached is not None and cached[0] is stmt:  # asked again each time its function is inlined
+        return cached[1]
     finder = _Finder((cst.Return, cst.Raise), stop_at_loops=False)
     stmt.visit(finder)
+    _RETURNS[id(stmt)] = (stmt, finder.found)
     return finder.found
 
 

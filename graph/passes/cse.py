@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 from typing import Any, Optional
 
 from ..alias import Aliases, holds_memory
@@ -38,6 +39,7 @@ def run(graph: Graph) -> bool:
             changed |= run(region)
     aliases: Optional[Aliases] = None
     seen: dict[Any, list[Node]] = {}
+    merged: list[Node] = []  # erased after the scan, so the analysis' positions stay valid
     for node in list(graph.nodes):
         if not node.is_pure or node.op == "const":
             continue
@@ -45,16 +47,35 @@ def run(graph: Graph) -> bool:
         if key is None:
             continue
         for earlier in seen.get(key, ()):
-            aliases = aliases or Aliases(graph)
-            if _can_merge(aliases, earlier, node):
+            if aliases is None:
+                aliases = Aliases(graph)
+                writers = _Writers(aliases)
+            if _can_merge(aliases, writers, earlier, node):
                 graph.replace_all_uses(node, earlier)
-                graph.erase(node)
-                aliases = None
+                merged.append(node)
+                if holds_memory(earlier.type):
+                    _share(aliases, node, earlier)
                 changed = True
                 break
         else:
             seen.setdefault(key, []).append(node)
+    for node in merged:
+        graph.erase(node)
     return changed
+
+
+def _share(aliases: Aliases, old: Node, new: Node) -> None:
+    """The users of `old` now use `new`: what shared `old`'s memory may share `new`'s.
+
+    Cheaper than analysing the graph again, and as exact for this pass: `_can_merge` checked that
+    nothing writes either result's memory after `new`, so the writes the analysis knows stay right.
+    """
+    old_roots, new_roots = aliases.of(old), aliases.of(new)
+    if old_roots <= new_roots:
+        return
+    for key, roots in aliases.roots.items():
+        if roots & old_roots:
+            aliases.roots[key] = roots | new_roots
 
 
 def _key(node: Node) -> Optional[tuple]:
@@ -74,16 +95,31 @@ def _key(node: Node) -> Optional[tuple]:
     return (node.op, tuple(operands), attrs, str(node.type))
 
 
-def _can_merge(aliases: Aliases, first: Node, second: Node) -> bool:
+class _Writers:
+    """For each root of memory, the positions of the nodes that may write it: `writes_between` by bisection."""
+
+    def __init__(self, aliases: Aliases):
+        self.by_root: dict = {}
+        for node in aliases.graph.nodes:
+            for root in aliases.writes(node):
+                self.by_root.setdefault(root, []).append(aliases.position[node.id])
+
+    def between(self, start: int, end: int) -> frozenset:
+        """The roots written by the nodes at positions start < p < end."""
+        return frozenset(root for root, positions in self.by_root.items()
+                         if bisect.bisect_right(positions, start) < bisect.bisect_left(positions, end))
+
+
+def _can_merge(aliases: Aliases, writers: _Writers, first: Node, second: Node) -> bool:
     position = aliases.position
     p1, p2 = position[first.id], position[second.id]
     read = aliases.of_all(first.operands)
-    if read & aliases.writes_between(p1, p2):
+    if read & writers.between(p1, p2):
         return False
     if not holds_memory(first.type):
         return True
     results = aliases.of(first) | aliases.of(second)
-    if results & aliases.writes_after(p1):
+    if results & writers.between(p1, len(aliases.graph.nodes)):
         return False
     escaping = aliases.escaping()
     if (aliases.of(first) & escaping) and (aliases.of(second) & escaping):

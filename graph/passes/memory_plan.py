@@ -44,23 +44,46 @@ def run(graph: Graph) -> bool:
     for node in graph.nodes:
         for region in node.regions:
             changed |= run(region)
+    aliases = Aliases(graph)
+    start = 0
     while True:
-        rewrite = _find(graph)
+        rewrite = _find(graph, aliases, start)
         if rewrite is None:
             return changed
-        _apply(graph, *rewrite)
+        start = aliases.position[rewrite[0].id]
+        new = _apply(graph, *rewrite)
+        _follow(aliases, rewrite[0], new)
         changed = True
 
 
-def _find(graph: Graph) -> Optional[tuple]:
-    aliases = Aliases(graph)
-    for node in graph.nodes:
+def _find(graph: Graph, aliases: Aliases, start: int) -> Optional[tuple]:
+    """The first rewrite at or after position `start`.
+
+    Nodes before it were not rewritable and stay so: a rewrite only makes a buffer read later.
+    """
+    for node in graph.nodes[start:]:
         if not node.is_pure or node.attrs or not _plannable(node):
             continue
         for k in _candidates(node):
             if _reusable(aliases, node, node.operands[k]):
                 return node, k
     return None
+
+
+def _follow(aliases: Aliases, old: Node, new: Node) -> None:
+    """Update the analysis after `new` replaced `old` (at its position), writing into an operand's buffer.
+
+    What shared `old`'s own buffer now shares the operand's: cheaper than analysing the graph again
+    and giving the same answers for every buffer that still exists.
+    """
+    aliases.position[new.id] = aliases.position.pop(old.id)
+    new_roots = aliases._roots_of(new)
+    aliases.roots.pop(old.id, None)
+    aliases.roots[new.id] = new_roots
+    for table in (aliases.roots, aliases._writes):
+        for key, roots in table.items():
+            if old.id in roots:
+                table[key] = roots | new_roots
 
 
 def _plannable(node: Node) -> bool:
@@ -86,7 +109,7 @@ def _reusable(aliases: Aliases, node: Node, operand: Node) -> bool:
     return not aliases.read_after(root, aliases.position[node.id], ignore=node)
 
 
-def _apply(graph: Graph, node: Node, k: int) -> None:
+def _apply(graph: Graph, node: Node, k: int) -> Node:
     opdef = node.opdef
     if opdef.emit == "infix" and node.op in INPLACE and (k == 0 or opdef.commutative):
         target, other = node.operands[k], node.operands[1 - k]
@@ -95,3 +118,4 @@ def _apply(graph: Graph, node: Node, k: int) -> None:
         new = graph.add(node.op, node.operands, {"out": k}, node.type, node.span, node.name, before=node)
     graph.replace_all_uses(node, new)
     graph.erase(node)
+    return new
