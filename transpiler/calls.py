@@ -195,6 +195,10 @@ class CallLowering:
                 result = self.try_static_call(fn, args, kwargs)
                 if result is not None:
                     return result
+            opdef = _ops.OPS[op_name]
+            if opdef.emit in ("infix", "prefix") and (len(args) > (opdef.arity or 0) or "out" in kwargs):
+                # `np.matmul(a, b, o)`: an operator cannot say `out`; the NumPy call can
+                return self.op_call("call", args, kwargs, span, extra={"fn": f"numpy.{fn.__name__}"})
             return self.op_call(op_name, args, kwargs, span)
 
         if _is_cell(fn):
