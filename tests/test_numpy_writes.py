@@ -273,6 +273,36 @@ def test_metadata_assignment_is_seen_by_later_reads(level, mode):
     assert_matches_eager(strides_assignment, np.linspace(0.5, 3.0, 6), level=level, mode=mode)
 
 
+def _set_shape(a, shape):
+    a.shape = shape
+
+
+def shape_in_a_helper(a):
+    b = a.copy()
+    _set_shape(b, (3, 3))
+    return np.zeros(b.shape), b.sum(axis=1)
+
+
+def shape_of_a_dict_item(d):
+    d["a"].shape = (3, 3)
+    return np.zeros(d["a"].shape), d["a"].sum(axis=0)
+
+
+def resize_with_sizes(a):
+    b = a.copy()
+    b.resize(3, 3, refcheck=False)
+    return np.zeros(b.shape), b.sum(axis=1)
+
+
+@pytest.mark.parametrize("level, mode", EVERY_WAY)
+def test_metadata_writes_reach_every_path_to_the_array(level, mode):
+    """The caller's name of an array a helper reshapes, a dict item, `resize(3, 3)`."""
+    a = np.arange(9.0)
+    assert_matches_eager(shape_in_a_helper, a, level=level, mode=mode)
+    assert_matches_eager(shape_of_a_dict_item, {"a": a}, level=level, mode=mode)
+    assert_matches_eager(resize_with_sizes, a, level=level, mode=mode)
+
+
 @pytest.mark.parametrize("level", LEVELS)
 def test_shape_assignment_in_a_loop(level):
     assert_matches_eager(shape_in_loop, np.arange(6.0), 3, level=level)

@@ -11,6 +11,7 @@ import operator
 from typing import Any, Callable, Optional
 
 import libcst as cst
+import numpy as np
 
 from ..graph import ops as _ops
 from ..graph.diagnostics import GraphjitError, LoweringError, UnsupportedSyntaxError
@@ -309,6 +310,8 @@ class StatementLowering:
         `refresh` of it: reads after the write (`a.shape`, `np.zeros(a.shape)`) are never folded
         from the type it had before.
         """
+        if isinstance(obj, Static) and isinstance(obj.value, np.ndarray) and name in _ops.RETYPING:
+            obj = self.latest_version(self.array_value(obj, span))  # `d["a"].shape = s`: read at call time
         if not isinstance(obj, Node) or name not in _ops.RETYPING or not isinstance(obj.type, ArrayType):
             return
         known = static_value(value) if value is not None and is_static(value) else None
@@ -316,6 +319,7 @@ class StatementLowering:
             known = tuple(known)
         new_type = after_metadata_write(obj.type, name, known)
         refreshed = self.emit("refresh", [obj], span=span, name=obj.name, type=new_type)
+        self.refreshed[obj.id] = refreshed  # other paths to it (a caller's name, a container item)
         for key, bound in list(frame.env.items()):
             if bound is obj:
                 frame.env[key] = refreshed
