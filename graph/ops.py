@@ -45,6 +45,7 @@ class Writes:
     positions: tuple = ()
     every: bool = False
     nin: Optional[int] = None
+    when: str = ""                               # `positions` only when this attribute is true
 
     def out_position(self, n_operands: int, attrs: dict) -> Optional[int]:
         """The operand receiving the result (the call returns it), or None."""
@@ -62,18 +63,21 @@ class Writes:
         if self.every:
             return tuple(range(len(operands)))
         out = self.out_position(len(operands), attrs)
+        if self.when and not attrs.get(self.when):
+            return () if out is None else (out,)
         return self.positions if out is None or out in self.positions else self.positions + (out,)
 
     def may_write(self, n_positional: int, keywords) -> bool:
         """Can a call with this many positional arguments and these keywords write an operand?"""
-        return self.every or bool(self.positions) or "out" in keywords or \
+        return self.every or bool(self.positions) and (not self.when or self.when in keywords) or \
+            "out" in keywords or \
             (self.nin is not None and n_positional > self.nin)
 
     def describe(self) -> str:
         """The docs column: `0`, `out`, `2+ (out)`, `any`."""
         if self.every:
             return "any"
-        parts = [str(k) for k in self.positions]
+        parts = [str(k) + (f" (when `{self.when}`)" if self.when else "") for k in self.positions]
         parts.append(f"out (keyword, or operand {self.nin})" if self.nin is not None else "out")
         return ", ".join(parts)
 
@@ -184,6 +188,7 @@ for _r in ["sum", "mean", "max", "min", "prod", "any", "all", "std", "var", "arg
     _fn = getattr(np, _r)
     _add(OpDef(_r if _r not in OPS else f"np_{_r}", _fn, "call", f"np.{_r}", infer=R.reduction(_fn),
                doc=f"`np.{_r}(a, axis=..., keepdims=...)`", fresh=True,
+               writes=Writes((0,), when="overwrite_input") if _r == "median" else OUT,
                method=_r if hasattr(np.ndarray, _r) and _r not in ("amax", "amin") else ""))
 
 # --- Linear algebra --------------------------------------------------------------------------

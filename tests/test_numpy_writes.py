@@ -356,6 +356,13 @@ def ufunc_at_argument(a, idx):
     return before, a[0]
 
 
+def median_overwriting_its_input(a):
+    t = a * 1.0
+    first = t[0]
+    m = np.median(t, overwrite_input=True)
+    return first, m, t, np.median(a, overwrite_input=True), a
+
+
 def writes_in_a_loop(a, n):
     t = a + 0.0
     seen = np.zeros(n)
@@ -377,6 +384,7 @@ def test_write_functions_are_effects(level, mode):
     assert_matches_eager(ufunc_at_local, r, level=level, mode=mode)
     assert_matches_eager(ufunc_at_argument, r, np.array([0, 0, 3]), level=level, mode=mode)
     assert_matches_eager(writes_in_a_loop, r, 4, level=level, mode=mode)
+    assert_matches_eager(median_overwriting_its_input, np.random.default_rng(7).random(7), level=level, mode=mode)
 
 
 W = np.ones(4)
@@ -560,6 +568,8 @@ def test_the_op_table_names_the_written_operands():
     assert copyto.writes == (copyto.operands[0],) and not copyto.is_pure
     assert OPS["setitem"].writes.positions == (0,)
     assert OPS["pycall"].writes.every and OPS["call"].writes.every
+    assert OPS["median"].writes((None,), {"overwrite_input": True}) == (0,)
+    assert OPS["median"].writes((None,), {}) == ()
 
 
 def test_dce_keeps_a_positional_out_write_whose_result_is_unused():
