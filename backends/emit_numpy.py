@@ -475,6 +475,8 @@ class Emitter:
             names = [_callee(c) for c in node.attrs["classes"]]
             classes = names[0] if len(names) == 1 else "(" + ", ".join(names) + ")"
             return (f"isinstance({self.value(ops[0])}, {classes})", PREC_ATOM)
+        if op == "refresh":
+            return (self.atom(ops[0]), PREC_ATOM)  # the same array, its type changed by a write
         if op == "format":
             return (f"{format_literal(node.attrs['template'])}.format({', '.join(self.value(o) for o in ops)})",
                     PREC_ATOM)

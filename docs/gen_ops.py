@@ -112,14 +112,20 @@ def render() -> str:
         "Ops marked *special* are laid out by the emitter itself: regions, indexing, tuples and in-place "
         "updates.",
         "* **Arity**: the number of operands, or *any*.",
-        "* **Pure**: no effects. Passes may remove, merge or move the op. Impure ops are never dropped "
-        "or reordered.",
+        "* **Pure**: no effects besides the writes the Writes column names. Passes may remove, merge or "
+        "move a pure node that writes nothing. Impure ops are never dropped or reordered.",
         "* **Elementwise**: the op applies element by element, with broadcasting.",
+        "* **Writes**: the operands a node of the op writes in place (its effect on memory; passes learn it "
+        "from this column, `graph/ops.py` `Writes`). *out*: the `out` argument when the node has one "
+        "(`{out=k}` from memory planning, or a run-time `out=` keyword); a ufunc's `out` may also be the "
+        "operand after its inputs (`np.multiply(z, z, z)` writes `z`); a number is an operand position; "
+        "*any*: every operand (opaque calls). A pure op that writes an operand is an effect: it is kept "
+        "and ordered, and removed only when nothing reads the memory it writes.",
         "",
         "Kinds: " + ", ".join(f"{_KIND[k]} ({k}): {n}" for k, n in sorted(kinds.items())) + ".",
         "",
-        "| Op | Emitted as | Kind | Arity | Pure | Elementwise | Description |",
-        "|---|---|---|---|---|---|---|",
+        "| Op | Emitted as | Kind | Arity | Pure | Elementwise | Writes | Description |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for op in ops:
         spelled = spelling(op)
@@ -130,6 +136,7 @@ def render() -> str:
             _arity(op),
             _yes(op.pure),
             _yes(op.elementwise),
+            markdown_gen.cell(op.writes.describe()),
             markdown_gen.cell(description(op)),
         ]) + " |")
     lines += [

@@ -1,8 +1,10 @@
 """Which buffers a value may share memory with, and which buffers a node may write.
 
-Array mutation in the graph is an ordered effect on shared memory (`setitem`, `inplace`, a
-`{out=k}` node, an opaque `call`, a region that contains one), so every pass that removes, merges,
-moves or rewrites nodes asks this module before it touches an array.
+Array mutation in the graph is an ordered effect on shared memory: a node writes the operands the
+op table's `writes` rule names (`setitem`, `inplace`, a `{out=k}` node, a ufunc's `out` given by
+keyword or positionally, `.shape` assignment, an opaque `call` or `pycall`: any operand), and a
+region writes what its nodes write. Every pass that removes, merges, moves or rewrites nodes asks
+this module before it touches an array.
 
     graph f(%x: f64[3]) -> f64[3]              roots
       %y = mul(%x, 2.0) : f64[3]               {%y}          a fresh buffer
@@ -130,19 +132,8 @@ class Aliases:
         """Roots of the memory `node` may write when it runs."""
         if node.id in self._writes:
             return self._writes[node.id]
-        op = node.op
-        result: set = set()
-        out = node.out_operand
-        if out is not None:
-            result |= self.of(out)
-        if op == "setitem":
-            result |= self.of(node.operands[0])
-        elif op == "inplace":
-            if holds_memory(node.operands[0].type):
-                result |= self.of(node.operands[0])
-        elif op == "call":
-            result |= self.of_all(node.operands)  # np.random.shuffle(x), np.copyto(a, b): any operand
-        elif op in REGION_OPS:
+        result: set = set(self.of_all(node.writes))  # the op table's `writes` (graph/ops.py)
+        if node.op in REGION_OPS:
             result |= self.region_writes(node)
         self._writes[node.id] = Roots(result)
         return self._writes[node.id]

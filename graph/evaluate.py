@@ -57,6 +57,8 @@ def evaluate(node, vals: Sequence[Any]) -> Any:
         return isinstance(vals[0], tuple(resolve_callable(c) for c in attrs["classes"]))
     if op == "tuple_get":
         return vals[0][attrs["index"]]
+    if op == "refresh":
+        return vals[0]
     if op == "dim":
         return vals[0].shape[attrs["axis"]]
     if op in ("shape", "ndim", "size"):

@@ -48,11 +48,21 @@ class Node:
     def is_pure(self) -> bool:
         """No effects: the node may be removed, merged or moved.
 
-        A node that writes its result into an operand's buffer (`{out=k}`, set by memory
-        planning, or the user's own `np.exp(x, out=y)`) is an effect even when its op is pure.
+        A node that writes an operand's buffer (the op table's `writes`: `setitem`, `{out=k}` set by
+        memory planning, the user's `np.exp(x, out=y)` or `np.exp(x, y)`) is an effect even when its
+        op is pure.
         """
-        return self.opdef.pure and "out" not in self.attrs and "out" not in self.attrs.get("kw", ()) \
-            and not self.regions
+        return self.opdef.pure and not self.written_positions and not self.regions
+
+    @property
+    def written_positions(self) -> tuple:
+        """Positions of the operands this node writes in place (the op table's `writes` rule)."""
+        return self.opdef.writes(self.operands, self.attrs)
+
+    @property
+    def writes(self) -> tuple["Node", ...]:
+        """The operands this node writes in place."""
+        return tuple(self.operands[k] for k in self.written_positions)
 
     @property
     def may_raise(self) -> bool:
@@ -66,13 +76,10 @@ class Node:
 
     @property
     def out_operand(self) -> Optional["Node"]:
-        """The operand whose buffer receives the result: `{out=k}` or a user's `out=` keyword."""
-        if "out" in self.attrs:
-            return self.operands[self.attrs["out"]]
-        kw = self.attrs.get("kw", ())
-        if "out" in kw:
-            return self.operands[len(self.operands) - len(kw) + list(kw).index("out")]
-        return None
+        """The operand whose buffer receives the result: `{out=k}`, a user's `out=` keyword or a ufunc's
+        positional output."""
+        k = self.opdef.writes.out_position(len(self.operands), self.attrs)
+        return None if k is None else self.operands[k]
 
     @property
     def is_const(self) -> bool:

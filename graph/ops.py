@@ -5,9 +5,12 @@ how the NumPy backend spells it (`infix`, `prefix`, `call`, `method`, `attr`, or
 ops the emitter lays out itself), Python precedence of that spelling, arity, purity, whether it
 is elementwise, and its shape/dtype rule. What the optimizer needs is here too: whether constant
 folding may evaluate it (`foldable`), whether its array result is always a new buffer (`fresh`,
-for alias analysis) or may be a view of any operand (`views_any`), whether operands commute, and the NumPy function with an `out=` parameter
-that computes it into an existing buffer (`ufunc`, for memory planning), and where it may raise
-(`domain`, read by `may_raise`: dead code elimination keeps an unused node that may raise).
+for alias analysis) or may be a view of any operand (`views_any`), whether operands commute, and the
+NumPy function with an `out=` parameter that computes it into an existing buffer (`ufunc`, for memory
+planning), and where it may raise (`domain`, read by `may_raise`: dead code elimination keeps an unused
+node that may raise). `writes` says which operands a node writes in place (`setitem` its target, a ufunc
+its `out` argument, given by keyword or positionally, an opaque call any operand): every pass that
+removes, merges or moves nodes learns a node's effects on memory from it (`Node.writes`, graph/alias.py).
 `docs/ops.md` is generated from this table.
 """
 
@@ -30,6 +33,60 @@ PREC_SHIFT, PREC_BITAND, PREC_BITXOR, PREC_BITOR, PREC_CMP, PREC_NOT = 10, 9, 8,
 
 
 @dataclass(frozen=True)
+class Writes:
+    """Which operands a node writes in place, computed from its operands and attributes.
+
+    Every op writes its `out` argument when it has one: `{out=k}` (memory planning), a run-time
+    `out=` keyword (`np.add(a, b, out=c)`), or, for a ufunc taking `nin` inputs, a positional
+    operand after them (`np.multiply(z, z, z)`). `positions` are operands the op always writes
+    (`setitem` its target; `inplace` too, even on a Python number, where nothing holds memory:
+    alias analysis finds no buffer there); `every`: any operand may be written (an opaque call).
+    """
+
+    positions: tuple = ()
+    every: bool = False
+    nin: Optional[int] = None
+    when: str = ""                               # `positions` only when this attribute is true
+
+    def out_position(self, n_operands: int, attrs: dict) -> Optional[int]:
+        """The operand receiving the result (the call returns it), or None."""
+        if "out" in attrs:
+            return attrs["out"]
+        kw = attrs.get("kw", ())
+        if "out" in kw:
+            return n_operands - len(kw) + list(kw).index("out")
+        if self.nin is not None and n_operands - len(kw) > self.nin:
+            return self.nin
+        return None
+
+    def __call__(self, operands, attrs: dict) -> tuple:
+        """Positions of the operands written."""
+        if self.every:
+            return tuple(range(len(operands)))
+        out = self.out_position(len(operands), attrs)
+        if self.when and not attrs.get(self.when):
+            return () if out is None else (out,)
+        return self.positions if out is None or out in self.positions else self.positions + (out,)
+
+    def may_write(self, n_positional: int, keywords) -> bool:
+        """Can a call with this many positional arguments and these keywords write an operand?"""
+        return self.every or bool(self.positions) and (not self.when or self.when in keywords) or \
+            "out" in keywords or \
+            (self.nin is not None and n_positional > self.nin)
+
+    def describe(self) -> str:
+        """The docs column: `0`, `out`, `2+ (out)`, `any`."""
+        if self.every:
+            return "any"
+        parts = [str(k) + (f" (when `{self.when}`)" if self.when else "") for k in self.positions]
+        parts.append(f"out (keyword, or operand {self.nin})" if self.nin is not None else "out")
+        return ", ".join(parts)
+
+
+OUT = Writes()                                   # only an `out` argument, when the node has one
+
+
+@dataclass(frozen=True)
 class OpDef:
     name: str
     fn: Optional[Callable]              # what the interpreter calls with operand values and attrs
@@ -37,7 +94,7 @@ class OpDef:
     symbol: str = ""                    # '+', 'np.exp', 'reshape', 'T'
     prec: int = PREC_ATOM               # precedence of the emitted expression
     arity: Optional[int] = None         # None: variadic
-    pure: bool = True                   # no effects: may be removed, merged, moved
+    pure: bool = True                   # no effects but its `writes`: with none, may be removed, merged, moved
     elementwise: bool = False
     infer: Callable = field(default=lambda nodes, attrs: OBJECT, repr=False)
     doc: str = ""
@@ -57,6 +114,7 @@ class OpDef:
     # The ndarray method computing the same when operand 0 is an array: `x.sum(axis=1)` skips the
     # Python wrapper of `np.sum` (about 2 µs a call, which small arrays feel).
     method: str = ""
+    writes: Writes = OUT                # which operands it writes in place (see Writes)
 
     def __call__(self, *values, **attrs) -> Any:
         """Run the op on concrete values, as the interpreter and constant folding do."""
@@ -127,6 +185,7 @@ for _u in UFUNCS:
     _fn = getattr(np, _u)
     _add(OpDef(_name, _fn, "call", f"np.{_u}", arity=None, elementwise=True, infer=R.elementwise(_fn),
                doc=f"`np.{_u}(...)`", fresh=True, ufunc=_fn, domain=_UFUNC_DOMAIN.get(_u, ""),
+               writes=Writes(nin=_fn.nin),
                commutative=_u in ("add", "multiply", "maximum", "minimum", "fmax", "fmin", "hypot",
                                   "logical_and", "logical_or", "logical_xor", "equal", "not_equal")))
 
@@ -146,6 +205,7 @@ for _r in ["sum", "mean", "max", "min", "prod", "any", "all", "std", "var", "arg
                doc=f"`np.{_r}(a, axis=..., keepdims=...)`", fresh=True,
                domain="identity" if _r in ("max", "min", "argmax", "argmin", "nanmax", "nanmin", "amax", "amin")
                else "",
+               writes=Writes((0,), when="overwrite_input") if _r == "median" else OUT,
                method=_r if hasattr(np.ndarray, _r) and _r not in ("amax", "amin") else ""))
 
 # --- Linear algebra --------------------------------------------------------------------------
@@ -198,6 +258,14 @@ for _c in ["full", "full_like", "arange", "linspace", "eye", "asarray", "array"]
     _add(OpDef(_c, _fn, "call", f"np.{_c}", infer=R.by_evaluation(_fn), doc=f"`np.{_c}(...)`",
                fresh=_c not in ("asarray", "array")))  # asarray returns its operand; array(copy=False) may
 
+# --- Writes into an existing array: operand 0 is written, the call yields None -------------------
+for _w, _doc in [("copyto", "`np.copyto(dst, src, casting=..., where=...)`: copies `src` into `dst`"),
+                 ("put", "`np.put(a, indices, values)`: `a.flat[indices] = values`"),
+                 ("place", "`np.place(a, mask, values)`: the masked elements take `values` in turn"),
+                 ("putmask", "`np.putmask(a, mask, values)`: the masked elements take `values` at their place")]:
+    _add(OpDef(_w, getattr(np, _w), "call", f"np.{_w}", infer=R.fixed(R.NONE), doc=_doc, foldable=False,
+               writes=Writes((0,))))
+
 # --- Python builtins on run-time values ------------------------------------------------------
 for _name, _fn, _t in [("float", float, FLOAT), ("int", int, INT), ("bool", bool, BOOL), ("len", len, INT)]:
     _add(OpDef(_name, _fn, "call", _name, arity=1, infer=R.scalar_of(_t), doc=f"`{_name}(a)`", domain="convert"))
@@ -218,16 +286,18 @@ _SPECIAL = [
     ("tuple_get", 1, True, R.tuple_get, "`t[index]` on a tuple"),
     ("getitem", None, True, R.getitem, "`a[index]`; `$k` in the index is operand k (may raise IndexError: "
      "unused, it stays unless its indices are compile-time and in range)"),
-    ("setitem", None, False, R.fixed(R.NONE), "`a[index] = v` in place, an ordered effect yielding none (operands: a, v, index parts)"),
+    ("setitem", None, True, R.fixed(R.NONE), "`a[index] = v` in place, an ordered effect yielding none (operands: a, v, index parts)"),
     ("shape", 1, True, R.fixed(OBJECT), "`a.shape`"),
     ("dim", 1, True, R.fixed(INT), "`a.shape[axis]`"),
     ("ndim", 1, True, R.fixed(INT), "`a.ndim`"),
     ("size", 1, True, R.fixed(INT), "`a.size`"),
-    ("inplace", 2, False, R.inplace, "`a op= b` (attr `op`): in place on arrays, as Python does"),
+    ("inplace", 2, True, R.inplace, "`a op= b` (attr `op`): in place on arrays, as Python does"),
     ("raise", None, False, R.fixed(R.NONE), "`raise E(args...)`; operand 0 is the class (`'builtins.ValueError'` "
      "or a compile-time class)"),
     ("assert", None, False, R.fixed(R.NONE), "`assert cond, msg`"),
     ("setattr", 2, False, R.fixed(R.NONE), "`obj.name = value` (attr `name`): a Python-object effect"),
+    ("refresh", 1, True, R.same_as_first, "`a` itself after a write that may change its shape, dtype or strides "
+     "(`a.shape = s`, `a.dtype = t`, `a.resize(s)`): later code reads this value, whose type is the new one"),
     ("getattr", 1, False, R.fixed(OBJECT), "`obj.name` read at call time (attr `name`): the attribute is written "
      "by compiled code"),
     ("load_global", 0, False, R.fixed(OBJECT), "`_g[name]`: a module global read at call time (attr `name`)"),
@@ -247,9 +317,16 @@ _SPECIAL = [
     ("for_range", None, False, R.fixed(OBJECT), "`for i in range(start, stop, step)` with carried values"),
     ("while", None, False, R.fixed(OBJECT), "`while cond:` with carried values; regions `cond`, `body`"),
 ]
+# Which operands the specials write (the others write none).
+_SPECIAL_WRITES = {
+    "setitem": Writes((0,)), "inplace": Writes((0,)), "setattr": Writes((0,)),
+    "pycall": Writes(every=True), "call": Writes(every=True), "fallback": Writes(every=True),
+}
 for _name, _arity, _pure, _infer, _doc in _SPECIAL:
-    _add(OpDef(_name, None, "special", _name, arity=_arity, pure=_pure, infer=_infer, doc=_doc,
-               foldable=_pure and _name not in ("const", "arg", "param"), domain="index" if _name == "getitem" else ""))
+    _writes = _SPECIAL_WRITES.get(_name, OUT)
+    _add(OpDef(_name, None, "special", _name, arity=_arity, pure=_pure, infer=_infer, doc=_doc, writes=_writes,
+               foldable=_pure and _writes is OUT and _name not in ("const", "arg", "param", "refresh"),
+               domain="index" if _name == "getitem" else ""))
 
 REGION_OPS = frozenset({"if", "for_range", "while"})
 
@@ -271,6 +348,10 @@ METHOD_OPS = {
     "copy": "copy", "ravel": "ravel", "flatten": "copy_flat", "squeeze": "squeeze", "clip": "clip",
     "dot": "dot", "item": "item", "swapaxes": "swapaxes", "repeat": "repeat", "take": "take",
 }
+# Array attributes whose assignment, and methods whose call, change the array's shape or dtype in
+# place: the front end rebinds the names of the array to a `refresh` of it, typed after the write.
+RETYPING = frozenset({"shape", "dtype", "strides", "resize"})
+
 _add(OpDef("copy_flat", None, "method", "flatten", arity=1,
            infer=lambda n, a: R.ArrayType(getattr(n[0].type, "dtype", None),
                                           (math.prod(n[0].type.shape),) if getattr(n[0].type, "is_static", False)

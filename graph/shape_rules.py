@@ -216,6 +216,33 @@ def same_as_first(nodes, attrs) -> Type:
     return nodes[0].type
 
 
+def after_metadata_write(t: Type, name: str, value) -> Type:
+    """The type of an array after `a.<name> = value` (`shape`, `dtype`, `strides`) or `a.resize(value)`.
+
+    Worked out on a stand-in when the old type and `value` are known (`value` is None when it is
+    not); otherwise what stays known: the dtype after a new shape, nothing after a new dtype.
+    """
+    if not isinstance(t, ArrayType):
+        return ANY_ARRAY
+    if name == "strides":
+        return t
+    if t.is_static and value is not None:
+        probe = np.empty(t.shape, t.dtype)
+        try:
+            if name == "resize":
+                probe.resize(value, refcheck=False)
+            else:
+                setattr(probe, name, value)
+            return ArrayType(probe.dtype.name, probe.shape)
+        except Exception:
+            pass  # it raises at run time too, where eager Python raises it
+    if name in ("shape", "resize") and value is not None:
+        dims = value if isinstance(value, tuple) else (value,)
+        if all(isinstance(d, int) and d >= 0 for d in dims):
+            return ArrayType(t.dtype, tuple(dims))
+    return ArrayType(t.dtype if name in ("shape", "resize") else None, None)
+
+
 def by_evaluation(fn: Callable) -> Callable:
     """Apply `fn` to stand-ins (shapes known and small enough); otherwise an unknown array."""
     def rule(nodes, attrs) -> Type:

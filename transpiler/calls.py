@@ -122,7 +122,11 @@ class CallLowering:
                 kwargs[arg.keyword.value] = value
             else:
                 args.append(value)
-        return self.call(callee, args, kwargs, span)
+        result = self.call(callee, args, kwargs, span)
+        if isinstance(callee, MethodVal) and callee.name in _ops.RETYPING:  # `a.resize(shape)`
+            shape = args[0] if len(args) == 1 else Seq(list(args), "tuple") if args else None
+            self.refresh_array(callee.obj, callee.name, shape, frame, span)
+        return result
 
     def call(self, callee, args: list, kwargs: dict, span) -> Any:
         from .expressions import SeqMethod
@@ -186,10 +190,15 @@ class CallLowering:
 
         op_name = _ops.OP_BY_CALLABLE.get(id(fn))
         if op_name is not None:
-            if all_static and op_name not in ARRAY_MAKERS:
+            if all_static and op_name not in ARRAY_MAKERS \
+                    and not _ops.OPS[op_name].writes.may_write(len(args), kwargs):  # never write data now
                 result = self.try_static_call(fn, args, kwargs)
                 if result is not None:
                     return result
+            opdef = _ops.OPS[op_name]
+            if opdef.emit in ("infix", "prefix") and (len(args) > (opdef.arity or 0) or "out" in kwargs):
+                # `np.matmul(a, b, o)`: an operator cannot say `out`; the NumPy call can
+                return self.op_call("call", args, kwargs, span, extra={"fn": f"numpy.{fn.__name__}"})
             return self.op_call(op_name, args, kwargs, span)
 
         if _is_cell(fn):
@@ -207,7 +216,7 @@ class CallLowering:
                 return self.inline(fn, args, kwargs, span)
 
         if name is not None:
-            if all_static and not name.startswith("numpy.random"):
+            if all_static and not name.startswith("numpy.random") and not _holds_array(args, kwargs):
                 result = self.try_static_call(fn, args, kwargs)
                 if result is not None:
                     return result
@@ -415,6 +424,7 @@ class CallLowering:
     def op_call(self, op_name: str, args: list, kwargs: dict, span, extra: Optional[dict] = None) -> Node:
         """Positional arguments become operands; compile-time keywords become attributes."""
         attrs = dict(extra or {})
+        args, kwargs = _out_by_keyword(_ops.OPS[op_name].fn, args, kwargs, op_name in REDUCTIONS)
         python_call = op_name == "pycall" or str(attrs.get("fn", "")).startswith("builtins.")
         operands = list(args) if python_call else [self.numpy_operand(a) for a in args]
         if op_name in REDUCTIONS and len(operands) >= 2 and is_static(args[1]):
@@ -614,6 +624,54 @@ MUTATING_METHODS = {"append", "extend", "insert", "pop", "remove", "clear", "sor
 
 
 _LIBRARY_DIRS: list = []   # (directory, is_library), the longest matching directory decides
+
+
+def _holds_array(args: list, kwargs: dict) -> bool:
+    """Is an argument a compile-time array? A function the table does not know may write it
+    (`np.fill_diagonal(W, 0)`, `np.add.at(W, i, 1)`), so the call runs at call time."""
+    def holds(value) -> bool:
+        v = static_value(value)
+        return isinstance(v, np.ndarray) or isinstance(v, (list, tuple, dict)) and any(
+            holds(Static(i)) for i in (v.values() if isinstance(v, dict) else v))
+    return any(holds(a) for a in [*args, *kwargs.values()])
+
+
+_POSITIONAL_NAMES: dict = {}
+
+
+def _out_by_keyword(fn, args: list, kwargs: dict, reduction: bool = False) -> tuple:
+    """`np.dot(a, b, c)` as `np.dot(a, b, out=c)`: arguments from NumPy's `out` parameter on are
+    passed by keyword, so the node's `out` is the keyword the op table's `writes` rule reads (a
+    reduction keeps only `a, axis` positional: `np.sum(a, 0, None, b)`). A ufunc's positional
+    `out` stays where it is: that rule knows the ufunc's `nin`.
+    """
+    if fn is None or isinstance(fn, np.ufunc) or not callable(fn):
+        return args, kwargs
+    names = _positional_names(fn)
+    if "out" not in names or len(args) <= names.index("out"):
+        return args, kwargs
+    first = min(2, names.index("out")) if reduction else names.index("out")
+    moved = dict(kwargs)
+    moved.update(zip(names[first:], args[first:]))
+    return args[:first], moved
+
+
+def _positional_names(fn) -> tuple:
+    """Names of `fn`'s parameters that may be given positionally, in order (() if unknown)."""
+    key = id(fn)
+    if key not in _POSITIONAL_NAMES:
+        import inspect
+        try:
+            params = inspect.signature(fn).parameters.values()
+        except (TypeError, ValueError):
+            params = ()
+        names = []
+        for p in params:
+            if p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+                break
+            names.append(p.name)
+        _POSITIONAL_NAMES[key] = tuple(names)
+    return _POSITIONAL_NAMES[key]
 
 
 def _library_function(fn) -> bool:

@@ -50,7 +50,15 @@ class ExpressionLowering:
             r = BY_KEY.get(key) if key else None
             raise UnsupportedSyntaxError(r.message if r else f"{_construct_name(node)} is not supported in a graph",
                                          frame.parsed.span(node), rule=r)
-        return method(node, frame)
+        value = method(node, frame)
+        return self.latest_version(value) if isinstance(value, Node) and self.refreshed else value
+
+    def latest_version(self, value: Node) -> Node:
+        """`value`, or the `refresh` of it a metadata write made (`a.shape = s` in an inlined helper,
+        `d["a"].shape = s`), when that node is visible from the graph being built."""
+        while value.id in self.refreshed and _visible(self.refreshed[value.id], self.scope.graph):
+            value = self.refreshed[value.id]
+        return value
 
     def span(self, node, frame):
         return frame.parsed.span(node)
@@ -277,7 +285,7 @@ class ExpressionLowering:
 
     def attribute(self, value, name: str, span):
         if isinstance(value, Static) and isinstance(value.value, np.ndarray):
-            value = self.array_value(value, span)  # a weight: read at run time, then `.T` etc.
+            value = self.latest_version(self.array_value(value, span))  # a weight: read at run time, then `.T`
         if isinstance(value, Static):
             if name in self.mutated_attrs and not isinstance(getattr(type(value.value), name, None), property):
                 # this compile writes `<obj>.name`: a compile-time read would go stale
@@ -585,3 +593,12 @@ def _construct_name(node) -> str:
 
 
 __all__ = ["ExpressionLowering", "RangeVal", "ScalarType"]
+
+
+def _visible(node: Node, graph) -> bool:
+    """Is `node` defined in `graph` or in a graph enclosing it?"""
+    while graph is not None:
+        if node.graph is graph:
+            return True
+        graph = graph.parent.graph if graph.parent is not None else None
+    return False

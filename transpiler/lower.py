@@ -121,6 +121,7 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering, FallbackLower
         # changes, and those read at call time because an earlier lowering found them changed
         self.container_writes: set = set()
         self.attr_writes: set = set()         # attribute names this compile assigns (setattr nodes)
+        self.refreshed: dict = {}             # node id -> the `refresh` made after a write to its shape/dtype
         self.written_globals: set = set()
         self.runtime_objects: set = set()
         self.runtime_globals: set = set()
@@ -145,7 +146,7 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering, FallbackLower
         if isinstance(value, Static):
             v = value.value
             if isinstance(v, np.ndarray):
-                return self.scope.local(self.array_value(value, span))
+                return self.scope.local(self.latest_version(self.array_value(value, span)))
             if isinstance(v, (list, dict)) and value.path is not None and _is_static_data(v):
                 # a container held outside the function: the very object, read at each call
                 return self.scope.local(self.object_param(value))

@@ -11,10 +11,13 @@ import operator
 from typing import Any, Callable, Optional
 
 import libcst as cst
+import numpy as np
 
+from ..graph import ops as _ops
 from ..graph.diagnostics import GraphjitError, LoweringError, UnsupportedSyntaxError
 from ..graph.ir import Graph, Node
 from ..graph.literals import Index
+from ..graph.shape_rules import after_metadata_write
 from ..graph.types import ArrayType, TupleType, join
 from .budget import MAX_UNROLL_ITERATIONS, ItemTable
 from .calls import NeedsStatic
@@ -297,8 +300,30 @@ class StatementLowering:
             self.require("setattr", span)
             obj = self.expr(target.value, frame)
             self.emit("setattr", [self.object_operand(obj, span), value], {"name": target.attr.value}, span)
+            self.refresh_array(obj, target.attr.value, value, frame, span)
         else:
             raise UnsupportedSyntaxError(f"assignment to {type(target).__name__} is not supported", span)
+
+    def refresh_array(self, obj, name: str, value, frame, span) -> None:
+        """After `a.shape = s` (`dtype`, `strides`, `a.resize(s)`), names bound to `a` see its new type.
+
+        The write changes the array object itself, so every name bound to it is rebound to a
+        `refresh` of it: reads after the write (`a.shape`, `np.zeros(a.shape)`) are never folded
+        from the type it had before.
+        """
+        if isinstance(obj, Static) and isinstance(obj.value, np.ndarray) and name in _ops.RETYPING:
+            obj = self.latest_version(self.array_value(obj, span))  # `d["a"].shape = s`: read at call time
+        if not isinstance(obj, Node) or name not in _ops.RETYPING or not isinstance(obj.type, ArrayType):
+            return
+        known = static_value(value) if value is not None and is_static(value) else None
+        if isinstance(known, list):
+            known = tuple(known)
+        new_type = after_metadata_write(obj.type, name, known)
+        refreshed = self.emit("refresh", [obj], span=span, name=obj.name, type=new_type)
+        self.refreshed[obj.id] = refreshed  # other paths to it (a caller's name, a container item)
+        for key, bound in list(frame.env.items()):
+            if bound is obj:
+                frame.env[key] = refreshed
 
     def assign_name(self, name: str, value, frame) -> None:
         if name in frame.declared_globals:

@@ -7,6 +7,7 @@ Two values may alias unless every root of both is fresh and no root is shared:
     %a = zeros(...)            roots {%a}            fresh
     %v = getitem(%a) [1:]      roots {%a}            a view of %a
     %x (argument)              roots {%x}            external: may alias any other external
+    %m = multiply(%a, %a, %a)  roots {%a}            the ufunc's `out` operand (ops.py `writes`)
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ FRESH_OPS = frozenset({
 VIEW_OPS = frozenset({
     "getitem", "reshape", "T", "transpose", "ravel", "squeeze", "expand_dims", "swapaxes", "moveaxis", "flip",
     "broadcast_to", "diag", "atleast_1d", "atleast_2d", "asarray", "ascontiguousarray", "inplace",
-    "sliding_window_view",
+    "sliding_window_view", "refresh",
+    "getattr",  # a bound method (`a.fill`) holds its array: calling it may write the array
 })
 
 EXTERNAL = "external"
@@ -47,6 +49,9 @@ def roots(node: Node, _seen: Optional[set] = None) -> frozenset:
         if op == "arg" and parent is not None:
             return _region_arg_roots(node, parent, seen)
         return frozenset({(EXTERNAL, node)})
+    out = node.out_operand
+    if out is not None:  # `np.multiply(z, z, z)`, `np.sum(a, out=b)`: the result is the `out` array
+        return roots(out, seen)
     if op in FRESH_OPS:
         return frozenset({node})
     if op in VIEW_OPS:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..alias import Aliases, arg_mapping, carried_count, holds_memory
+from ..alias import Aliases, arg_mapping, carried_count
 from ..ir import Graph, Node
 from ..types import TupleType
 
@@ -91,10 +91,8 @@ def _dead_stores(graph: Graph) -> bool:
     changed = False
     aliases = None
     for node in list(reversed(graph.nodes)):
-        if node.op not in ("setitem", "inplace") and node.out_operand is None:
-            continue
-        if node.op == "inplace" and not holds_memory(node.operands[0].type):
-            continue
+        if not node.opdef.pure or not node.writes:
+            continue  # not a write, or a write with other effects (an opaque call)
         if graph.users(node) or graph.is_output(node):
             continue
         aliases = aliases or Aliases(graph)
