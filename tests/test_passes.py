@@ -1254,3 +1254,21 @@ def test_unswitch_copies_a_loop_at_most_four_times():
     text = str(g)
     assert text.count("= for_range(") == 4 and text.count("unswitched=4") == 4, text
     verify(g)
+
+
+def test_simplify_keeps_the_square_of_a_python_float():
+    # `1e200 ** 2` raises OverflowError on a Python float, `1e200 * 1e200` is inf: only ints square as products
+    assert_pass_output(simplify.run, """
+        graph f(%s: float, %n: int) -> tuple(float, int)
+          %0 = pow(%s, 2) : float
+          %1 = pow(%n, 2) : int
+          %2 = tuple(%0, %1) : tuple(float, int)
+          return %2
+    """, """
+        graph f(%s: float, %n: int) -> tuple(float, int)
+          %0 = pow(%s, 2) : float
+          %1 = mul(%n, %n) : int
+          %2 = pow(%n, 2) : int
+          %3 = tuple(%0, %1) : tuple(float, int)
+          return %3
+    """)

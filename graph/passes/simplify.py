@@ -67,6 +67,14 @@ def run(graph: Graph) -> bool:
     return changed
 
 
+def _square_is_product(t: Type) -> bool:
+    """Is `x ** 2` exactly `x * x`? For arrays and NumPy scalars (np.square) and Python ints; a Python
+    float's `**` raises OverflowError where `*` gives inf."""
+    if isinstance(t, ArrayType):
+        return True
+    return isinstance(t, ScalarType) and t.kind in ("int", "bool")
+
+
 def _rewrite(graph: Graph, aliases: Aliases, node: Node) -> bool:
     op, ops = node.op, node.operands
     if node.attrs.get("kw"):
@@ -83,9 +91,10 @@ def _rewrite(graph: Graph, aliases: Aliases, node: Node) -> bool:
             if _const_equals(ops[const], 0) and (op == "sub" or _integral(node.type)) \
                     and _replace_by(graph, aliases, node, ops[keep], scalar_other=True):
                 return True
-    # x ** 2 -> x * x;  x ** 0.5 -> sqrt(x)
+    # x ** 2 -> x * x (not on Python floats: `1e200 ** 2` raises OverflowError, `1e200 * 1e200` is inf);
+    # x ** 0.5 -> sqrt(x)
     if op == "pow" and len(ops) == 2:
-        if _const_equals(ops[1], 2):
+        if _const_equals(ops[1], 2) and _square_is_product(ops[0].type):
             return _replace_with_new(graph, node, "mul", [ops[0], ops[0]])
         if _const_equals(ops[1], 0.5) and _floating_array(ops[0].type):  # NumPy's own fast path
             return _replace_with_new(graph, node, "sqrt", [ops[0]])
