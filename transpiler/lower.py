@@ -265,7 +265,7 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering, FallbackLower
             return
         key = (parsed.filename, pos.start.line)
         if key not in self.inlined:
-            lines = parsed.text.splitlines(True)[pos.start.line - 1:pos.end.line]
+            lines = parsed.lines[pos.start.line - 1:pos.end.line]
             digest = hashlib.sha256("".join(lines).encode()).hexdigest()[:20]
             self.inlined[key] = (qualname, parsed.filename, pos.start.line, pos.end.line, digest)
 

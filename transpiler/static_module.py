@@ -9,6 +9,7 @@ compiled code gives a diagnostic naming the line that would have to run.
 
 from __future__ import annotations
 
+import ast
 import importlib
 import types
 from dataclasses import dataclass, field
@@ -198,10 +199,10 @@ class StaticModule:
                                  leading_lines=[], lines_after_decorators=[])
         code = cst.Module(body=[]).code_for_node(bare)
         line = self.parsed.positions[node].start.line
-        env = dict(namespace)
-        env.update(defaults)
-        source = "\n" * (line - 1) + code
-        exec(compile(source, self.filename, "exec"), env)  # defines the function; runs none of its code
+        tree = ast.parse(code, self.filename)
+        ast.increment_lineno(tree, line - 1)   # the function's own line numbers, without padding the text
+        env = dict(defaults)   # only the stripped defaults are read when `def` runs; globals are rebound below
+        exec(compile(tree, self.filename, "exec"), env)  # defines the function; runs none of its code
         fn = env[node.name.value]
         if owner:
             fn.__qualname__ = f"{owner}.{node.name.value}"
