@@ -7,7 +7,9 @@ reused for every function compiled from that file.
 from __future__ import annotations
 
 import inspect
+import io
 import linecache
+import tokenize
 import os
 from dataclasses import dataclass, field
 from typing import Optional
@@ -121,6 +123,18 @@ def parse_file(filename: str, text: Optional[str] = None) -> ParsedFile:
     parsed = ParsedFile(filename, text, wrapper.module, dict(wrapper.resolve(PositionProvider)))
     _FILES[key] = parsed
     return parsed
+
+
+def read_text(path: str) -> str:
+    """A source file's text, decoded as Python does: a PEP 263 coding comment, a BOM, else UTF-8.
+
+    Raises OSError (cannot read) or UnicodeDecodeError / SyntaxError (an unknown or wrong encoding).
+    """
+    with open(path, "rb") as f:
+        data = f.read()
+    encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    text = data.decode(encoding)
+    return text[1:] if text.startswith("\ufeff") else text
 
 
 class PythonSyntaxError(UnsupportedSyntaxError):
