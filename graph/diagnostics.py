@@ -187,3 +187,25 @@ class GraphjitWarning(UserWarning):
 
 class GraphjitFallbackWarning(GraphjitWarning):
     """A statement runs in the Python interpreter (LAX fallback block) rather than in the graph."""
+
+
+def user_stacklevel() -> int:
+    """The `stacklevel` for `warnings.warn` that names the first caller outside graphjit.
+
+    graphjit's own files and its generated dispatchers are skipped, so a warning points at the
+    user's file and line, however deep inside graphjit it was raised.
+    """
+    import os
+    import sys
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+    not_ours = tuple(package + part + os.sep for part in ("tests", "samples", "benchmarks"))
+    frame, level = sys._getframe(1), 1
+    while frame is not None:
+        name = frame.f_code.co_filename
+        path = os.path.abspath(name)
+        ours = (path.startswith(package) and not path.startswith(not_ours)) or name.startswith("<graphjit")
+        if not ours:
+            return level
+        frame, level = frame.f_back, level + 1
+    return 1
+
