@@ -11,6 +11,7 @@ import io
 import linecache
 import tokenize
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -41,6 +42,14 @@ class ParsedFile:
         if self._lines is None:
             self._lines = self.text.splitlines(True)
         return self._lines
+
+    def mentions(self, node: cst.CSTNode, *words: str) -> bool:
+        """Whether the source lines of `node` contain one of `words` (a quick test before a full walk)."""
+        pos = self.positions.get(node)
+        if pos is None:
+            return True
+        text = "".join(self.lines[pos.start.line - 1:pos.end.line])
+        return any(re.search(rf"\b{word}\b", text) for word in words)
 
     def functions(self):
         """Every FunctionDef in the file with its enclosing class names (outermost first).

@@ -57,7 +57,8 @@ class StatementLowering:
             mark = self.mark()
             saved = _save(_containers(frame.env))
             try:
-                if not frame.loops and isinstance(stmt, cst.If) and _contains_return(stmt):
+                if not frame.loops and isinstance(stmt, cst.If) and frame.parsed.mentions(stmt, "return", "raise") \
+                        and _contains_return(stmt):
                     test = self.expr(stmt.test, frame)
                     if not (is_static(test) or isinstance(test, Seq)):
                         # A run-time branch that returns: the rest of the function runs inside both

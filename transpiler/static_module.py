@@ -82,6 +82,7 @@ class StaticModule:
         self.diagnostics: list[GraphjitError] = []
         self.jit = importlib.import_module("graphjit").jit
         self.extra_targets = set(extra_targets)
+        self._python_defs: Optional[dict] = None
         for stmt in self.parsed.module.body:
             try:
                 self.top_level(stmt)
@@ -261,37 +262,53 @@ class StaticModule:
 
     # --- functions and classes built from their definitions ----------------------------------
     def make_function(self, node: cst.FunctionDef, namespace: dict, owner: Optional[str] = None):
-        """A real function object from the `def` alone: decorators, annotations, defaults stripped."""
-        defaults = {}
+        """A real function object from the `def` alone: decorators, annotations, defaults stripped.
+
+        Built from Python's own syntax tree of the file (parsed once), so no source is regenerated.
+        """
+        defaults: dict = {}
+
+        def default_name(param: cst.Param) -> Optional[ast.expr]:
+            if param.default is None:
+                return None
+            key = f"__graphjit_default_{len(defaults)}"
+            try:
+                defaults[key] = self.evaluate(param.default)
+            except GraphjitError:
+                defaults[key] = None
+            return ast.Name(key, ast.Load())
+
         params = node.params
-
-        def strip(p: cst.Param) -> cst.Param:
-            if p.default is not None:
-                key = f"__graphjit_default_{len(defaults)}"
-                try:
-                    defaults[key] = self.evaluate(p.default)
-                except GraphjitError:
-                    defaults[key] = None
-                p = p.with_changes(default=cst.Name(key))
-            return p.with_changes(annotation=None)
-
-        params = params.with_changes(
-            params=[strip(p) for p in params.params], posonly_params=[strip(p) for p in params.posonly_params],
-            kwonly_params=[strip(p) for p in params.kwonly_params],
-            star_arg=strip(params.star_arg) if isinstance(params.star_arg, cst.Param) else params.star_arg,
-            star_kwarg=strip(params.star_kwarg) if params.star_kwarg is not None else None)
-        bare = node.with_changes(decorators=[], returns=None, params=params,
-                                 leading_lines=[], lines_after_decorators=[])
-        code = cst.Module(body=[]).code_for_node(bare)
-        line = self.parsed.positions[node].start.line
-        tree = ast.parse(code, self.filename)
-        ast.increment_lineno(tree, line - 1)   # the function's own line numbers, without padding the text
+        positional = [default_name(p) for p in list(params.posonly_params) + list(params.params)]
+        keyword = [default_name(p) for p in params.kwonly_params]
+        tree = self.python_def(node)
+        args = tree.args
+        bare_args = ast.arguments(
+            posonlyargs=[_bare_arg(a) for a in args.posonlyargs], args=[_bare_arg(a) for a in args.args],
+            vararg=_bare_arg(args.vararg) if args.vararg else None,
+            kwonlyargs=[_bare_arg(a) for a in args.kwonlyargs], kw_defaults=keyword,
+            kwarg=_bare_arg(args.kwarg) if args.kwarg else None, defaults=[d for d in positional if d is not None])
+        bare = type(tree)(name=tree.name, args=bare_args, body=tree.body, decorator_list=[], returns=None,
+                          type_comment=None)   # a FunctionDef, or an AsyncFunctionDef
+        ast.copy_location(bare, tree)
+        bare.end_lineno, bare.end_col_offset = tree.end_lineno, tree.end_col_offset
+        module = ast.Module([ast.fix_missing_locations(bare)], [])
         env = dict(defaults)   # only the stripped defaults are read when `def` runs; globals are rebound below
-        exec(compile(tree, self.filename, "exec"), env)  # defines the function; runs none of its code
+        exec(compile(module, self.filename, "exec"), env)  # defines the function; runs none of its code
         fn = env[node.name.value]
         if owner:
             fn.__qualname__ = f"{owner}.{node.name.value}"
         return _rebind_globals(fn, namespace)
+
+    def python_def(self, node: cst.FunctionDef) -> ast.FunctionDef:
+        """The `ast` node of a `def` of this file (by name and line)."""
+        if self._python_defs is None:
+            index = {}
+            for item in ast.walk(ast.parse(self.parsed.text, self.filename)):
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    index[(item.name, item.lineno)] = item
+            self._python_defs = index
+        return self._python_defs[(node.name.value, self.parsed.positions[node].start.line)]
 
     def make_class(self, node: cst.ClassDef):
         bases = []
@@ -433,6 +450,11 @@ def _rebind_globals(fn, namespace: dict):
     """Give `fn` the module namespace itself as globals, so later definitions are visible."""
     return types.FunctionType(fn.__code__, namespace, fn.__name__, fn.__defaults__, fn.__closure__) \
         if fn.__globals__ is not namespace else fn
+
+
+def _bare_arg(arg: ast.arg) -> ast.arg:
+    bare = ast.arg(arg.arg, None, None)
+    return ast.copy_location(bare, arg)
 
 
 def _target_names(target) -> list:
