@@ -142,3 +142,61 @@ def test_samples(path, name, kind, level):
     else:
         fn = getattr(obj, "__graphjit_fn__", obj)
         agree(str(path), (), name, fn, (SAMPLE_INPUT,), level)
+
+
+# --- the reproducers of issue 10 ---------------------------------------------------------------------
+
+REPRODUCERS = {
+    "keyword_only": ("def f(x, *, scale=2.0):\n    return x * scale\n", (np.ones(3),)),
+    "var_keyword": ("def f(x, **kwargs):\n    return x + 1\n", (np.ones(3),)),
+    "unpack_tuple_argument": ("def f(x, t):\n    a, b = t\n    return x * a + b\n", (np.ones(3), (1.0, 2.0))),
+    "module_tuple_unpacking": ("PAIR = 1.0, 2.0\nLO, HI = PAIR\n\n\ndef f(x):\n    return x * LO + HI\n",
+                               (np.ones(3),)),
+    "strict_problem": ("def f(x):\n    try:\n        y = x + 1\n    except ValueError:\n        y = x\n    return y\n",
+                       (np.ones(3),)),
+}
+DECORATIONS = {
+    "decorator": "@ms.jit\n{def}",
+    "decorator_in_variable": "deco = ms.jit(jit_config=ms.JitConfig(jit_level='O1'))\n\n\n@deco\n{def}",
+    "assignment": "{def}\n\nf_jit = ms.jit(f)\n",
+    "assignment_through_variable": "deco = ms.jit(jit_level='O2')\n\n\n{def}\n\nf_jit = deco(f)\n",
+}
+
+
+def write_program(tmp_path, body: str, decoration: str) -> pathlib.Path:
+    lines = body.split("\n")
+    split = next(k for k, line in enumerate(lines) if line.startswith("def "))
+    prelude, definition = "\n".join(lines[:split]), "\n".join(lines[split:])
+    path = tmp_path / "program.py"
+    path.write_text("import numpy as np\nimport graphjit as ms\n\n" + prelude + "\n\n" +
+                    decoration.format(**{"def": definition}))
+    return path
+
+
+@pytest.mark.parametrize("decoration", sorted(DECORATIONS))
+@pytest.mark.parametrize("program", sorted(REPRODUCERS))
+@pytest.mark.parametrize("level", LEVELS)
+def test_reproducers(tmp_path, program, decoration, level):
+    from graphjit.cli import check_file
+    body, args = REPRODUCERS[program]
+    path = write_program(tmp_path, body, DECORATIONS[decoration])
+    spec = importlib.util.spec_from_file_location(f"repro_{program}_{decoration}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    raises = compile_raises(getattr(module.f, "__graphjit_fn__", module.f), args, level)
+    found = check_file(str(path), level)
+    assert found or not raises, "check must find the jitted function"
+    errors = [d for d in found if d.severity == "error"]
+    assert bool(errors) == raises, (found, raises)
+    assert raises == (program == "strict_problem" and level != "LAX")
+
+
+def test_cell_subclasses_are_found(tmp_path):
+    from graphjit.cli import check_file, transpile_file
+    path = tmp_path / "cells.py"
+    path.write_text("import graphjit as ms\nfrom graphjit import nn\n\n\nclass Base(nn.Cell):\n"
+                    "    def construct(self, x):\n        return x + 1\n\n\nclass Child(Base):\n"
+                    "    def construct(self, x):\n        del x\n        return 0\n")
+    found = check_file(str(path), "STRICT")
+    assert [(d.code, d.severity, d.span.line) for d in found] == [("GJ303", "error", 12)]
+    assert transpile_file(str(path), {}, level="LAX").targets == 2
