@@ -304,9 +304,15 @@ class StaticModule:
         """The `ast` node of a `def` of this file (by name and line)."""
         if self._python_defs is None:
             index = {}
-            for item in ast.walk(ast.parse(self.parsed.text, self.filename)):
+            pending = list(ast.parse(self.parsed.text, self.filename).body)
+            while pending:   # statements only: a `def` is never inside an expression
+                item = pending.pop()
                 if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     index[(item.name, item.lineno)] = item
+                for block in ("body", "orelse", "handlers", "finalbody", "cases"):
+                    inner = getattr(item, block, None)
+                    if isinstance(inner, list):
+                        pending.extend(inner)
             self._python_defs = index
         return self._python_defs[(node.name.value, self.parsed.positions[node].start.line)]
 
