@@ -7,6 +7,8 @@ status; never a traceback from graphjit itself.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import os
 import sys
 from dataclasses import dataclass, field
@@ -206,12 +208,34 @@ def _join_hints(first: str, second: str) -> str:
     return f"{first}; {second}" if first else second
 
 
+@contextlib.contextmanager
+def _no_cycle_collection():
+    """Python's cyclic GC off while a file is checked.
+
+    A large file's syntax tree is hundreds of thousands of live objects that every full collection
+    walks again, which made checking superlinear (half the time for 3 000 functions). The tree is
+    freed by reference counting when the check ends; the collector's state is restored.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def check_file(path: str, level: str, extra_targets: tuple = ()) -> list:
     """Diagnostics for every jitted function and Cell in the file at `level` (the file is not run).
 
     A Python syntax error is one diagnostic. `extra_targets` names top-level functions checked as if
     decorated with `jit`. UsageError when the file cannot be read.
     """
+    with _no_cycle_collection():
+        return _check_file(path, level, extra_targets)
+
+
+def _check_file(path: str, level: str, extra_targets: tuple) -> list:
     from .graph.diagnostics import Diagnostic
     from .transpiler.source import PythonSyntaxError
     from .transpiler.static_module import StaticModule
