@@ -30,6 +30,7 @@ from . import log
 from .backends import dispatch as _dispatch
 from .context import JitConfig
 from .graph.guards import GuardSet, encode_value, decode_value, describe_object
+from .graph.diagnostics import user_stacklevel
 
 _ARRAY = np.ndarray
 _GENERIC = np.generic
@@ -423,7 +424,7 @@ class JitFunction:
         limit = _recompile_limit()
         if limit and self.stats["recompiles"] >= limit and not self._warned_recompiles:
             self._warned_recompiles = True
-            warnings.warn(self._recompile_advice(limit, reason), _warning_class(), stacklevel=5)
+            warnings.warn(self._recompile_advice(limit, reason), _warning_class(), stacklevel=user_stacklevel())
 
     def _recompile_advice(self, limit: int, reason: Optional[str]) -> str:
         name = self.__graphjit_fn__.__qualname__
@@ -542,8 +543,9 @@ def compile_for(fn: Callable, args: tuple, config: JitConfig, static: tuple = ()
     if lowered.eager or _only_fallbacks(graph):
         if not lowered.eager:
             import warnings
-            warnings.warn(f"graphjit: nothing in {fn.__qualname__} compiles into a graph; it runs eagerly",
-                          stacklevel=4)
+            code = fn.__code__
+            warnings.warn_explicit(f"graphjit: nothing in {fn.__qualname__} compiles into a graph; it runs eagerly",
+                                   UserWarning, code.co_filename, code.co_firstlineno)
         return CompiledEntry(fn, graph, emitted.source, keep, time.perf_counter() - start,
                              lowered.diagnostics, True, emitted.name, emitted.line_table, emitted.consts, lowered,
                              report)

@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from .. import log
-from ..graph.diagnostics import GraphjitWarning
+from ..graph.diagnostics import GraphjitWarning, user_stacklevel
 from .cache_key import CacheKey
 
 MAGIC = "# graphjit cache entry v1"
@@ -118,7 +118,7 @@ def warn_once(key: Any, message: str) -> None:
             return
         _WARNED.add(key)
     log.info("cache", "%s", message)
-    warnings.warn(message, GraphjitWarning, stacklevel=4)
+    warnings.warn(message, GraphjitWarning, stacklevel=user_stacklevel())
 
 
 def current() -> Optional["DiskCache"]:

@@ -7,7 +7,7 @@ one, the `SourceSpan` of the user's code; `render` turns it into the text the us
 from __future__ import annotations
 
 import linecache
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Optional
 
 from .spans import SourceSpan
@@ -57,6 +57,14 @@ class LoweringError(GraphjitError):
     """The front end could not turn a supported construct into graph nodes (types, names...)."""
 
 
+class UnknownValueError(LoweringError):
+    """A value that exists only when the file runs (`graphjit check` reads files without running them)."""
+
+
+class UndefinedNameError(LoweringError):
+    """A name bound nowhere: wrong whatever the function is called with (`graphjit check` says so)."""
+
+
 class GraphParseError(GraphjitError):
     """Graph text that does not follow the documented form."""
 
@@ -84,13 +92,14 @@ class Diagnostic:
     function: str = ""        # the enclosing (possibly inlined) function
     hint: str = ""
     level: str = ""           # the syntax level it was checked at
+    cause: str = field(default="", compare=False, repr=False)   # the error class it came from, if any
 
     @classmethod
     def from_error(cls, error: GraphjitError, function: str = "", level: str = "",
                    severity: str = "error") -> "Diagnostic":
         code = getattr(error, "code", "") or next(
             (c for kind, c in _CODE_BY_KIND.items() if any(k.__name__ == kind for k in type(error).__mro__)), "GJ000")
-        return cls(code, severity, error.message, error.span, function, error.hint, level)
+        return cls(code, severity, error.message, error.span, function, error.hint, level, type(error).__name__)
 
     def render(self, color: bool = False) -> str:
         """The text form: header, location, source with carets, function, hint."""
@@ -178,3 +187,25 @@ class GraphjitWarning(UserWarning):
 
 class GraphjitFallbackWarning(GraphjitWarning):
     """A statement runs in the Python interpreter (LAX fallback block) rather than in the graph."""
+
+
+def user_stacklevel() -> int:
+    """The `stacklevel` for `warnings.warn` that names the first caller outside graphjit.
+
+    graphjit's own files and its generated dispatchers are skipped, so a warning points at the
+    user's file and line, however deep inside graphjit it was raised.
+    """
+    import os
+    import sys
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+    not_ours = tuple(package + part + os.sep for part in ("tests", "samples", "benchmarks"))
+    frame, level = sys._getframe(1), 1
+    while frame is not None:
+        name = frame.f_code.co_filename
+        path = os.path.abspath(name)
+        ours = (path.startswith(package) and not path.startswith(not_ours)) or name.startswith("<graphjit")
+        if not ours:
+            return level
+        frame, level = frame.f_back, level + 1
+    return 1
+

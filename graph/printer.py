@@ -22,13 +22,18 @@ class _Names:
         self.names: dict[int, str] = {}
         self.taken: set[str] = set()
         self.counter = 0
+        self.next_suffix: dict[str, int] = {}   # base -> the first `.k` not yet tried (keeps define linear)
 
     def define(self, node: Node) -> str:
         if node.name:
             base = _clean(node.name)
-            name, k = base, 1
-            while name in self.taken:
-                name, k = f"{base}.{k}", k + 1
+            name, k = base, self.next_suffix.get(base, 1)
+            if name in self.taken:
+                name = f"{base}.{k}"
+                while name in self.taken:
+                    k += 1
+                    name = f"{base}.{k}"
+                self.next_suffix[base] = k + 1
         else:
             while str(self.counter) in self.taken:
                 self.counter += 1

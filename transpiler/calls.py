@@ -25,7 +25,7 @@ from ..graph.ir import Node
 from ..graph.literals import is_literal
 from .rules import BUILTIN_RULES, rule
 from ..graph.types import ArrayType, TupleType
-from .values import MaybeUnbound, MethodVal, RangeVal, Seq, SourceFunc, Static, is_static, static_value
+from .values import MaybeUnbound, MethodVal, RangeVal, Seq, SourceFunc, Static, describe_value, is_static, static_value
 
 # Ops that build or draw arrays: never computed at compile time (that would bake data in).
 ARRAY_MAKERS = {"zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like",
@@ -137,7 +137,7 @@ class CallLowering:
         if isinstance(callee, SourceFunc):
             return self.inline_source(callee, args, kwargs, span)
         if not isinstance(callee, Static):
-            raise LoweringError(f"cannot call a run-time value ({type(callee).__name__})", span)
+            raise LoweringError(f"cannot call {describe_value(callee)}", span)
         fn = callee.value
         all_static = all(is_static(a) for a in args) and all(is_static(v) for v in kwargs.values())
 

@@ -13,12 +13,13 @@ from typing import Any
 import libcst as cst
 import numpy as np
 
-from ..graph.diagnostics import LoweringError, UnsupportedSyntaxError
+from ..graph.diagnostics import LoweringError, UndefinedNameError, UnsupportedSyntaxError
 from ..graph.guards import is_value
 from ..graph.ir import Node
 from ..graph.literals import Index, OperandRef
 from ..graph.types import ArrayType, ScalarType, TupleType
-from .values import MaybeUnbound, MethodVal, RangeVal, Seq, SourceFunc, Static, Undefined, is_static, static_value
+from .values import (MaybeUnbound, MethodVal, RangeVal, Seq, SourceFunc, Static, Undefined, describe_value,
+                     is_static, static_value)
 
 BINARY = {
     cst.Add: ("add", operator.add), cst.Subtract: ("sub", operator.sub), cst.Multiply: ("mul", operator.mul),
@@ -110,7 +111,7 @@ class ExpressionLowering:
             return Static({"True": True, "False": False, "None": None}[name])
         if hasattr(builtins, name):
             return Static(getattr(builtins, name))
-        raise LoweringError(f"name `{name}` is not defined", span)
+        raise UndefinedNameError(f"name `{name}` is not defined", span)
 
     def module_of(self, frame):
         """The module whose globals an inlined helper reads (None if it is not a module's)."""
@@ -301,7 +302,7 @@ class ExpressionLowering:
             return SeqMethod(value, name)
         if isinstance(value, Node):
             return self.array_attribute(value, name, span)
-        raise LoweringError(f"{type(value).__name__} has no attribute `{name}` at compile time", span)
+        raise LoweringError(f"{describe_value(value)} has no attribute `{name}`", span)
 
     def array_attribute(self, value: Node, name: str, span):
         t = value.type
@@ -392,7 +393,7 @@ class ExpressionLowering:
             index, operands = self.index_of(key, span)
             operands = [self.emit("list", o.items, span=span) if isinstance(o, _ListIndex) else o for o in operands]
             return self.emit("getitem", [base] + operands, {"index": index}, span)
-        raise LoweringError(f"cannot index {type(base).__name__}", span)
+        raise LoweringError(f"cannot index {describe_value(base)}", span)
 
     def index_of(self, key, span) -> tuple:
         """An `Index` attribute with `$k` for run-time parts, and the operands they refer to."""
@@ -543,7 +544,12 @@ class ExpressionLowering:
             return [self.emit("getitem", [value], {"index": Index([k])}, span) for k in range(value.type.shape[0])]
         if isinstance(value, Node) and isinstance(value.type, TupleType):
             return [self.emit("tuple_get", [value], {"index": k}, span) for k in range(len(value.type.items))]
-        raise LoweringError(f"cannot iterate over {type(value).__name__} at compile time", span)
+        if isinstance(value, Node) and value.op == "shape" and value.operands:
+            raise LoweringError(f"the rank of `{value.operands[0].name or 'the array'}.shape` is not known at "
+                                "compile time, so it cannot be unpacked or iterated over", span,
+                                hint="index it instead (`x.shape[0]`), or call with an array of known rank")
+        raise LoweringError(f"cannot iterate over {describe_value(value)}" +
+                            ("" if isinstance(value, Node) else " at compile time"), span)
 
 
 SEQ_METHODS = {"append", "extend", "insert", "pop", "index", "count", "reverse", "copy", "clear", "remove", "sort"}

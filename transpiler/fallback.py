@@ -224,7 +224,7 @@ class FallbackLowering:
             error = UnsupportedSyntaxError("asynchronous functions cannot be compiled", parsed.span(node),
                                            rule=rule("async"))
         else:
-            first = _first_yield(node)
+            first = _first_yield(node) if parsed.mentions(node, "yield") else None
             if first is None:
                 return None
             error = UnsupportedSyntaxError("a generator function cannot be compiled into a graph",

@@ -33,7 +33,7 @@ from .rules import LAX, rule
 from .scope import Scope
 from .source import ParsedFile, function_source, unwrap
 from .statements import StatementLowering
-from .values import UNBOUND, MaybeUnbound, Seq, Static, Undefined, is_static
+from .values import UNBOUND, MaybeUnbound, Seq, Static, Undefined, describe_value, is_static
 
 
 @dataclass
@@ -295,7 +295,7 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering, FallbackLower
             return
         key = (parsed.filename, pos.start.line)
         if key not in self.inlined:
-            lines = parsed.text.splitlines(True)[pos.start.line - 1:pos.end.line]
+            lines = parsed.lines[pos.start.line - 1:pos.end.line]
             digest = hashlib.sha256("".join(lines).encode()).hexdigest()[:20]
             self.inlined[key] = (qualname, parsed.filename, pos.start.line, pos.end.line, digest)
 
@@ -420,9 +420,7 @@ def _closure_of(fn) -> dict:
 
 
 def _describe(value) -> str:
-    if isinstance(value, Static):
-        return f"compile-time value {type(value.value).__name__}"
-    return type(value).__name__
+    return describe_value(value)
 
 
 def lower_function(fn, args: tuple, kwargs: dict, name: Optional[str] = None, level: str = LAX,
@@ -525,13 +523,17 @@ def _lower_once(fn, args, kwargs, name, level, collect, runtime_objects, runtime
 
 
 def _unique(diagnostics: list) -> list:
-    """Each problem once (a helper inlined twice reports its problems once)."""
+    """Each problem once (a helper inlined twice reports its problems once), hints fit for its level."""
+    import dataclasses
+
+    from .rules import hint_at
     seen, out = set(), []
     for d in diagnostics:
         key = (d.code, d.severity, d.message, d.span)
         if key not in seen:
             seen.add(key)
-            out.append(d)
+            hint = hint_at(d.level, d.hint)
+            out.append(d if hint == d.hint else dataclasses.replace(d, hint=hint))
     return out
 
 

@@ -187,6 +187,25 @@ BUILTIN_RULES = {
 }
 
 
+# Rows whose diagnostic depends on whether a value is known at compile time or only at run time
+# (`f"{x}"` is fine for a compile-time x). `graphjit check`, which does not know the arguments,
+# reports them as notes where they may come from an argument (docs/diagnostics.md).
+VALUE_DEPENDENT = frozenset({"fstring_runtime", "in_runtime", "starred_call", "return_dict", "call_opaque"})
+
+
+def hint_at(level: str, hint: str) -> str:
+    """`hint` as shown at `level`: it never suggests the level in use (or a lower one)."""
+    if not hint or not level:
+        return hint
+    level = level.upper()
+    if level == LAX:
+        hint = hint.replace(_LAX_HINT, "move it out of the jitted function")
+        hint = hint.replace(_COMPAT_HINT + ", or ", "").replace(_COMPAT_HINT + "; ", "").replace(_COMPAT_HINT, "")
+    elif level == COMPATIBLE:
+        hint = hint.replace(_COMPAT_HINT, "use jit_syntax_level=LAX")
+    return hint.strip("; ,")
+
+
 def rule(key: str) -> Rule:
     return BY_KEY[key]
 

@@ -7,8 +7,11 @@ reused for every function compiled from that file.
 from __future__ import annotations
 
 import inspect
+import io
 import linecache
+import tokenize
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -25,35 +28,85 @@ class ParsedFile:
     text: str
     module: cst.Module
     positions: dict = field(repr=False)
+    _functions: Optional[list] = field(default=None, repr=False)
+    _lines: Optional[list] = field(default=None, repr=False)
+    _by_line: Optional[dict] = field(default=None, repr=False)
 
     def span(self, node: cst.CSTNode) -> Optional[SourceSpan]:
         pos = self.positions.get(node)
         return SourceSpan.from_code_range(self.filename, pos) if pos is not None else None
 
+    @property
+    def lines(self) -> list:
+        """The file's lines with their endings (split once)."""
+        if self._lines is None:
+            self._lines = self.text.splitlines(True)
+        return self._lines
+
+    def mentions(self, node: cst.CSTNode, *words: str) -> bool:
+        """Whether the source lines of `node` contain one of `words` (a quick test before a full walk)."""
+        pos = self.positions.get(node)
+        if pos is None:
+            return True
+        text = "".join(self.lines[pos.start.line - 1:pos.end.line])
+        return any(re.search(rf"\b{word}\b", text) for word in words)
+
     def functions(self):
-        """Every FunctionDef in the file with its enclosing class names (outermost first)."""
-        out = []
+        """Every FunctionDef in the file with its enclosing class names (outermost first).
 
-        def walk(body, classes):
-            for stmt in body:
-                if isinstance(stmt, cst.FunctionDef):
-                    out.append((stmt, classes))
-                    walk(_block(stmt), classes + (None,))
-                elif isinstance(stmt, cst.ClassDef):
-                    walk(_block(stmt), classes + (stmt.name.value,))
-                elif isinstance(stmt, (cst.If, cst.With, cst.Try)):
-                    walk(_block(stmt), classes)
+        Functions nested anywhere are found: in classes, in other functions, in loops, branches,
+        `with` and `try` blocks. Computed once per file.
+        """
+        if self._functions is None:
+            out = []
+            _walk_functions(self.module.body, (), out)
+            self._functions = out
+        return self._functions
 
-        walk(self.module.body, ())
-        return out
+    def function_at(self, name: str, line: int) -> Optional[cst.FunctionDef]:
+        """The `def name` whose first line or one of whose decorator lines is `line` (one lookup)."""
+        if self._by_line is None:
+            index: dict = {}
+            for node, _classes in self.functions():
+                lines = [self.positions[node].start.line] + [self.positions[d].start.line for d in node.decorators]
+                for first in lines:
+                    index.setdefault((node.name.value, first), node)
+            self._by_line = index
+        return self._by_line.get((name, line))
 
 
-def _block(stmt) -> list:
-    body = getattr(stmt, "body", None)
-    return list(body.body) if isinstance(body, cst.IndentedBlock) else []
+def _walk_functions(body, classes: tuple, out: list) -> None:
+    for stmt in body:
+        if isinstance(stmt, cst.FunctionDef):
+            out.append((stmt, classes))
+            _walk_functions(_nested(stmt), classes + (None,), out)
+        elif isinstance(stmt, cst.ClassDef):
+            _walk_functions(_nested(stmt), classes + (stmt.name.value,), out)
+        elif not isinstance(stmt, cst.SimpleStatementLine):
+            _walk_functions(_nested(stmt), classes, out)
+
+
+def _nested(stmt) -> list:
+    """The statements directly inside a compound statement, all its blocks in source order."""
+    out = []
+    for block_name in ("body", "handlers", "orelse", "finalbody", "cases"):
+        block = getattr(stmt, block_name, None)
+        if block is None:
+            continue
+        if isinstance(block, cst.BaseSuite):
+            out.extend(block.body if isinstance(block, cst.IndentedBlock) else [])
+        elif isinstance(block, (list, tuple)):
+            for part in block:   # except handlers, match cases
+                out.extend(_nested(part))
+        elif isinstance(block, (cst.If, cst.Else)):   # elif chains and else blocks
+            out.extend(_nested(block) if isinstance(block, cst.Else) else [block])
+        elif hasattr(block, "body"):
+            out.extend(_nested(block))
+    return out
 
 
 _FILES: dict[tuple, ParsedFile] = {}
+_BY_LINES: dict[str, tuple] = {}   # filename -> (linecache's list of lines, its ParsedFile)
 
 
 def parse_file(filename: str, text: Optional[str] = None) -> ParsedFile:
@@ -61,7 +114,12 @@ def parse_file(filename: str, text: Optional[str] = None) -> ParsedFile:
     if text is None:
         linecache.checkcache(filename)  # a file edited (and its module reloaded) since it was read
         lines = linecache.getlines(filename)
-        text = "".join(lines)
+        known = _BY_LINES.get(filename)
+        if known is not None and known[0] is lines:   # the same lines as last time: no join, no hash
+            return known[1]
+        parsed = parse_file(filename, "".join(lines))
+        _BY_LINES[filename] = (lines, parsed)
+        return parsed
     key = (filename, hash(text))
     cached = _FILES.get(key)
     if cached is not None:
@@ -70,10 +128,78 @@ def parse_file(filename: str, text: Optional[str] = None) -> ParsedFile:
         module = cst.parse_module(text)
     except cst.ParserSyntaxError as e:
         raise python_syntax_error(filename, text, e) from None
-    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    parsed = ParsedFile(filename, text, wrapper.module, dict(wrapper.resolve(PositionProvider)))
+    parsed = ParsedFile(filename, text, module, node_positions(module))
     _FILES[key] = parsed
     return parsed
+
+
+def node_positions(module: cst.Module) -> dict:
+    """Every node's `CodeRange`, as LibCST's `PositionProvider` gives it, computed in one codegen pass.
+
+    LibCST computes positions by generating the file's code; its syntactic-position hook is a
+    generator-based context manager entered for most nodes. `_FastPositions` replaces that hook
+    with a plain object and skips the newline split for tokens without a newline (a fifth of
+    `graphjit check`'s time on large files). Should LibCST's internals differ, its own provider is used.
+    """
+    try:
+        return _fast_positions(module)
+    except Exception:   # another LibCST version: the documented way
+        wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+        return dict(wrapper.resolve(PositionProvider))
+
+
+def _fast_positions(module: cst.Module) -> dict:
+    from libcst._position import CodePosition, CodeRange
+    from libcst.metadata.position_provider import PositionProvidingCodegenState
+
+    class Recorder:
+        def __init__(self) -> None:
+            self._computed: dict = {}
+
+    class Syntactic:
+        __slots__ = ("state", "node", "start_node", "end_node", "start")
+
+        def __init__(self, state, node, start_node, end_node) -> None:
+            self.state, self.node, self.start_node, self.end_node = state, node, start_node, end_node
+
+        def __enter__(self) -> None:
+            self.start = CodePosition(self.state.line, self.state.column)
+
+        def __exit__(self, *exc) -> bool:
+            state, computed = self.state, self.state.provider._computed
+            start = computed[self.start_node].start if self.start_node is not None else self.start
+            end = computed[self.end_node].end if self.end_node is not None else \
+                CodePosition(state.line, state.column)
+            computed[self.node] = CodeRange(start, end)
+            return False
+
+    class FastState(PositionProvidingCodegenState):
+        def record_syntactic_position(self, node, *, start_node=None, end_node=None):
+            return Syntactic(self, node, start_node, end_node)
+
+        def _update_position(self, value: str) -> None:
+            if "\n" in value or "\r" in value:
+                PositionProvidingCodegenState._update_position(self, value)
+            else:
+                self.column += len(value)
+
+    recorder = Recorder()
+    state = FastState(default_indent=module.default_indent, default_newline=module.default_newline,
+                      provider=recorder)
+    module._codegen(state)
+    return recorder._computed
+
+
+def read_text(path: str) -> str:
+    """A source file's text, decoded as Python does: a PEP 263 coding comment, a BOM, else UTF-8.
+
+    Raises OSError (cannot read) or UnicodeDecodeError / SyntaxError (an unknown or wrong encoding).
+    """
+    with open(path, "rb") as f:
+        data = f.read()
+    encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    text = data.decode(encoding)
+    return text[1:] if text.startswith("\ufeff") else text
 
 
 class PythonSyntaxError(UnsupportedSyntaxError):
@@ -105,13 +231,9 @@ def function_source(fn) -> tuple[ParsedFile, cst.FunctionDef]:
                             hint="graphjit compiles functions defined in files")
     parsed = parse_file(filename)
     line = code.co_firstlineno
-    for node, _classes in parsed.functions():
-        if node.name.value != code.co_name:
-            continue
-        first = parsed.positions[node].start.line
-        deco_lines = [parsed.positions[d].start.line for d in node.decorators]
-        if line == first or line in deco_lines:
-            return parsed, node
+    node = parsed.function_at(code.co_name, line)
+    if node is not None:
+        return parsed, node
     raise LoweringError(f"could not find the source of {fn.__qualname__} in {filename}:{line}",
                         SourceSpan(filename, line, 1),
                         hint="was the file edited after it was imported? reload it")

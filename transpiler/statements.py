@@ -56,12 +56,13 @@ class StatementLowering:
     def statements(self, stmts: list, frame) -> None:
         """Lower a block; stops early at `break`/`continue`/`return`/`raise` (see NOTE [loop control])."""
         for k, stmt in enumerate(stmts):
-            if self.control_pending(stmts[k:], frame):
+            if _flag_set(frame) and self.control_pending(stmts[k:], frame):  # (no slice per statement)
                 return
             mark = self.mark()
             saved = _save(_containers(frame.env))
             try:
-                if not frame.loops and isinstance(stmt, cst.If) and _contains_return(stmt):
+                if not frame.loops and isinstance(stmt, cst.If) and frame.parsed.mentions(stmt, "return", "raise") \
+                        and _contains_return(stmt):
                     test = self.expr(stmt.test, frame)
                     if not (is_static(test) or isinstance(test, Seq)):
                         # A run-time branch that returns: the rest of the function runs inside both
@@ -1036,6 +1037,15 @@ class StatementLowering:
                                     {"carried": len(carried)}, TupleType(tuple(types)), span,
                                     regions=[cond_g, body_g])
         self.bind_results(node, carried, types, frame, span, unsure)
+
+
+def _flag_set(frame) -> bool:
+    """Whether a `break`/`continue`/`return` flag exists in the frame (what `control_pending` looks at)."""
+    env = frame.env
+    if "$ret" in env:
+        return True
+    depth = len(frame.loops)
+    return bool(depth) and (f"$brk{depth}" in env or f"$cont{depth}" in env)
 
 
 _OUTSIDE_CACHE: dict = {}

@@ -9,22 +9,30 @@ compiled code gives a diagnostic naming the line that would have to run.
 
 from __future__ import annotations
 
+import ast
 import importlib
+import sys
 import types
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
 import libcst as cst
 
-from ..graph.diagnostics import GraphjitError, LoweringError, UnsupportedSyntaxError
+from ..graph.diagnostics import GraphjitError, LoweringError, UnknownValueError, UnsupportedSyntaxError
 from ..graph.ir import Graph
 from ..graph.spans import SourceSpan
 from .calls import NeedsStatic
 from .lower import Frame, Lowerer
-from .source import ParsedFile, parse_file
+from .source import ParsedFile, parse_file, read_text
 from .values import Seq, Static, is_static, static_value
 
 SAFE_IMPORTS = ("numpy", "math", "graphjit")
+
+
+def safe_to_import(module_name: str) -> bool:
+    """NumPy, graphjit and the standard library are imported for real; the user's own modules never."""
+    root = module_name.split(".")[0]
+    return root in SAFE_IMPORTS or root in getattr(sys, "stdlib_module_names", ()) and not root.startswith("_")
 
 
 @dataclass
@@ -37,7 +45,7 @@ class Unresolved:
     __graphjit_unresolved__ = True
 
     def error(self, use_span=None) -> LoweringError:
-        return LoweringError(f"`{self.name}` is {self.why} at {self.span}; graphjit transpile does not run the "
+        return UnknownValueError(f"`{self.name}` is {self.why} at {self.span}; graphjit transpile does not run the "
                              "file", use_span or self.span, hint="pass example inputs with --input, or build the "
                              "value inside the function from constants")
 
@@ -57,19 +65,30 @@ class NotStatic(NeedsStatic):
     """Static interpretation of `__init__` met something only running the file could compute."""
 
 
+@dataclass(frozen=True)
+class JitDecorator:
+    """`deco = jit(jit_config=...)` at module level: `@deco` and `deco(fn)` make jitted functions."""
+
+    name: str
+
+
 class StaticModule:
-    def __init__(self, filename: str, text: str):
+    def __init__(self, filename: str, text: str, extra_targets: tuple = ()):
+        """`extra_targets`: names of top-level functions compiled as if decorated with `jit`."""
         self.filename = filename
         self.parsed: ParsedFile = parse_file(filename, text)
         self.namespace: dict[str, Any] = {"__name__": "__graphjit_static__", "__file__": filename}
         self.targets: list[Target] = []
         self.diagnostics: list[GraphjitError] = []
         self.jit = importlib.import_module("graphjit").jit
+        self.extra_targets = set(extra_targets)
+        self._python_defs: Optional[dict] = None
         for stmt in self.parsed.module.body:
             try:
                 self.top_level(stmt)
             except GraphjitError as e:
                 self.diagnostics.append(e)
+        self.bind_globals_set_in_functions()
 
     def span(self, node) -> Optional[SourceSpan]:
         return self.parsed.span(node)
@@ -85,10 +104,13 @@ class StaticModule:
                     self.do_import_from(small)
                 elif isinstance(small, (cst.Assign, cst.AnnAssign)):
                     self.assign(small)
+                elif isinstance(small, cst.AugAssign):
+                    self.bind_unresolved(small.target, small, "changed by module code")
         elif isinstance(stmt, cst.FunctionDef):
             fn = self.make_function(stmt, self.namespace)
             self.namespace[stmt.name.value] = fn
-            if any(self.is_jit_decorator(d.decorator) for d in stmt.decorators):
+            if stmt.name.value in self.extra_targets or any(self.is_jit_decorator(d.decorator)
+                                                            for d in stmt.decorators):
                 self.targets.append(Target("function", stmt.name.value, fn, self.span(stmt)))
         elif isinstance(stmt, cst.ClassDef):
             cls = self.make_class(stmt)
@@ -96,26 +118,50 @@ class StaticModule:
                 self.namespace[stmt.name.value] = cls
                 if getattr(cls, "__graphjit_cell__", False):
                     self.targets.append(Target("cell", stmt.name.value, cls, self.span(stmt)))
+            else:
+                self.namespace[stmt.name.value] = Unresolved(stmt.name.value, self.span(stmt),
+                                                             "a class whose bases are known only when the file runs")
+        else:   # if / for / while / with / try at module level: what they bind is known only when the file runs
+            for name in _names_bound_in(stmt):
+                self.namespace[name] = Unresolved(name, self.span(stmt), "bound by module code")
+
+    def bind_unresolved(self, target, stmt, why: str) -> None:
+        for name in _target_names(target):
+            self.namespace[name] = Unresolved(name, self.span(stmt), why)
+
+    def bind_globals_set_in_functions(self) -> None:
+        """`global n` in a function: `n` exists once that function has run (known only at run time)."""
+        if "global" not in self.parsed.text:
+            return
+        for name, node in _declared_globals(self.parsed.module):
+            if name not in self.namespace:
+                self.namespace[name] = Unresolved(name, self.span(node), "assigned by a function's `global` statement")
 
     def do_import(self, module_name: str, alias, stmt) -> None:
         bind = alias.asname.name.value if alias.asname else module_name.split(".")[0]
         root = module_name.split(".")[0]
-        if root in SAFE_IMPORTS:
-            module = importlib.import_module(module_name if alias.asname else root)
-            self.namespace[bind] = module
+        if safe_to_import(module_name):
+            try:
+                self.namespace[bind] = importlib.import_module(module_name if alias.asname else root)
+            except ImportError:
+                self.namespace[bind] = Unresolved(bind, self.span(stmt), f"imported from `{module_name}`")
         else:
             self.namespace[bind] = Unresolved(bind, self.span(stmt), f"imported from `{module_name}`")
 
     def do_import_from(self, stmt: cst.ImportFrom) -> None:
         module_name = ("." * len(stmt.relative)) + (_dotted(stmt.module) if stmt.module else "")
-        safe = module_name.split(".")[0] in SAFE_IMPORTS
+        safe = not stmt.relative and safe_to_import(module_name)
         if isinstance(stmt.names, cst.ImportStar):
             return
         for alias in stmt.names:
             name = _dotted(alias.name)
             bind = alias.asname.name.value if alias.asname else name
             if safe:
-                module = importlib.import_module(module_name)
+                try:
+                    module = importlib.import_module(module_name)
+                except ImportError:
+                    self.namespace[bind] = Unresolved(bind, self.span(stmt), f"imported from `{module_name}`")
+                    continue
                 if hasattr(module, name):
                     self.namespace[bind] = getattr(module, name)
                     continue
@@ -131,22 +177,62 @@ class StaticModule:
         value = stmt.value
         if value is None:
             return
-        names = [t.value for t in targets if isinstance(t, cst.Name)]
-        if isinstance(value, cst.Call) and self.is_jit_call(value.func) and value.args:
-            inner = value.args[0].value
-            if isinstance(inner, cst.Name) and inner.value in self.namespace:
-                fn = self.namespace[inner.value]
-                for name in names:
-                    self.namespace[name] = fn
-                    self.targets.append(Target("function", name, fn, self.span(stmt)))
-                return
+        if isinstance(value, cst.Call) and self.jit_maker(value) is not None:
+            self.assign_jit(stmt, targets, value)
+            return
         try:
             result = self.evaluate(value)
+            known = True
         except GraphjitError:
-            result = None
+            result, known = None, False
+        for target in targets:
+            self.bind_target(target, result, known and result is not None, stmt)
+
+    def bind_target(self, target, value, known: bool, stmt) -> None:
+        """Bind `target` (a name, or a tuple/list of targets) to `value`, or to Unresolved names."""
+        if isinstance(target, cst.Name):
+            self.namespace[target.value] = value if known else Unresolved(target.value, self.span(stmt),
+                                                                          "computed by module code")
+            return
+        if isinstance(target, (cst.Tuple, cst.List)):
+            elements = [e.value for e in target.elements]
+            starred = any(isinstance(e, cst.StarredElement) for e in target.elements)
+            parts = None
+            if known and not starred:
+                try:
+                    parts = list(value)
+                except TypeError:
+                    parts = None
+            if parts is not None and len(parts) == len(elements):
+                for element, part in zip(elements, parts):
+                    self.bind_target(element, part, True, stmt)
+                return
+        self.bind_unresolved(target, stmt, "computed by module code")
+
+    def jit_maker(self, call: cst.Call):
+        """`jit(...)` or `deco(...)` with `deco = jit(...)`: the call that makes jitted functions, else None."""
+        callee = self.resolve(call.func)
+        if callee is self.jit or isinstance(callee, JitDecorator):
+            return callee
+        return None
+
+    def assign_jit(self, stmt, targets, call: cst.Call) -> None:
+        """`run_jit = jit(run)` / `deco(run)` (a target), or `deco = jit(jit_config=...)` (a decorator)."""
+        names = [t.value for t in targets if isinstance(t, cst.Name)]
+        positional = [a for a in call.args if a.keyword is None and a.star == ""]
+        if not positional:
+            if self.jit_maker(call) is self.jit:
+                for name in names:
+                    self.namespace[name] = JitDecorator(name)
+            return
+        inner = self.resolve(positional[0].value)
+        if isinstance(inner, types.FunctionType):
+            for name in names:
+                self.namespace[name] = inner
+                self.targets.append(Target("function", name, inner, self.span(stmt)))
+            return
         for name in names:
-            self.namespace[name] = result if result is not None else Unresolved(
-                name, self.span(stmt), "computed by module code")
+            self.namespace[name] = Unresolved(name, self.span(stmt), "made by module code")
 
     def evaluate(self, expr) -> Optional[Any]:
         """A module-level expression built from constants only (`N = 28 * 28`), else None."""
@@ -169,43 +255,66 @@ class StaticModule:
         return self.resolve(expr) is self.jit
 
     def is_jit_decorator(self, expr) -> bool:
+        """`@jit`, `@jit(...)`, `@graphjit.jit`, or `@deco` where `deco = jit(...)`."""
         if isinstance(expr, cst.Call):
             return self.is_jit_call(expr.func)
-        return self.is_jit_call(expr)
+        return self.is_jit_call(expr) or isinstance(self.resolve(expr), JitDecorator)
 
     # --- functions and classes built from their definitions ----------------------------------
     def make_function(self, node: cst.FunctionDef, namespace: dict, owner: Optional[str] = None):
-        """A real function object from the `def` alone: decorators, annotations, defaults stripped."""
-        defaults = {}
+        """A real function object from the `def` alone: decorators, annotations, defaults stripped.
+
+        Built from Python's own syntax tree of the file (parsed once), so no source is regenerated.
+        """
+        defaults: dict = {}
+
+        def default_name(param: cst.Param) -> Optional[ast.expr]:
+            if param.default is None:
+                return None
+            key = f"__graphjit_default_{len(defaults)}"
+            try:
+                defaults[key] = self.evaluate(param.default)
+            except GraphjitError:
+                defaults[key] = None
+            return ast.Name(key, ast.Load())
+
         params = node.params
-
-        def strip(p: cst.Param) -> cst.Param:
-            if p.default is not None:
-                key = f"__graphjit_default_{len(defaults)}"
-                try:
-                    defaults[key] = self.evaluate(p.default)
-                except GraphjitError:
-                    defaults[key] = None
-                p = p.with_changes(default=cst.Name(key))
-            return p.with_changes(annotation=None)
-
-        params = params.with_changes(
-            params=[strip(p) for p in params.params], posonly_params=[strip(p) for p in params.posonly_params],
-            kwonly_params=[strip(p) for p in params.kwonly_params],
-            star_arg=strip(params.star_arg) if isinstance(params.star_arg, cst.Param) else params.star_arg,
-            star_kwarg=strip(params.star_kwarg) if params.star_kwarg is not None else None)
-        bare = node.with_changes(decorators=[], returns=None, params=params,
-                                 leading_lines=[], lines_after_decorators=[])
-        code = cst.Module(body=[]).code_for_node(bare)
-        line = self.parsed.positions[node].start.line
-        env = dict(namespace)
-        env.update(defaults)
-        source = "\n" * (line - 1) + code
-        exec(compile(source, self.filename, "exec"), env)  # defines the function; runs none of its code
+        positional = [default_name(p) for p in list(params.posonly_params) + list(params.params)]
+        keyword = [default_name(p) for p in params.kwonly_params]
+        tree = self.python_def(node)
+        args = tree.args
+        bare_args = ast.arguments(
+            posonlyargs=[_bare_arg(a) for a in args.posonlyargs], args=[_bare_arg(a) for a in args.args],
+            vararg=_bare_arg(args.vararg) if args.vararg else None,
+            kwonlyargs=[_bare_arg(a) for a in args.kwonlyargs], kw_defaults=keyword,
+            kwarg=_bare_arg(args.kwarg) if args.kwarg else None, defaults=[d for d in positional if d is not None])
+        bare = type(tree)(name=tree.name, args=bare_args, body=tree.body, decorator_list=[], returns=None,
+                          type_comment=None)   # a FunctionDef, or an AsyncFunctionDef
+        ast.copy_location(bare, tree)
+        bare.end_lineno, bare.end_col_offset = tree.end_lineno, tree.end_col_offset
+        module = ast.Module([ast.fix_missing_locations(bare)], [])
+        env = dict(defaults)   # only the stripped defaults are read when `def` runs; globals are rebound below
+        exec(compile(module, self.filename, "exec"), env)  # defines the function; runs none of its code
         fn = env[node.name.value]
         if owner:
             fn.__qualname__ = f"{owner}.{node.name.value}"
         return _rebind_globals(fn, namespace)
+
+    def python_def(self, node: cst.FunctionDef) -> ast.FunctionDef:
+        """The `ast` node of a `def` of this file (by name and line)."""
+        if self._python_defs is None:
+            index = {}
+            pending = list(ast.parse(self.parsed.text, self.filename).body)
+            while pending:   # statements only: a `def` is never inside an expression
+                item = pending.pop()
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    index[(item.name, item.lineno)] = item
+                for block in ("body", "orelse", "handlers", "finalbody", "cases"):
+                    inner = getattr(item, block, None)
+                    if isinstance(inner, list):
+                        pending.extend(inner)
+            self._python_defs = index
+        return self._python_defs[(node.name.value, self.parsed.positions[node].start.line)]
 
     def make_class(self, node: cst.ClassDef):
         bases = []
@@ -349,6 +458,79 @@ def _rebind_globals(fn, namespace: dict):
         if fn.__globals__ is not namespace else fn
 
 
+def _bare_arg(arg: ast.arg) -> ast.arg:
+    bare = ast.arg(arg.arg, None, None)
+    return ast.copy_location(bare, arg)
+
+
+def _target_names(target) -> list:
+    """The names an assignment target binds (`a`, `a, (b, *c)`); none for `x.attr` or `x[i]`."""
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [name for e in target.elements for name in _target_names(e.value)]
+    if isinstance(target, cst.StarredElement):
+        return _target_names(target.value)
+    return []
+
+
+class _Binders(cst.CSTVisitor):
+    """Names a module-level compound statement binds (not descending into functions or classes)."""
+
+    def __init__(self) -> None:
+        self.names: list = []
+
+    def visit_FunctionDef(self, node) -> bool:
+        self.names.append(node.name.value)
+        return False
+
+    def visit_ClassDef(self, node) -> bool:
+        self.names.append(node.name.value)
+        return False
+
+    def visit_AssignTarget(self, node) -> None:
+        self.names.extend(_target_names(node.target))
+
+    def visit_AnnAssign(self, node) -> None:
+        self.names.extend(_target_names(node.target))
+
+    def visit_AugAssign(self, node) -> None:
+        self.names.extend(_target_names(node.target))
+
+    def visit_For(self, node) -> None:
+        self.names.extend(_target_names(node.target))
+
+    def visit_AsName(self, node) -> None:
+        self.names.extend(_target_names(node.name))
+
+    def visit_ImportAlias(self, node) -> None:
+        if node.asname is None:
+            self.names.append(_dotted(node.name).split(".")[0])
+
+    def visit_NamedExpr(self, node) -> None:
+        self.names.extend(_target_names(node.target))
+
+
+def _names_bound_in(stmt) -> list:
+    binders = _Binders()
+    stmt.visit(binders)
+    return binders.names
+
+
+def _declared_globals(module) -> list:
+    """(name, statement) of every `global name` in the file."""
+    class Globals(cst.CSTVisitor):
+        def __init__(self) -> None:
+            self.names: list = []
+
+        def visit_Global(self, node) -> None:
+            self.names.extend((n.name.value, node) for n in node.names)
+
+    found = Globals()
+    module.visit(found)
+    return found.names
+
+
 def _dotted(node) -> str:
     if isinstance(node, cst.Name):
         return node.value
@@ -359,8 +541,7 @@ def _dotted(node) -> str:
 
 def load(filename: str) -> StaticModule:
     """Read and statically resolve a file; raises `UnsupportedSyntaxError` on a Python syntax error."""
-    with open(filename, encoding="utf-8") as f:
-        text = f.read()
+    text = read_text(filename)
     import linecache
     linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
     return StaticModule(filename, text)

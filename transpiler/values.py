@@ -112,3 +112,31 @@ def static_value(value: Any) -> Any:
         items = [static_value(v) for v in value.items]
         return tuple(items) if value.kind == "tuple" else items
     raise TypeError(value)
+
+
+def describe_value(value: Any) -> str:
+    """What a lowered value is, in the user's words (never the front end's class names)."""
+    if isinstance(value, Static):
+        return f"a compile-time {type(value.value).__name__}"
+    if isinstance(value, Seq):
+        return f"a {value.kind} of {len(value.items)} items"
+    if isinstance(value, Node):
+        if value.op == "shape" and value.operands:
+            return f"`{_user_name(value.operands[0])}.shape`, whose rank is not known at compile time"
+        from ..graph.types import ArrayType, TupleType
+        if isinstance(value.type, ArrayType):
+            return f"an array whose length is not known at compile time" if not value.type.shape or \
+                value.type.shape[0] is None else "an array"
+        if isinstance(value.type, TupleType):
+            return "a tuple made at run time"
+        return f"a run-time {value.type} value"
+    if isinstance(value, RangeVal):
+        return "a range"
+    if isinstance(value, (MethodVal, SourceFunc)):
+        return "a function"
+    return "a value"
+
+
+def _user_name(node: Node) -> str:
+    return node.name or "the array"
+
