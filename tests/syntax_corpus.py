@@ -1112,7 +1112,7 @@ def decorated_with_wrapper(x):
 
 
 # past the compile budget (transpiler/budget.py); tests/test_compile_budget.py tests it further
-WORDS = tuple(f"w{i}" for i in range(1100))  # more items than the unrolling limit, and not numbers
+WORDS = ("word",) * 1100  # more items than the unrolling limit, and not numbers
 
 
 @case("unroll_budget")
