@@ -308,6 +308,51 @@ def test_shape_assignment_in_a_loop(level):
     assert_matches_eager(shape_in_loop, np.arange(6.0), 3, level=level)
 
 
+W_RESHAPED = np.arange(6.0)
+
+
+def dict_item_reshaped_in_a_loop(d, n):
+    for i in range(n):
+        d["a"].shape = (2, -1)
+    return np.zeros(d["a"].shape), d["a"].sum(axis=-1)
+
+
+def dict_item_read_before_its_reshape_in_a_loop(d, n):
+    sums = []
+    for i in range(n):
+        sums.append(np.zeros(d["a"].shape).sum(axis=-1) + d["a"].sum(axis=-1))
+        d["a"].shape = (2, -1)
+    return sums[-1]
+
+
+def dict_item_retyped_in_a_branch(d, n):
+    if n > 1:
+        d["a"].dtype = np.int64
+    return d["a"] + 1, d["a"].dtype
+
+
+def global_reshaped_in_a_while(n):
+    i = 0
+    while i < n:
+        W_RESHAPED.shape = (3, -1)
+        i += 1
+    return np.zeros(W_RESHAPED.shape).sum(axis=-1)
+
+
+@pytest.mark.parametrize("level, mode", EVERY_WAY)
+def test_a_path_reshaped_in_a_loop_or_branch_is_retyped_everywhere(level, mode):
+    """Reads of a dict item or a global after (and, in later iterations, before) a metadata write in a
+    run-time loop or branch see its new type, as eagerly."""
+    for n in (0, 1, 3):
+        assert_matches_eager(dict_item_reshaped_in_a_loop, {"a": np.arange(6.0)}, n, level=level, mode=mode)
+        assert_matches_eager(dict_item_read_before_its_reshape_in_a_loop, {"a": np.arange(6.0)}, max(n, 1),
+                             level=level, mode=mode)
+        assert_matches_eager(dict_item_retyped_in_a_branch, {"a": np.arange(6.0)}, n, level=level, mode=mode)
+        W_RESHAPED.shape = (6,)
+        assert_matches_eager(global_reshaped_in_a_while, n, level=level, mode=mode)
+    W_RESHAPED.shape = (6,)
+
+
 # --- np.copyto, put, place, putmask, ufunc.at ----------------------------------------------------
 def copyto_local(a, b):
     t = a * 2.0

@@ -23,6 +23,7 @@ from ..graph.guards import GuardRecorder, GuardSet
 from ..graph.ir import Graph, Node
 from ..graph.literals import is_literal
 from ..graph.paths import Path
+from ..graph.shape_rules import after_metadata_write
 from ..graph.spans import SourceSpan
 from ..graph.types import TupleType, type_of_value
 from .budget import BudgetLowering, CompileBudget
@@ -121,6 +122,12 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering, FallbackLower
         # changes, and those read at call time because an earlier lowering found them changed
         self.container_writes: set = set()
         self.attr_writes: set = set()         # attribute names this compile assigns (setattr nodes)
+        # access path of each array read through one (node id -> path), and the paths whose array a
+        # metadata write inside a loop or branch retypes (path -> attribute names): the next lowering
+        # types every read of them as unknown in what the write may change (`unstable_paths`)
+        self.path_of: dict = {}
+        self.retyped_paths: dict = {}
+        self.unstable_paths: dict = {}
         self.refreshed: dict = {}             # node id -> the `refresh` made after a write to its shape/dtype
         self.written_globals: set = set()
         self.runtime_objects: set = set()
@@ -241,6 +248,12 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering, FallbackLower
         key = str(value.path)
         if key not in self.params:
             self.params[key] = self.graph.add_param(key, type_of_value(value.value), value.path.flat_name())
+        if key in self.unstable_paths:
+            # a loop or branch changes this array's shape or dtype: each read is typed as it may be then
+            param, wide = self.params[key], self.params[key].type
+            for name in sorted(self.unstable_paths[key]):
+                wide = after_metadata_write(wide, name, None)
+            return self.emit("refresh", [param], span=span, name=param.name, type=wide)
         return self.params[key]
 
     def reached(self, value: Any, span) -> Any:
@@ -250,7 +263,10 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering, FallbackLower
         whichever path they arrive by; only immutable values are folded, each under a guard.
         """
         if isinstance(value, Static) and isinstance(value.value, np.ndarray):
-            return self.scope.local(self.array_value(value, span))
+            node = self.scope.local(self.array_value(value, span))
+            if value.path is not None:
+                self.path_of[node.id] = str(value.path)
+            return node
         return value
 
     def static_item(self, value: Static, key) -> Static:
@@ -441,14 +457,18 @@ def lower_function(fn, args: tuple, kwargs: dict, name: Optional[str] = None, le
     runtime_globals: set = set()
     runtime_attrs: set = set()
     over_budget: dict = {}   # loops and calls found over the compile budget: the next attempt skips them at once
+    retyped: dict = {}       # access paths whose array a loop or branch reshapes (see Lowerer.retyped_paths)
     for _attempt in range(4):
         lowered, lowerer = _lower_once(fn, args, kwargs, name, level, collect, runtime_objects, runtime_globals,
-                                       runtime_attrs, static, over_budget)
+                                       runtime_attrs, static, over_budget, retyped)
         over_budget.update(lowerer.budget.found)
         new_objects = lowerer.container_writes - runtime_objects
         new_globals = lowerer.written_globals - runtime_globals
         new_attrs = lowerer.attr_writes - lowerer.mutated_attrs
-        if not new_objects and not new_globals and not new_attrs:
+        new_retyped = {k: v for k, v in lowerer.retyped_paths.items() if not v <= retyped.get(k, set())}
+        for key, names in new_retyped.items():
+            retyped[key] = retyped.get(key, set()) | names
+        if not new_objects and not new_globals and not new_attrs and not new_retyped:
             break
         runtime_objects |= new_objects
         runtime_globals |= new_globals
@@ -461,7 +481,7 @@ def lower_function(fn, args: tuple, kwargs: dict, name: Optional[str] = None, le
 
 
 def _lower_once(fn, args, kwargs, name, level, collect, runtime_objects, runtime_globals, runtime_attrs=(),
-                static=(), over_budget=None):
+                static=(), over_budget=None, retyped=None):
     parsed, node = function_source(fn)
     graph = Graph(name or fn.__qualname__)
     graph.span = parsed.span(node)
@@ -469,6 +489,7 @@ def _lower_once(fn, args, kwargs, name, level, collect, runtime_objects, runtime
     lowerer.runtime_objects = set(runtime_objects)
     lowerer.runtime_globals = set(runtime_globals)
     lowerer.mutated_attrs |= set(runtime_attrs)   # written by setattr(obj, "name", v) found last time
+    lowerer.unstable_paths = {k: set(v) for k, v in (retyped or {}).items()}
     sig = inspect.signature(fn)
     try:
         bound = sig.bind(*args, **kwargs)

@@ -316,11 +316,17 @@ class StatementLowering:
             obj = self.latest_version(self.array_value(obj, span))  # `d["a"].shape = s`: read at call time
         if not isinstance(obj, Node) or name not in _ops.RETYPING or not isinstance(obj.type, ArrayType):
             return
+        path = self.path_of.get(obj.id)
+        if path is not None and self.scope.graph is not self.graph:
+            # reads of this path outside this region cannot see the refresh made here: lower again
+            self.retyped_paths.setdefault(path, set()).add(name)
         known = static_value(value) if value is not None and is_static(value) else None
         if isinstance(known, list):
             known = tuple(known)
         new_type = after_metadata_write(obj.type, name, known)
         refreshed = self.emit("refresh", [obj], span=span, name=obj.name, type=new_type)
+        if path is not None:
+            self.path_of[refreshed.id] = path
         self.refreshed[obj.id] = refreshed  # other paths to it (a caller's name, a container item)
         for key, bound in list(frame.env.items()):
             if bound is obj:
