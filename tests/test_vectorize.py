@@ -332,3 +332,27 @@ def test_a_guarded_triangular_nest_falls_back_on_the_nest_as_written(rng):
     a = _r(rng, 5, 5)
     source = _source(V.tri_lower_store, a, _r(rng, 5, 5))
     assert "may_share_memory" in source and "if j <" not in source, source   # not the masked rectangle
+
+
+G_TABLE = np.linspace(-1.0, 1.0, 6)
+
+
+def running_value_whose_term_reads_it(d, L):
+    acc = 0.0
+    for i0 in range(len(G_TABLE) // 2):
+        d["a"][...] += acc
+        acc = acc + G_TABLE.sum() * acc
+    v = L[1]["c"].reshape(2, -1)
+    v[1] += acc
+    return acc
+
+
+@pytest.mark.parametrize("exec_mode", ["auto", "no_sink"])
+def test_a_running_sum_whose_term_reads_it_stays_a_loop(exec_mode):
+    # found by the program generator: the scan's term reads the carried value (a recurrence), which
+    # sent the vectorizer into endless recursion
+    args = lambda: ({"a": np.ones(6)}, [np.ones(6), {"c": np.full(6, -0.5)}])  # noqa: E731
+    jitted = graphjit.jit(running_value_whose_term_reads_it, jit_level="O2", exec_mode=exec_mode)
+    expected_args, actual_args = args(), args()
+    assert jitted(*actual_args) == running_value_whose_term_reads_it(*expected_args)
+    np.testing.assert_array_equal(actual_args[1][1]["c"], expected_args[1][1]["c"])

@@ -105,6 +105,9 @@ class CarriedMixin:
             return self.scan_cache[key]
         y, t_node = self.scans[j]
         if (j, False) not in self.scan_cache:
+            if (j, "pending") in self.scan_cache:  # the term reads the running value itself: a recurrence
+                raise Bail(f"the running sum `{self.body.args[1 + j].name}` depends on itself")
+            self.scan_cache[(j, "pending")] = None
             self.ensure(t_node)
             t = self.lookup(t_node)
             init = self.loop.operands[3 + j]
