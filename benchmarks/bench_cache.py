@@ -153,7 +153,9 @@ def main() -> None:
           f"numba {numba.__version__ if numba else 'not installed'}; medians")
     print("\n1. cache-hit dispatch overhead (us per call)")
     print(f"   {'function':<20}{'plain':>10}{'direct':>10}{'jit':>10}{'numba':>10}   jit-direct  jit-plain  numba-plain")
+    over_ident = 0.0
     for name, r in dispatch(rounds, number):
+        over_ident = r["jit"] - r["direct"] if name == "ident" else over_ident
         nb = r.get("numba")
         nb_text = f"{nb:10.3f}" if nb else "         -"
         nb_over = f"{nb - r['plain']:11.3f}" if nb else "          -"
@@ -162,7 +164,9 @@ def main() -> None:
     r = global_reads(rounds, number)
     over_args, over_globals = r["args jit"] - r["args direct"], r["globals jit"] - r["globals direct"]
     print(f"   {'4 global arrays':<20} dispatch overhead {over_globals:.3f} us vs {over_args:.3f} us for 4 array "
-          f"arguments: {(over_globals - over_args) / 4:.3f} us per global read")
+          f"arguments:\n   {'':<20} {(over_globals - over_ident) / 4:.3f} us per global read over `ident`'s dispatch "
+          f"({(over_args - over_ident) / 4:.3f} us per array argument), {(over_globals - over_args) / 4:.3f} us more "
+          "than an array argument")
     print(f"\n2./3. first call in a new process (ms, median of {runs} processes)")
     for target in TARGETS:
         with tempfile.TemporaryDirectory() as cold_dir, tempfile.TemporaryDirectory() as warm_dir:
