@@ -29,7 +29,7 @@ from . import context as _ctx
 from . import log
 from .backends import dispatch as _dispatch
 from .context import JitConfig
-from .graph.guards import GuardSet, encode_value, decode_value, describe_object
+from .graph.guards import GuardSet, encode_value, decode_value
 from .graph.diagnostics import user_stacklevel
 
 _ARRAY = np.ndarray

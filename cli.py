@@ -12,7 +12,7 @@ import gc
 import os
 import sys
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Optional
 
 import click
 

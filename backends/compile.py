@@ -19,7 +19,6 @@ import hashlib
 import linecache
 import math
 import operator
-import sys
 import types
 from typing import TYPE_CHECKING, Any, Callable, Optional
 

@@ -22,7 +22,7 @@ from typing import Optional
 from ..graph.diagnostics import CodegenError
 from ..graph.ir import Graph, Node
 from ..graph.literals import Index, OperandRef, format_literal, is_literal
-from ..graph.ops import PREC_ATOM, PREC_CMP, PREC_NOT, PREC_POWER, PREC_UNARY, REGION_OPS
+from ..graph.ops import PREC_ATOM, PREC_CMP, PREC_NOT, PREC_UNARY, REGION_OPS
 from ..graph.paths import parse_path
 from ..graph.types import ArrayType
 

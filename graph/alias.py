@@ -45,7 +45,6 @@ def holds_memory(t: Type) -> bool:
 
 def arg_mapping(node: Node, region: Graph) -> list[Optional[Node]]:
     """For each argument of `region`, the operand of region node `node` it receives (None: the index)."""
-    n = node.attrs.get("carried", 0)
     if node.op == "if":
         return list(node.operands[1:])
     if node.op == "for_range":
@@ -200,6 +199,3 @@ class Aliases:
                     return True
         return False
 
-
-def overlaps(a: Roots, b: Roots) -> bool:
-    return bool(a & b)

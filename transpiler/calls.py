@@ -12,7 +12,6 @@ What a call becomes, in order:
 from __future__ import annotations
 
 import builtins
-import math
 import types
 from typing import Any, Optional
 

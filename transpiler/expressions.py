@@ -17,6 +17,7 @@ from ..graph.diagnostics import LoweringError, UndefinedNameError, UnsupportedSy
 from ..graph.guards import is_value
 from ..graph.ir import Node
 from ..graph.literals import Index, OperandRef
+from ..graph.paths import Path
 from ..graph.types import ArrayType, ScalarType, TupleType
 from .values import (MaybeUnbound, MethodVal, RangeVal, Seq, SourceFunc, Static, Undefined, describe_value,
                      is_static, static_value)
@@ -69,7 +70,6 @@ class ExpressionLowering:
         return self.lookup(node.value, frame, self.span(node, frame))
 
     def lookup(self, name: str, frame, span) -> Any:
-        from ..graph.paths import Path
         if name in frame.declared_globals or (name not in frame.env and name not in frame.closure
                                               and (id(frame.globals), name) in self.runtime_globals):
             # declared `global` here, or written by a helper's `global`: read at call time
@@ -122,7 +122,6 @@ class ExpressionLowering:
     def foreign_global(self, frame, name: str):
         """A global of another module (an inlined helper's): reached through that module object."""
         import sys
-        from ..graph.paths import Path
         import types
         value = frame.globals[name]
         if isinstance(value, (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, type, int, float,

@@ -24,7 +24,6 @@ What a block needs to run as the function would have run it:
 from __future__ import annotations
 
 import textwrap
-import warnings
 from typing import Optional
 
 import libcst as cst
@@ -37,13 +36,6 @@ from .values import UNBOUND, MaybeUnbound, MethodVal, RangeVal, Seq, SourceFunc,
 
 class Poisoned(LoweringError):
     """A name whose defining statement already failed: reported once, not again at each use."""
-
-
-class Escalate(Exception):
-    """The failing statement cannot stand alone (e.g. `break` of an outer loop): widen the block."""
-
-    def __init__(self, error: GraphjitError):
-        self.error = error
 
 
 class FallbackLowering:

@@ -18,7 +18,7 @@ from typing import Any, Optional
 import libcst as cst
 import numpy as np
 
-from ..graph.diagnostics import Diagnostic, GraphjitError, GraphSyntaxError, LoweringError, UnsupportedSyntaxError
+from ..graph.diagnostics import GraphjitError, GraphSyntaxError, LoweringError, UnsupportedSyntaxError
 from ..graph.guards import GuardRecorder, GuardSet
 from ..graph.ir import Graph, Node
 from ..graph.literals import is_literal
@@ -30,7 +30,7 @@ from .budget import BudgetLowering, CompileBudget
 from .calls import CallLowering
 from .expressions import ExpressionLowering
 from .fallback import FallbackLowering
-from .rules import LAX, rule
+from .rules import LAX
 from .scope import Scope
 from .source import ParsedFile, function_source, unwrap
 from .statements import StatementLowering

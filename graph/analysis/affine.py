@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Mapping, Optional
+from typing import Any, Callable, Mapping, Optional
 
 INF = math.inf
 Interval = tuple  # (lo, hi) with -inf/inf for unbounded ends
@@ -137,11 +137,6 @@ def _lift(value) -> Affine:
     if isinstance(value, int) and not isinstance(value, bool):
         return Affine.constant(value)
     raise TypeError(f"not affine: {value!r}")
-
-
-def hull(intervals: Iterable[Interval]) -> Interval:
-    los, his = zip(*intervals)
-    return (min(los), max(his))
 
 
 def range_interval(start: Interval, stop: Interval, step: int) -> Optional[Interval]:

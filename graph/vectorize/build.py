@@ -216,8 +216,7 @@ class Scratch:
         if spec is None or self.g.users(node) or not spec[1]:
             return None
         inputs, output, operands = spec
-        self.g.nodes.remove(node)
-        self.g._edges.remove_node(node)
+        self.g.erase(node)
         return self.einsum(list(inputs), output[1:], list(operands), node.name)
 
     def _as_matmul(self, inputs: list[str], output: str, operands: list[Node], name: str) -> Optional[Node]:

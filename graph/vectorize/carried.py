@@ -493,7 +493,6 @@ class CarriedMixin:
         sub = "i" + "abcdefgh"[:rank]
         self.features.add("contraction")
         node = self.s.einsum([sub, sub], sub[1:], [a, b])
-        self.s.g.nodes.remove(terms)
-        self.s.g._edges.remove_node(terms)
+        self.s.g.erase(terms)
         return node
 
