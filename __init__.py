@@ -20,15 +20,15 @@ from graphjit.context import (COMPATIBLE, GRAPH_MODE, LAX, PYNATIVE_MODE, STRICT
 def export(fn_or_cell, *example_inputs, file: str = "model.gjir", jit_level=None) -> str:
     """Write the optimized graph of `fn_or_cell` for `example_inputs`, with its weights, to `file`.
 
-    `graphjit.load(file)` runs it later without the source or the classes (graphjit/gjir.py).
+    `graphjit.load(file)` runs it later without the source or the classes (graphjit/export_load.py).
     """
-    from graphjit.gjir import export as _export
+    from graphjit.export_load import export as _export
     return _export(fn_or_cell, *example_inputs, file=file, jit_level=jit_level)
 
 
 def load(file: str):
     """Read a graph written by `graphjit.export`; returns a callable with the same results."""
-    from graphjit.gjir import load as _load
+    from graphjit.export_load import load as _load
     return _load(file)
 
 

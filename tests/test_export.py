@@ -219,7 +219,7 @@ def test_refuses_graphs_holding_fallback_blocks(tmp_path):
 
 
 def test_loader_refuses_python_object_ops():
-    from graphjit import gjir
+    from graphjit import export_load as gjir
     from graphjit.graph import parse
     text = """graph f(%x: f64[3]) -> object
   %0 = fallback(%x) {code='def __graphjit_fallback__(x):\\n    import os\\n    return (x,)\\n', file='m.py', line=1, reads=('x',), writes=('x',), returns=False, scope='globals'} : object
