@@ -1,4 +1,4 @@
-"""The four `graphjit check` output formats (diagnostic_formats.py): text, JSON against its schema,
+"""The four `graphjit check` output formats (cli/diagnostic_formats.py): text, JSON against its schema,
 SARIF field by field as GitHub code scanning reads it, gcc lines; color rules; the pre-commit hook
 file; and the examples in docs/diagnostics.md, which must be what the code prints."""
 
@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from graphjit.diagnostic_formats import FORMATS, render, to_gcc, to_json, to_sarif, to_text, use_color
+from graphjit.cli.diagnostic_formats import FORMATS, render, to_gcc, to_json, to_sarif, to_text, use_color
 from graphjit.graph.diagnostics import Diagnostic
 from graphjit.graph.spans import SourceSpan
 from graphjit.transpiler.rules import BY_CODE

@@ -299,7 +299,7 @@ def _counts(diags: list) -> tuple:
 
 
 def _table_rule(code: str):
-    from .transpiler.rules import BY_CODE
+    from ..transpiler.rules import BY_CODE
     return BY_CODE.get(code)
 
 

@@ -2,7 +2,8 @@
 
 Neither runs the user's file: it is parsed with LibCST and resolved statically
 (`transpiler.static_module`). Errors are one clear line each on stderr with a non-zero exit
-status; never a traceback from graphjit itself.
+status; never a traceback from graphjit itself. How `check` prints what it finds (text, JSON,
+SARIF, gcc) lives beside it, in `cli/diagnostic_formats.py`.
 """
 
 from __future__ import annotations
@@ -37,9 +38,9 @@ class TranspileResult:
 
 def parse_inputs(specs: tuple) -> dict:
     """`x=f32[64,1,28,28]` (an array of that type) or `n=3` (a compile-time value)."""
-    from .graph.literals import parse_literal
-    from .graph.types import ArrayType, parse_type
-    from .transpiler.lower import AbstractArray
+    from ..graph.literals import parse_literal
+    from ..graph.types import ArrayType, parse_type
+    from ..transpiler.lower import AbstractArray
     out = {}
     for spec in specs:
         name, eq, text = spec.partition("=")
@@ -61,7 +62,7 @@ def parse_inputs(specs: tuple) -> dict:
 
 def read_source(path: str) -> str:
     """The file's text (PEP 263 encodings honoured); UsageError when it cannot be read or decoded."""
-    from .transpiler.source import read_text
+    from ..transpiler.source import read_text
     if not os.path.exists(path):
         raise UsageError(f"{path}: error: no such file")
     if os.path.isdir(path):
@@ -84,8 +85,8 @@ def load_module(path: str, extra_targets: tuple = ()):
     """The file read (never run) and resolved statically; InputProblem on a Python syntax error."""
     import linecache
 
-    from .transpiler.source import PythonSyntaxError
-    from .transpiler.static_module import StaticModule
+    from ..transpiler.source import PythonSyntaxError
+    from ..transpiler.static_module import StaticModule
     text = read_source(path)
     linecache.cache[path] = (len(text), None, text.splitlines(True), path)
     try:
@@ -108,9 +109,9 @@ def target_arguments(target, fn, inputs: dict) -> tuple:
     """
     import inspect
 
-    from .graph.diagnostics import GraphjitError
-    from .graph.types import ANY_ARRAY
-    from .transpiler.lower import AbstractArray
+    from ..graph.diagnostics import GraphjitError
+    from ..graph.types import ANY_ARRAY
+    from ..transpiler.lower import AbstractArray
     args, kwargs, unknown = [], {}, False
     params = list(inspect.signature(fn).parameters.values())
     if target.kind == "cell":
@@ -159,9 +160,9 @@ def lower_target(target, inputs: dict, level: str, notes: bool = True):
     """
     import dataclasses
 
-    from .graph.diagnostics import Diagnostic, GraphjitError
-    from .transpiler.lower import lower_function
-    from .transpiler.rules import hint_at
+    from ..graph.diagnostics import Diagnostic, GraphjitError
+    from ..transpiler.lower import lower_function
+    from ..transpiler.rules import hint_at
     fn = target_function(target)
     name = target.name if target.kind == "function" else f"{target.name}_construct"
     unknown = False
@@ -186,7 +187,7 @@ def depends_on_arguments(diagnostic) -> bool:
     and the rule-table rows about run-time values do; a construct the level rejects, or a name
     defined nowhere, does not.
     """
-    from .transpiler.rules import BY_CODE, VALUE_DEPENDENT
+    from ..transpiler.rules import BY_CODE, VALUE_DEPENDENT
     if diagnostic.cause == "UnknownValueError":
         return True
     row = BY_CODE.get(diagnostic.code)
@@ -236,9 +237,9 @@ def check_file(path: str, level: str, extra_targets: tuple = ()) -> list:
 
 
 def _check_file(path: str, level: str, extra_targets: tuple) -> list:
-    from .graph.diagnostics import Diagnostic
-    from .transpiler.source import PythonSyntaxError
-    from .transpiler.static_module import StaticModule
+    from ..graph.diagnostics import Diagnostic
+    from ..transpiler.source import PythonSyntaxError
+    from ..transpiler.static_module import StaticModule
     import linecache
     text = read_source(path)
     if not text.strip():
@@ -262,10 +263,10 @@ def transpile_file(path: str, inputs: dict, jit_level: str = "O1", emit: str = "
     the pipeline and after every pass that changed it (`000-input.txt`, `001-fold-constants.txt`,
     ...) and the emitted source.
     """
-    from . import __version__
-    from .backends.emit_numpy import emit_function
-    from .graph.diagnostics import Diagnostic, GraphjitError
-    from .graph.passes.manager import DirectoryDump, format_report, run_pipeline
+    from .. import __version__
+    from ..backends.emit_numpy import emit_function
+    from ..graph.diagnostics import Diagnostic, GraphjitError
+    from ..graph.passes.manager import DirectoryDump, format_report, run_pipeline
 
     module = load_module(path)
     if not module.parsed.text.strip():
@@ -338,7 +339,7 @@ def transpile_file(path: str, inputs: dict, jit_level: str = "O1", emit: str = "
         result.module_text = "\n".join(str(g) for _, g in result.graphs)
         return result
     if emit == "dot":
-        from .graph.dot import to_dot
+        from ..graph.dot import to_dot
         result.module_text = "\n".join(to_dot(g) for _, g in result.graphs)
         return result
     shape_note = ", ".join(f"{k}={getattr(v, 'type', v)}" for k, v in inputs.items()) or "none (shape-generic)"
@@ -365,7 +366,7 @@ def transpile_file(path: str, inputs: dict, jit_level: str = "O1", emit: str = "
 
 
 def _recipe_code(recipe: tuple, built: dict, namespace: dict) -> str:
-    from .graph.literals import format_literal, is_literal
+    from ..graph.literals import format_literal, is_literal
     cls, args, kwargs = recipe
 
     def value(v):
@@ -428,7 +429,7 @@ def transpile(file: str, inputs: tuple, output: Optional[str], emit: str, jit_le
         _echo_problem(e, file)
         sys.exit(EXIT_USAGE if isinstance(e, UsageError) else EXIT_ERRORS)
     except Exception as e:  # graphjit's own bug: still one line, never a traceback
-        from .graph.diagnostics import GraphjitError
+        from ..graph.diagnostics import GraphjitError
         if isinstance(e, GraphjitError):
             click.echo(str(e), err=True)
         else:
@@ -473,7 +474,7 @@ def check(files: tuple, syntax_level: str, fmt: str) -> None:
     was found (a Python syntax error counts), else 0. Notes and warnings do not change it.
     """
     from .diagnostic_formats import render, use_color
-    from . import __version__
+    from .. import __version__
     diagnostics, unreadable = [], 0
     for path in files:
         try:
@@ -494,7 +495,7 @@ def cache() -> None:
 
 
 def _store():
-    from .backends import disk_cache
+    from ..backends import disk_cache
     return disk_cache.DiskCache(disk_cache.default_dir())
 
 
@@ -511,7 +512,7 @@ def _size(n: int) -> str:
 def info(verbose: bool) -> None:
     """Entries, size, and the hit/miss counts recorded by the processes that used the cache."""
     import time
-    from .backends import disk_cache
+    from ..backends import disk_cache
     data = _store().info()
     state = "on" if disk_cache.enabled_by_env() else "off (GRAPHJIT_CACHE=0)"
     click.echo(f"directory: {data['directory']}")
