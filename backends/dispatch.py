@@ -38,6 +38,7 @@ import numpy as np
 
 from .. import context as _ctx
 from ..graph.guards import Guard
+from ..graph.paths import default_slot
 
 _ND = np.ndarray
 _LITERALS = (int, float, bool, str, type(None), complex)
@@ -305,18 +306,10 @@ _OMITTED = _Omitted()
 
 def live_default(fn, name: str) -> Any:
     """The default of parameter `name` as `fn` holds it now (`f.__defaults__ = ...` takes effect)."""
-    code = fn.__code__ if hasattr(fn, "__code__") else fn.__func__.__code__
-    kwdefaults = getattr(fn, "__kwdefaults__", None) or {}
-    if name in kwdefaults:
-        return kwdefaults[name]
-    positional = list(code.co_varnames[:code.co_argcount])
-    if hasattr(fn, "__self__"):
-        positional = positional[1:]
-    defaults = getattr(fn, "__defaults__", None) or ()
-    k = len(defaults) - (len(positional) - positional.index(name)) if name in positional else -1
-    if k < 0:
+    slot = default_slot(fn, name)
+    if slot is None:
         raise TypeError(f"{fn.__qualname__}() missing 1 required argument: '{name}'")
-    return defaults[k]
+    return getattr(fn, slot[0])[slot[1]]
 
 
 def build_call(sig: inspect.Signature, entries: list, globals_dict: dict, map_error: Callable,

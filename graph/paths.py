@@ -70,3 +70,19 @@ def parse_path(text: str) -> Path:
             return Path("arg", node.id, tuple(reversed(steps)))
         else:
             raise ValueError(f"bad access path {text!r}")
+
+
+def default_slot(fn: Any, name: str) -> Union[Tuple[str, Union[int, str]], None]:
+    """Where `fn` holds the default of parameter `name` now: `("__defaults__", k)`,
+    `("__kwdefaults__", name)`, or None when it has none. Defaults are data the caller may replace
+    (`f.__defaults__ = ...`), so the dispatcher and the front end both find them here, at call time.
+    """
+    code = fn.__code__ if hasattr(fn, "__code__") else fn.__func__.__code__
+    if name in (getattr(fn, "__kwdefaults__", None) or {}):
+        return "__kwdefaults__", name
+    positional = list(code.co_varnames[:code.co_argcount])
+    if hasattr(fn, "__self__"):   # a bound method: `self` is not a parameter of the call
+        positional = positional[1:]
+    defaults = getattr(fn, "__defaults__", None) or ()
+    k = len(defaults) - (len(positional) - positional.index(name)) if name in positional else -1
+    return ("__defaults__", k) if k >= 0 else None

@@ -629,3 +629,52 @@ def test_entries_loaded_from_disk_read_data_at_call_time(name, level, second_pro
                 for variant, n in loaded["disk_loads"].items() if n == 0]
     problems += loaded["failures"]
     assert not problems, f"{key} (second process):\n  " + "\n  ".join(problems)
+
+
+# --- data reached through an inlined helper: its mutable default, its closure cell ----------------
+def _accumulate(x, buffer=np.zeros(3)):
+    buffer += x            # Python shares the default between calls: the changes accumulate
+    return buffer.sum()
+
+
+def _make_scaled():
+    scale, offset = 2.0, np.ones(3)
+
+    def scaled(x):
+        return x * scale + offset
+
+    def rebind(new_scale, new_offset):
+        nonlocal scale, offset
+        scale, offset = new_scale, new_offset
+
+    return scaled, rebind, offset
+
+
+_scaled, _rebind_scaled, _offset = _make_scaled()
+
+
+def uses_a_helper_default(x):
+    return _accumulate(x)
+
+
+def uses_a_helper_closure(x):
+    return _scaled(x)
+
+
+@pytest.mark.parametrize("exec_mode", MODES)
+@pytest.mark.parametrize("level", LEVELS)
+def test_a_helpers_default_and_closure_are_read_at_call_time(level, exec_mode):
+    jitted_default = ms.jit(uses_a_helper_default, jit_level=level, exec_mode=exec_mode)
+    x = np.arange(3.0)
+    _accumulate.__defaults__[0][...] = 0.0
+    eager = [uses_a_helper_default(x) for _ in range(3)]
+    _accumulate.__defaults__[0][...] = 0.0
+    assert [jitted_default(x) for _ in range(3)] == eager == [3.0, 6.0, 9.0]
+
+    jitted_closure = ms.jit(uses_a_helper_closure, jit_level=level, exec_mode=exec_mode)
+    _rebind_scaled(2.0, np.ones(3))
+    np.testing.assert_array_equal(jitted_closure(x), uses_a_helper_closure(x))
+    _rebind_scaled(5.0, np.full(3, 7.0))          # the cell rebound to another number and array
+    np.testing.assert_array_equal(jitted_closure(x), x * 5.0 + 7.0)
+    _rebind_scaled(5.0, np.full(4, 1.0))          # another shape: recompiles
+    np.testing.assert_array_equal(jitted_closure(np.arange(4.0)), np.arange(4.0) * 5.0 + 1.0)

@@ -22,7 +22,7 @@ from ..graph.diagnostics import GraphjitError, GraphSyntaxError, LoweringError, 
 from ..graph.guards import GuardRecorder, GuardSet
 from ..graph.ir import Graph, Node
 from ..graph.literals import is_literal
-from ..graph.paths import Path
+from ..graph.paths import Path, default_slot
 from ..graph.shape_rules import after_metadata_write
 from ..graph.spans import SourceSpan
 from ..graph.types import TupleType, type_of_value
@@ -336,7 +336,7 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering, FallbackLower
         """The access path of a helper's default value, for mutable defaults (shared between calls)."""
         if is_literal(value) or not hasattr(fn, "__code__"):
             return None
-        where = _default_path(fn, name)
+        where = default_slot(fn, name)
         if where is None:
             return None
         module = sys.modules.get(getattr(fn, "__module__", None) or "")
@@ -387,19 +387,6 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering, FallbackLower
                 frame.env[name] = value if not _is_plain_default(value) else Static(value)
             return
         raise LoweringError("cannot bind arguments", span)
-
-
-def _default_path(fn, name: str) -> Optional[tuple]:
-    """Where `fn` keeps the default of parameter `name`: ("__defaults__", k) or ("__kwdefaults__", name)."""
-    params = [p for p in inspect.signature(fn).parameters.values()]
-    positional = [p.name for p in params if p.kind in (inspect.Parameter.POSITIONAL_ONLY,
-                                                        inspect.Parameter.POSITIONAL_OR_KEYWORD)]
-    defaults = getattr(fn, "__defaults__", None) or ()
-    if name in positional and len(positional) - positional.index(name) <= len(defaults):
-        return "__defaults__", len(defaults) - (len(positional) - positional.index(name))
-    if name in (getattr(fn, "__kwdefaults__", None) or {}):
-        return "__kwdefaults__", name
-    return None
 
 
 def _is_plain_default(value) -> bool:
