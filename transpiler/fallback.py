@@ -30,6 +30,7 @@ import libcst as cst
 
 from ..graph.diagnostics import Diagnostic, GraphjitError, GraphjitFallbackWarning, LoweringError, UnsupportedSyntaxError
 from ..graph.ir import Node
+from .cst_queries import target_names
 from .rules import COMPATIBLE, LAX, STRICT, rule
 from .values import UNBOUND, MaybeUnbound, MethodVal, RangeVal, Seq, SourceFunc, Static, Undefined, is_static
 
@@ -350,8 +351,7 @@ class _Bound(cst.CSTVisitor):
         self.names: list = []
 
     def _add(self, target) -> None:
-        from .statements import _target_names
-        self.names.extend(n for n in _target_names(target) if n not in self.names)
+        self.names.extend(n for n in target_names(target) if n not in self.names)
 
     def visit_AsName(self, node) -> None:
         self._add(node.name)
@@ -382,27 +382,26 @@ def _deleted_or_bound_names(stmt) -> list:
 
 def _surely_binds(stmts: list) -> set:
     """Names bound on every path through the statements that completes (no exception, no return)."""
-    from .statements import _target_names
     sure: set = set()
     for stmt in stmts:
         if isinstance(stmt, cst.SimpleStatementLine):
             for small in stmt.body:
                 if isinstance(small, cst.Assign):
                     for t in small.targets:
-                        sure.update(_target_names(t.target))
+                        sure.update(target_names(t.target))
                 elif isinstance(small, (cst.AnnAssign, cst.AugAssign)) and \
                         (not isinstance(small, cst.AnnAssign) or small.value is not None):
-                    sure.update(_target_names(small.target))
+                    sure.update(target_names(small.target))
                 elif isinstance(small, (cst.Import, cst.ImportFrom)):
                     sure.update(_deleted_or_bound_names(small))
                 elif isinstance(small, cst.Del):
-                    sure.difference_update(_target_names(small.target))
+                    sure.difference_update(target_names(small.target))
         elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
             sure.add(stmt.name.value)
         elif isinstance(stmt, cst.With):
             for item in stmt.items:
                 if item.asname is not None:
-                    sure.update(_target_names(item.asname.name))
+                    sure.update(target_names(item.asname.name))
             sure |= _surely_binds(list(stmt.body.body))
         elif isinstance(stmt, cst.If):
             orelse = [] if stmt.orelse is None else [stmt.orelse] if isinstance(stmt.orelse, cst.If) \
@@ -421,12 +420,11 @@ def _surely_binds(stmts: list) -> set:
 
 def _deleted_names(stmt) -> list:
     """Names a `del` in the statement unbinds (`del y`, not `del y[0]`)."""
-    from .statements import _target_names
     out = []
 
     class Dels(cst.CSTVisitor):
         def visit_Del(self, node) -> None:
-            out.extend(n for n in _target_names(node.target) if n not in out)
+            out.extend(n for n in target_names(node.target) if n not in out)
 
         def visit_FunctionDef(self, node) -> bool:
             return False

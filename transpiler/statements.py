@@ -23,6 +23,7 @@ from .budget import MAX_UNROLL_ITERATIONS, ItemTable
 from .calls import NeedsStatic
 from .scope import RegionGroup, Scope
 from .rules import LAX, STATEMENT_RULES, rule
+from .cst_queries import target_names
 from .values import UNBOUND, MaybeUnbound, RangeVal, Seq, SourceFunc, Static, Undefined, is_static, static_value
 
 UNROLL_LIMIT = MAX_UNROLL_ITERATIONS  # a loop unrolls up to this many times (transpiler/budget.py)
@@ -684,7 +685,7 @@ class StatementLowering:
         span = self.span(stmt, frame)
         body = list(stmt.body.body)
         control = _has_loop_control(body)
-        loop_vars = _target_names(stmt.target)
+        loop_vars = target_names(stmt.target)
         before = {n: frame.env.get(n) for n in loop_vars}
         bound_before = all(v is not None and not isinstance(v, Undefined) for v in before.values())
         trips = _static_trips(rng)
@@ -740,7 +741,7 @@ class StatementLowering:
         `carry_target`: the loop variables are carried too (their last values after the loop)."""
         span = self.span(stmt, frame)
         body = list(stmt.body.body)
-        targets = _target_names(stmt.target)
+        targets = target_names(stmt.target)
         placeholders = [n for n in _assigned_names(body) if n not in targets and not n.startswith("$")
                         and (n not in frame.env or isinstance(frame.env[n], Undefined))] if runs else []
         placeholders = _used_outside(stmt, frame, placeholders) if placeholders else []
@@ -782,7 +783,7 @@ class StatementLowering:
         body = list(stmt.body.body)
         index_var = f"$i{depth}"
         frame.env[index_var] = rng.start
-        targets = _target_names(stmt.target) if carry_target else []
+        targets = target_names(stmt.target) if carry_target else []
         for n in targets:
             if frame.env.get(n) is None or isinstance(frame.env[n], Undefined):
                 frame.env[n] = Static(None)  # bound on the first iteration, which surely runs
@@ -812,8 +813,8 @@ class StatementLowering:
 
         try:
             self.while_region(frame, span, body, cond_fn, body_fn, extra=[index_var] + targets,
-                              exclude=_target_names(stmt.target), stmt=stmt,
-                              maybe_extra=_target_names(stmt.target) if lax_targets else ())
+                              exclude=target_names(stmt.target), stmt=stmt,
+                              maybe_extra=target_names(stmt.target) if lax_targets else ())
         except NeedsStatic as e:
             raise _NeedsUnroll(e) from None  # a compile-time range unrolls instead
         frame.env.pop(index_var, None)
@@ -1404,7 +1405,7 @@ class _Assigned(cst.CSTVisitor):
         self.names: list[str] = []
 
     def _add(self, target) -> None:
-        for n in _target_names(target):
+        for n in target_names(target):
             if n not in self.names:
                 self.names.append(n)
 
@@ -1433,16 +1434,6 @@ def _assigned_names(body: list) -> list:
     for stmt in body:
         stmt.visit(visitor)
     return visitor.names
-
-
-def _target_names(target) -> list:
-    if isinstance(target, cst.Name):
-        return [target.value]
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return [n for el in target.elements for n in _target_names(el.value)]
-    if isinstance(target, cst.StarredElement):
-        return _target_names(target.value)
-    return []
 
 
 def _stmt_name(stmt) -> str:

@@ -24,6 +24,7 @@ from ..graph.spans import SourceSpan
 from .calls import NeedsStatic
 from .lower import Frame, Lowerer
 from .source import ParsedFile, parse_file, read_text
+from .cst_queries import target_names
 from .values import Seq, Static, is_static, static_value
 
 SAFE_IMPORTS = ("numpy", "math", "graphjit")
@@ -126,7 +127,7 @@ class StaticModule:
                 self.namespace[name] = Unresolved(name, self.span(stmt), "bound by module code")
 
     def bind_unresolved(self, target, stmt, why: str) -> None:
-        for name in _target_names(target):
+        for name in target_names(target):
             self.namespace[name] = Unresolved(name, self.span(stmt), why)
 
     def bind_globals_set_in_functions(self) -> None:
@@ -463,17 +464,6 @@ def _bare_arg(arg: ast.arg) -> ast.arg:
     return ast.copy_location(bare, arg)
 
 
-def _target_names(target) -> list:
-    """The names an assignment target binds (`a`, `a, (b, *c)`); none for `x.attr` or `x[i]`."""
-    if isinstance(target, cst.Name):
-        return [target.value]
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return [name for e in target.elements for name in _target_names(e.value)]
-    if isinstance(target, cst.StarredElement):
-        return _target_names(target.value)
-    return []
-
-
 class _Binders(cst.CSTVisitor):
     """Names a module-level compound statement binds (not descending into functions or classes)."""
 
@@ -489,26 +479,26 @@ class _Binders(cst.CSTVisitor):
         return False
 
     def visit_AssignTarget(self, node) -> None:
-        self.names.extend(_target_names(node.target))
+        self.names.extend(target_names(node.target))
 
     def visit_AnnAssign(self, node) -> None:
-        self.names.extend(_target_names(node.target))
+        self.names.extend(target_names(node.target))
 
     def visit_AugAssign(self, node) -> None:
-        self.names.extend(_target_names(node.target))
+        self.names.extend(target_names(node.target))
 
     def visit_For(self, node) -> None:
-        self.names.extend(_target_names(node.target))
+        self.names.extend(target_names(node.target))
 
     def visit_AsName(self, node) -> None:
-        self.names.extend(_target_names(node.name))
+        self.names.extend(target_names(node.name))
 
     def visit_ImportAlias(self, node) -> None:
         if node.asname is None:
             self.names.append(_dotted(node.name).split(".")[0])
 
     def visit_NamedExpr(self, node) -> None:
-        self.names.extend(_target_names(node.target))
+        self.names.extend(target_names(node.target))
 
 
 def _names_bound_in(stmt) -> list:
