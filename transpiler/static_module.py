@@ -21,7 +21,7 @@ import libcst as cst
 from ..graph.diagnostics import GraphjitError, LoweringError, UnknownValueError, UnsupportedSyntaxError
 from ..graph.ir import Graph
 from ..graph.spans import SourceSpan
-from .calls import NeedsStatic
+from .lower.control import NeedsStatic
 from .lower import Frame, Lowerer
 from .source import ParsedFile, parse_file, read_text
 from .cst_queries import target_names

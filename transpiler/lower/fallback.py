@@ -28,21 +28,21 @@ from typing import Optional
 
 import libcst as cst
 
-from ..graph.diagnostics import Diagnostic, GraphjitError, GraphjitFallbackWarning, LoweringError, UnsupportedSyntaxError
-from ..graph.ir import Node
-from .cst_queries import target_names
-from .rules import COMPATIBLE, LAX, STRICT, rule
-from .values import UNBOUND, MaybeUnbound, MethodVal, RangeVal, Seq, SourceFunc, Static, Undefined, is_static
-
-
-class Poisoned(LoweringError):
-    """A name whose defining statement already failed: reported once, not again at each use."""
+from ... import log
+from ...graph.diagnostics import Diagnostic, GraphjitError, GraphjitFallbackWarning, UnsupportedSyntaxError
+from ..cst_queries import (Finder, assigned_names, bound_only_names, deleted_names, deleted_or_bound_names, first_yield,
+                           has_outer_loop_control, has_own, names_used, nonlocal_names, surely_binds,
+                           uses_dynamic_scope)
+from ..rules import LAX, rule
+from ..values import MaybeUnbound, MethodVal, RangeVal, Seq, SourceFunc, Static, UNBOUND, Undefined
+from .control import NeedsStatic, Poisoned, Return
 
 
 class FallbackLowering:
+    """A statement that failed to lower: a diagnostic and poisoned names, or at LAX a fallback block."""
+
     def recover(self, stmt, error: GraphjitError, rest: list, frame, mark) -> bool:
         """Handle a statement that failed to lower; True when the rest of the block was consumed."""
-        from .calls import NeedsStatic
         self.rollback(mark)
         if isinstance(error, NeedsStatic) and self.unrollable:
             raise error  # the enclosing range loop unrolls instead
@@ -60,27 +60,25 @@ class FallbackLowering:
         return False
 
     def poison(self, stmt, frame, error: GraphjitError) -> None:
-        from .statements import _assigned_names
-        for name in _assigned_names([stmt]) + _deleted_or_bound_names(stmt):
+        for name in assigned_names([stmt]) + deleted_or_bound_names(stmt):
             frame.env[name] = Undefined(name, f"its assignment failed: {error.message}", poisoned=True)
 
     # --- fallback blocks ---------------------------------------------------------------------
     def lower_fallback(self, stmt, error: GraphjitError, rest: list, frame) -> bool:
-        from .statements import _Return, _assigned_names, _Finder
         span = self.span(stmt, frame)
-        if _has_outer_loop_control(stmt):
+        if has_outer_loop_control(stmt):
             raise error  # the enclosing loop becomes the fallback block instead
-        if self.depth > 1 and (_has_own(stmt, cst.Nonlocal) or _has_own(stmt, cst.Yield)):
+        if self.depth > 1 and (has_own(stmt, cst.Nonlocal) or has_own(stmt, cst.Yield)):
             # `nonlocal` and `yield` need their function: the statement calling it becomes the fallback block
             raise error
         module = frame.parsed.module
-        used = _names_used(stmt)
+        used = names_used(stmt)
         defs = self.fallback_defs(used, frame)     # nested defs and lambdas the statement calls
-        if self.depth > 1 and any(_nonlocal_names(node) for _, node, _ in defs):
+        if self.depth > 1 and any(nonlocal_names(node) for _, node, _ in defs):
             raise error  # their `nonlocal` names may live further out: let the caller's statement run them
         for _, node, _ in defs:
-            used += [n for n in _names_used(node) if n not in used]
-        if _uses_dynamic_scope(stmt):              # eval/exec/locals/vars see every local name
+            used += [n for n in names_used(node) if n not in used]
+        if uses_dynamic_scope(stmt):              # eval/exec/locals/vars see every local name
             used += [n for n in frame.env if n not in used and not n.startswith("$")]
         reads = [n for n in used if n in frame.env and (not isinstance(frame.env[n], Undefined)
                                                         or frame.env[n].maybe is not None)
@@ -89,30 +87,30 @@ class FallbackLowering:
         maybe = [n for n in reads if isinstance(frame.env[n], (Undefined, MaybeUnbound))]
         unbound = [n for n in used if isinstance(frame.env.get(n), Undefined) and frame.env[n].unbound]
         closure_reads = [n for n in used if n not in frame.env and n in frame.closure]
-        deleted = [n for n in _deleted_names(stmt) if not n.startswith("$")]
-        writes = [n for n in _assigned_names([stmt]) + _deleted_or_bound_names(stmt) if not n.startswith("$")]
-        writes += [n for _, node, _ in defs for n in _nonlocal_names(node) if n in reads]
+        deleted = [n for n in deleted_names(stmt) if not n.startswith("$")]
+        writes = [n for n in assigned_names([stmt]) + deleted_or_bound_names(stmt) if not n.startswith("$")]
+        writes += [n for _, node, _ in defs for n in nonlocal_names(node) if n in reads]
         for n in reads:  # containers built by the compiled code may be mutated in place
             v = frame.env[n]
             if (isinstance(v, Seq) and v.kind == "list" or isinstance(v, Static) and v.path is None
                     and isinstance(v.value, (list, dict))) and n not in writes:
                 writes.append(n)
         # a name deleted and not bound again is unbound after the block: not a result
-        rebound = set(_assigned_names([stmt])) | set(_bound_only_names(stmt))
+        rebound = set(assigned_names([stmt])) | set(bound_only_names(stmt))
         writes = [n for n in dict.fromkeys(writes) if n not in deleted or n in rebound]
         # names declared `global` in the function: the block reads and writes the module's
         declared = [n for n in used if n in frame.declared_globals]
         writes = [n for n in writes if n not in declared]
         for n in declared:
             self.written_globals.add((id(frame.globals), n))
-        finder = _Finder((cst.Return,), stop_at_loops=False)
+        finder = Finder((cst.Return,), stop_at_loops=False)
         stmt.visit(finder)
         returns = finder.found
         if returns and frame.loops:
             raise error  # a `return` out of a loop: the loop becomes the fallback block
         params = reads + closure_reads
         # names that may be unbound after the block (not bound before it, not bound on every path of it)
-        sure = _surely_binds([stmt])
+        sure = surely_binds([stmt])
         unsure = [n for n in writes if (n not in params or n in maybe) and n not in sure]
         code, first_line = self.fallback_code(stmt, defs, params, unbound, writes, deleted, returns, module, span,
                                               maybe, unsure, declared)
@@ -143,7 +141,7 @@ class FallbackLowering:
             return Static(None) if result is None else result
 
         result = self.branch(flag, lambda f: value, else_fn, frame, span, result_fns=(None, None))[0]
-        raise _Return(result, span)
+        raise Return(result, span)
 
     def fallback_defs(self, used: list, frame) -> list:
         """(name, node, frame) of the nested defs and lambdas a fallback block calls, transitively."""
@@ -155,7 +153,7 @@ class FallbackLowering:
                 continue
             seen.add(name)
             out.append((name, value.node, value.frame))
-            todo += _names_used(value.node)
+            todo += names_used(value.node)
         return out
 
     def fallback_code(self, stmt, defs, params, unbound, writes, deleted, returns, module, span, maybe=(),
@@ -204,7 +202,6 @@ class FallbackLowering:
         if not self.quiet:
             self.pending_warnings.append((text, GraphjitFallbackWarning, span.file if span else "<unknown>",
                                           span.line if span else 0))
-        from .. import log
         log.info("fallback", "%s: %s", span, text)
 
     def whole_function_problem(self, node, parsed):
@@ -217,7 +214,7 @@ class FallbackLowering:
             error = UnsupportedSyntaxError("asynchronous functions cannot be compiled", parsed.span(node),
                                            rule=rule("async"))
         else:
-            first = _first_yield(node) if parsed.mentions(node, "yield") else None
+            first = first_yield(node) if parsed.mentions(node, "yield") else None
             if first is None:
                 return None
             error = UnsupportedSyntaxError("a generator function cannot be compiled into a graph",
@@ -247,7 +244,6 @@ class FallbackLowering:
         become compile-time: `f"{i}"` in `for i in range(3)`)."""
         r = rule(key)
         if self.unrollable and (r.level == LAX or not r.accepted_at(self.level)):
-            from .calls import NeedsStatic
             raise NeedsStatic(r.message, span, instead=UnsupportedSyntaxError(r.message, span, rule=r))
         self.require(key, span)
 
@@ -256,32 +252,6 @@ class FallbackLowering:
         r = rule(key)
         if r.level == LAX or not r.accepted_at(self.level):  # LAX rows never lower into the graph
             raise UnsupportedSyntaxError(message or r.message, span, rule=r)
-
-
-def _first_yield(node):
-    """The first `yield` of the function itself (not of nested functions), or None."""
-    class Finder(cst.CSTVisitor):
-        found = None
-
-        def visit_Yield(self, n) -> None:
-            if Finder.found is None:
-                Finder.found = n
-
-        def visit_FunctionDef(self, n) -> bool:
-            return n is node
-
-        def visit_Lambda(self, n) -> bool:
-            return False
-
-        def visit_ClassDef(self, n) -> bool:
-            return False
-
-    node.visit(Finder())
-    return Finder.found
-
-
-def _is_generator(node) -> bool:
-    return _first_yield(node) is not None
 
 
 class _ReturnMarker(cst.CSTTransformer):
@@ -319,153 +289,6 @@ class _NoComments(cst.CSTTransformer):
 
     def leave_EmptyLine(self, original, updated):
         return updated.with_changes(comment=None)
-
-
-class _Names(cst.CSTVisitor):
-    def __init__(self):
-        self.names: list = []
-
-    def visit_Name(self, node) -> None:
-        if node.value not in self.names:
-            self.names.append(node.value)
-
-    def visit_Attribute(self, node) -> bool:
-        node.value.visit(self)
-        return False
-
-    def visit_Arg(self, node) -> bool:
-        node.value.visit(self)
-        return False
-
-
-def _names_used(stmt) -> list:
-    visitor = _Names()
-    stmt.visit(visitor)
-    return visitor.names
-
-
-class _Bound(cst.CSTVisitor):
-    """Names a statement binds that are not plain assignment targets (with/except/import/del...)."""
-
-    def __init__(self):
-        self.names: list = []
-
-    def _add(self, target) -> None:
-        self.names.extend(n for n in target_names(target) if n not in self.names)
-
-    def visit_AsName(self, node) -> None:
-        self._add(node.name)
-
-    def visit_ImportAlias(self, node) -> None:
-        if node.asname is None:
-            name = node.name
-            while isinstance(name, cst.Attribute):
-                name = name.value
-            self._add(name)
-
-    def visit_NamedExpr(self, node) -> None:
-        self._add(node.target)
-
-    def visit_ClassDef(self, node) -> bool:
-        self._add(node.name)
-        return False
-
-    def visit_Del(self, node) -> None:
-        self._add(node.target)
-
-
-def _deleted_or_bound_names(stmt) -> list:
-    visitor = _Bound()
-    stmt.visit(visitor)
-    return visitor.names
-
-
-def _surely_binds(stmts: list) -> set:
-    """Names bound on every path through the statements that completes (no exception, no return)."""
-    sure: set = set()
-    for stmt in stmts:
-        if isinstance(stmt, cst.SimpleStatementLine):
-            for small in stmt.body:
-                if isinstance(small, cst.Assign):
-                    for t in small.targets:
-                        sure.update(target_names(t.target))
-                elif isinstance(small, (cst.AnnAssign, cst.AugAssign)) and \
-                        (not isinstance(small, cst.AnnAssign) or small.value is not None):
-                    sure.update(target_names(small.target))
-                elif isinstance(small, (cst.Import, cst.ImportFrom)):
-                    sure.update(_deleted_or_bound_names(small))
-                elif isinstance(small, cst.Del):
-                    sure.difference_update(target_names(small.target))
-        elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
-            sure.add(stmt.name.value)
-        elif isinstance(stmt, cst.With):
-            for item in stmt.items:
-                if item.asname is not None:
-                    sure.update(target_names(item.asname.name))
-            sure |= _surely_binds(list(stmt.body.body))
-        elif isinstance(stmt, cst.If):
-            orelse = [] if stmt.orelse is None else [stmt.orelse] if isinstance(stmt.orelse, cst.If) \
-                else list(stmt.orelse.body.body)
-            sure |= _surely_binds(list(stmt.body.body)) & _surely_binds(orelse) if stmt.orelse is not None \
-                else set()
-        elif isinstance(stmt, cst.Try):
-            paths = _surely_binds(list(stmt.body.body) + (list(stmt.orelse.body.body) if stmt.orelse else []))
-            for handler in stmt.handlers:
-                paths &= _surely_binds(list(handler.body.body))
-            sure |= paths
-            if stmt.finalbody is not None:
-                sure |= _surely_binds(list(stmt.finalbody.body.body))
-    return sure
-
-
-def _deleted_names(stmt) -> list:
-    """Names a `del` in the statement unbinds (`del y`, not `del y[0]`)."""
-    out = []
-
-    class Dels(cst.CSTVisitor):
-        def visit_Del(self, node) -> None:
-            out.extend(n for n in target_names(node.target) if n not in out)
-
-        def visit_FunctionDef(self, node) -> bool:
-            return False
-
-    stmt.visit(Dels())
-    return out
-
-
-def _bound_only_names(stmt) -> list:
-    """Names bound by with/except/import/class/walrus (not by `del`)."""
-    deleted = set(_deleted_names(stmt))
-    visitor = _Bound()
-    stmt.visit(visitor)
-    return [n for n in visitor.names if n not in deleted]
-
-
-def _has_own(stmt, kind) -> bool:
-    """Does the statement hold `kind` outside nested functions and classes?"""
-    found = []
-
-    class Finder(cst.CSTVisitor):
-        def on_visit(self, node) -> bool:
-            if isinstance(node, kind):
-                found.append(node)
-            return not isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef))
-
-    stmt.visit(Finder())
-    return bool(found)
-
-
-def _nonlocal_names(node) -> list:
-    """Names a nested def (or the defs inside it) declares `nonlocal`."""
-    out = []
-
-    class Finder(cst.CSTVisitor):
-        def visit_Nonlocal(self, n) -> None:
-            out.extend(item.name.value for item in n.names)
-
-    node.visit(Finder())
-    return out
-
 
 def _containers_named(stmt, frame) -> list:
     """Lists, dicts and sets of the module (or closure) a statement names: `LOG`, `BOX.items`."""
@@ -505,46 +328,3 @@ def _containers_named(stmt, frame) -> list:
 
     stmt.visit(Finder())
     return out
-
-
-_DYNAMIC_SCOPE = {"eval", "exec", "locals", "vars"}
-
-
-def _uses_dynamic_scope(stmt) -> bool:
-    found = []
-
-    class Finder(cst.CSTVisitor):
-        def visit_Call(self, node) -> None:
-            if isinstance(node.func, cst.Name) and node.func.value in _DYNAMIC_SCOPE:
-                found.append(node)
-
-    stmt.visit(Finder())
-    return bool(found)
-
-
-class _LoopControl(cst.CSTVisitor):
-    def __init__(self):
-        self.depth = 0
-        self.outer = False
-
-    def on_visit(self, node) -> bool:
-        if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
-            return False
-        if isinstance(node, (cst.For, cst.While)):
-            self.depth += 1
-        if isinstance(node, (cst.Break, cst.Continue)) and self.depth == 0:
-            self.outer = True
-        return True
-
-    def on_leave(self, node) -> None:
-        if isinstance(node, (cst.For, cst.While)):
-            self.depth -= 1
-
-
-def _has_outer_loop_control(stmt) -> bool:
-    visitor = _LoopControl()
-    stmt.visit(visitor)
-    return visitor.outer
-
-
-__all__ = ["FallbackLowering", "GraphjitFallbackWarning", "Poisoned", "STRICT", "COMPATIBLE", "Node", "is_static"]
