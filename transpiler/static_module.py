@@ -23,6 +23,7 @@ from ..graph.ir import Graph
 from ..graph.spans import SourceSpan
 from .lower.control import NeedsStatic
 from .lower import Frame, Lowerer
+from .lower.dispatch import STATEMENTS
 from .source import ParsedFile, parse_file, read_text
 from .cst_queries import target_names
 from .values import Seq, Static, is_static, static_value
@@ -447,10 +448,12 @@ class StaticEvaluator(Lowerer):
             return
         super().assign_target(target, value, frame)
 
-    def stmt_Expr(self, stmt, frame):
+    def lower_expression_statement(self, stmt, frame):
         if isinstance(stmt.value, (cst.SimpleString, cst.ConcatenatedString)):
             return
         self.expr(stmt.value, frame)
+
+    statement_lowering = {**STATEMENTS, cst.Expr: lower_expression_statement}
 
 
 def _rebind_globals(fn, namespace: dict):

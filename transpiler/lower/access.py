@@ -17,7 +17,7 @@ class AccessLowering:
     """Attribute and item reads on compile-time objects, sequences and arrays."""
 
     # --- attributes and subscripts ----------------------------------------------------------
-    def expr_Attribute(self, node: cst.Attribute, frame):
+    def lower_attribute(self, node: cst.Attribute, frame):
         return self.attribute(self.expr(node.value, frame), node.attr.value, self.span(node, frame))
 
     def attribute(self, value, name: str, span):
@@ -67,7 +67,7 @@ class AccessLowering:
             return self.emit("getattr", [value], {"name": name}, span, name=name)  # x.real, x.strides...
         return MethodVal(value, name)
 
-    def expr_Subscript(self, node: cst.Subscript, frame):
+    def lower_subscript(self, node: cst.Subscript, frame):
         base = self.expr(node.value, frame)
         span = self.span(node, frame)
         items = [self.subscript_item(el.slice, frame) for el in node.slice]

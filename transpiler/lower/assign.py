@@ -25,16 +25,16 @@ AUG = {cst.AddAssign: "add", cst.SubtractAssign: "sub", cst.MultiplyAssign: "mul
 class AssignLowering:
     """Binds names, unpacks, stores items and attributes."""
 
-    def stmt_Assign(self, stmt: cst.Assign, frame) -> None:
+    def lower_assign(self, stmt: cst.Assign, frame) -> None:
         value = self.expr(stmt.value, frame)
         for target in stmt.targets:
             self.assign_target(target.target, value, frame)
 
-    def stmt_AnnAssign(self, stmt: cst.AnnAssign, frame) -> None:
+    def lower_annotated_assign(self, stmt: cst.AnnAssign, frame) -> None:
         if stmt.value is not None:
             self.assign_target(stmt.target, self.expr(stmt.value, frame), frame)
 
-    def stmt_AugAssign(self, stmt: cst.AugAssign, frame) -> None:
+    def lower_augmented_assign(self, stmt: cst.AugAssign, frame) -> None:
         op = AUG[type(stmt.operator)]
         span = self.span(stmt, frame)
         target = stmt.target

@@ -130,10 +130,10 @@ class BlockLowering:
             for small in stmt.body:
                 self.statement(small, frame)
             return
-        method = getattr(self, "stmt_" + type(stmt).__name__, None)
-        if method is None:
+        lower = self.statement_lowering.get(type(stmt))
+        if lower is None:
             self.unsupported_node(stmt, frame, STATEMENT_RULES)
-        method(stmt, frame)
+        lower(self, stmt, frame)
 
     def unsupported_node(self, node, frame, table: dict):
         key = table.get(type(node).__name__)

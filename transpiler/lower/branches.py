@@ -22,7 +22,7 @@ class BranchLowering:
     """Run-time branches: both sides in regions, names and container items merged."""
 
     # --- if --------------------------------------------------------------------------------
-    def stmt_If(self, stmt: cst.If, frame) -> None:
+    def lower_if(self, stmt: cst.If, frame) -> None:
         test = self.expr(stmt.test, frame)
         if is_static(test) or isinstance(test, Seq):
             self.decided_if(stmt, test, frame)

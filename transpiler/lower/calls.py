@@ -43,7 +43,7 @@ PURE_BUILTINS = {id(f) for f in (len, range, int, float, bool, str, tuple, list,
 class CallLowering:
     """Calls: what a callee is decides what the call becomes (an op, a call node, an inlined body, a value)."""
 
-    def expr_Call(self, node: cst.Call, frame) -> Any:
+    def lower_call(self, node: cst.Call, frame) -> Any:
         span = self.span(node, frame)
         callee = self.expr(node.func, frame)
         if isinstance(callee, Static):

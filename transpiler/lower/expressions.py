@@ -21,35 +21,28 @@ class ExpressionLowering:
     """Expressions other than names, attributes, subscripts and calls."""
 
     def expr(self, node: cst.BaseExpression, frame) -> Any:
-        method = getattr(self, "expr_" + type(node).__name__, None)
-        if method is None:
+        lower = self.expression_lowering.get(type(node))
+        if lower is None:
             key = EXPRESSION_RULES.get(type(node).__name__)
             r = BY_KEY.get(key) if key else None
             raise UnsupportedSyntaxError(r.message if r else f"{_construct_name(node)} is not supported in a graph",
                                          frame.parsed.span(node), rule=r)
-        value = method(node, frame)
+        value = lower(self, node, frame)
         return self.latest_version(value) if isinstance(value, Node) and self.refreshed else value
 
     def span(self, node, frame):
         return frame.parsed.span(node)
-    def expr_Integer(self, node, frame):
+    def lower_literal(self, node, frame):
+        """Numbers and strings: their value, now."""
         return Static(node.evaluated_value)
 
-    expr_Float = expr_Imaginary = expr_Integer
-
-    def expr_SimpleString(self, node, frame):
-        return Static(node.evaluated_value)
-
-    def expr_ConcatenatedString(self, node, frame):
-        return Static(node.evaluated_value)
-
-    def expr_Ellipsis(self, node, frame):
+    def lower_ellipsis(self, node, frame):
         return Static(Ellipsis)
 
-    def expr_Tuple(self, node: cst.Tuple, frame):
+    def lower_tuple(self, node: cst.Tuple, frame):
         return Seq(self.elements(node.elements, frame), "tuple")
 
-    def expr_List(self, node: cst.List, frame):
+    def lower_list(self, node: cst.List, frame):
         return Seq(self.elements(node.elements, frame), "list")
 
     def elements(self, elements, frame) -> list:
@@ -61,7 +54,7 @@ class ExpressionLowering:
                 items.append(self.expr(el.value, frame))
         return items
 
-    def expr_Dict(self, node: cst.Dict, frame):
+    def lower_dict(self, node: cst.Dict, frame):
         out = {}
         for el in node.elements:
             if not isinstance(el, cst.DictElement):
@@ -75,7 +68,7 @@ class ExpressionLowering:
         return Static(out)  # a compile-time dict of values; items may be nodes
 
     # --- operators -------------------------------------------------------------------------
-    def expr_BinaryOperation(self, node: cst.BinaryOperation, frame):
+    def lower_binary_operation(self, node: cst.BinaryOperation, frame):
         op, fn = BINARY[type(node.operator)]
         return self.binary(op, fn, self.expr(node.left, frame), self.expr(node.right, frame),
                            self.span(node, frame))
@@ -92,7 +85,7 @@ class ExpressionLowering:
             return Seq(left.items * static_value(right), left.kind)
         return self.emit(op, [left, right], span=span)
 
-    def expr_UnaryOperation(self, node: cst.UnaryOperation, frame):
+    def lower_unary_operation(self, node: cst.UnaryOperation, frame):
         value = self.expr(node.expression, frame)
         span = self.span(node, frame)
         if isinstance(node.operator, cst.Not):
@@ -109,7 +102,7 @@ class ExpressionLowering:
                 pass
         return self.emit(op, [value], span=span)
 
-    def expr_Comparison(self, node: cst.Comparison, frame):
+    def lower_comparison(self, node: cst.Comparison, frame):
         span = self.span(node, frame)
         left = self.expr(node.left, frame)
         result = None
@@ -151,7 +144,7 @@ class ExpressionLowering:
         op, fn = COMPARE[type(cst_op)]
         return self.binary(op, fn, left, right, span)
 
-    def expr_BooleanOperation(self, node: cst.BooleanOperation, frame):
+    def lower_boolean_operation(self, node: cst.BooleanOperation, frame):
         left = self.expr(node.left, frame)
         is_and = isinstance(node.operator, cst.And)
         if is_static(left) or isinstance(left, Seq):
@@ -165,7 +158,7 @@ class ExpressionLowering:
         else_fn = (lambda f: left) if is_and else (lambda f: self.expr(node.right, f))
         return self.ternary(left, then_fn, else_fn, frame, span)
 
-    def expr_IfExp(self, node: cst.IfExp, frame):
+    def lower_conditional_expression(self, node: cst.IfExp, frame):
         test = self.expr(node.test, frame)
         if is_static(test) or isinstance(test, Seq):
             truth = bool(static_value(test)) if is_static(test) else bool(test.items)
@@ -173,7 +166,7 @@ class ExpressionLowering:
         return self.ternary(test, lambda f: self.expr(node.body, f), lambda f: self.expr(node.orelse, f),
                             frame, self.span(node, frame))
     # --- displays and comprehensions --------------------------------------------------------
-    def expr_DictComp(self, node, frame):
+    def lower_dict_comprehension(self, node, frame):
         keys = []
         values = []
         node_as_pairs = node.with_changes()
@@ -189,10 +182,10 @@ class ExpressionLowering:
             return Static({k: static_value(v) for k, v in out.items()})
         return Static(out)
 
-    def expr_ListComp(self, node, frame):
+    def lower_list_comprehension(self, node, frame):
         return Seq(self.comprehension(node, frame), "list")
 
-    def expr_GeneratorExp(self, node, frame):
+    def lower_generator_expression(self, node, frame):
         return Seq(self.comprehension(node, frame), "tuple")
 
     def comprehension(self, node, frame, element=None) -> list:
@@ -222,7 +215,7 @@ class ExpressionLowering:
         run(node.for_in)
         return results
 
-    def expr_FormattedString(self, node, frame):
+    def lower_fstring(self, node, frame):
         """Compile-time f-strings are computed now; with run-time values, `template.format(...)`."""
         pieces, values = [], []
         for part in node.parts:
@@ -262,7 +255,7 @@ class ExpressionLowering:
                            "{" + (f"!{p[2]}" if p[2] else "") + (f":{p[3]}" if p[3] else "") + "}" for p in pieces)
         return self.emit("format", values, {"template": template}, self.span(node, frame))
 
-    def expr_Lambda(self, node: cst.Lambda, frame):
+    def lower_lambda(self, node: cst.Lambda, frame):
         return SourceFunc(node, frame, "<lambda>", self.param_defaults(node.params, frame))
 
     # --- iteration (compile-time) ------------------------------------------------------------

@@ -22,7 +22,7 @@ class ForLowering:
     """`for` over ranges, array rows and compile-time sequences."""
 
     # --- for -------------------------------------------------------------------------------
-    def stmt_For(self, stmt: cst.For, frame) -> None:
+    def lower_for(self, stmt: cst.For, frame) -> None:
         span = self.span(stmt, frame)
         if stmt.orelse is not None:
             raise UnsupportedSyntaxError("`for ... else` is not supported in a graph", span, rule=rule("for_else"))

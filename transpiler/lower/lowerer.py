@@ -14,6 +14,7 @@ from .branches import BranchLowering
 from .budget import BudgetLowering
 from .builtin_calls import BuiltinCallLowering
 from .calls import CallLowering
+from .dispatch import EXPRESSIONS, STATEMENTS
 from .expressions import ExpressionLowering
 from .fallback import FallbackLowering
 from .for_loops import ForLowering
@@ -31,6 +32,9 @@ class Lowerer(BlockLowering, SimpleStatementLowering, AssignLowering, BranchLowe
               LoopLowering, ExpressionLowering, NameLowering, AccessLowering, CallLowering, BuiltinCallLowering,
               MethodLowering, InlineLowering, FallbackLowering, BudgetLowering, OperandLowering):
     """All of lowering for one compile: the graph being built and what the constructs share."""
+
+    statement_lowering = STATEMENTS     # LibCST statement class -> its lowering (dispatch.py)
+    expression_lowering = EXPRESSIONS
 
     def __init__(self, root_fn, graph: Graph, level: str = LAX, quiet: bool = False, over_budget=None):
         self.graph = graph

@@ -18,7 +18,7 @@ from .control import Poisoned
 class NameLowering:
     """Reads of names, and the paths by which run-time code reaches what they name."""
 
-    def expr_Name(self, node: cst.Name, frame) -> Any:
+    def lower_name(self, node: cst.Name, frame) -> Any:
         return self.lookup(node.value, frame, self.span(node, frame))
 
     def lookup(self, name: str, frame, span) -> Any:

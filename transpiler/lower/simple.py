@@ -16,23 +16,23 @@ from .control import Return, Stop
 class SimpleStatementLowering:
     """One-line statements and nested `def`s."""
 
-    def stmt_Global(self, stmt: cst.Global, frame) -> None:
+    def lower_global(self, stmt: cst.Global, frame) -> None:
         """`global n`: reads and writes of `n` go to the module at call time (COMPATIBLE)."""
         self.require("global", self.span(stmt, frame))
         for item in stmt.names:
             frame.declared_globals.add(item.name.value)
 
     # --- simple statements -----------------------------------------------------------------
-    def stmt_Pass(self, stmt, frame) -> None:
+    def lower_pass(self, stmt, frame) -> None:
         pass
 
-    def stmt_Expr(self, stmt: cst.Expr, frame) -> None:
+    def lower_expression_statement(self, stmt: cst.Expr, frame) -> None:
         if isinstance(stmt.value, (cst.SimpleString, cst.ConcatenatedString)):
             return  # a docstring
         value = self.expr(stmt.value, frame)
         del value  # pure values are dropped by DCE; effects stay in the graph
 
-    def stmt_Return(self, stmt: cst.Return, frame) -> None:
+    def lower_return(self, stmt: cst.Return, frame) -> None:
         value = Static(None) if stmt.value is None else self.expr(stmt.value, frame)
         if frame.loops:
             frame.env["$ret"] = Static(True)
@@ -41,15 +41,15 @@ class SimpleStatementLowering:
             raise Stop
         raise Return(value, self.span(stmt, frame))
 
-    def stmt_Break(self, stmt, frame) -> None:
+    def lower_break(self, stmt, frame) -> None:
         frame.env[f"$brk{len(frame.loops)}"] = Static(True)
         raise Stop
 
-    def stmt_Continue(self, stmt, frame) -> None:
+    def lower_continue(self, stmt, frame) -> None:
         frame.env[f"$cont{len(frame.loops)}"] = Static(True)
         raise Stop
 
-    def stmt_Raise(self, stmt: cst.Raise, frame) -> None:
+    def lower_raise(self, stmt: cst.Raise, frame) -> None:
         """`raise E(args)`: an ordered effect that ends this path (as `return` does)."""
         span = self.span(stmt, frame)
         if stmt.exc is None:
@@ -81,7 +81,7 @@ class SimpleStatementLowering:
             return Static(f"builtins.{cls.__name__}")
         return callee
 
-    def stmt_Assert(self, stmt: cst.Assert, frame) -> None:
+    def lower_assert(self, stmt: cst.Assert, frame) -> None:
         span = self.span(stmt, frame)
         test = self.expr(stmt.test, frame)
         msg = None if stmt.msg is None else self.expr(stmt.msg, frame)
@@ -94,7 +94,7 @@ class SimpleStatementLowering:
         self.emit("assert", [test] + ([msg] if msg is not None else []), span=span)
 
     # --- nested functions ------------------------------------------------------------------
-    def stmt_FunctionDef(self, stmt: cst.FunctionDef, frame) -> None:
+    def lower_def(self, stmt: cst.FunctionDef, frame) -> None:
         if stmt.asynchronous is not None:
             raise UnsupportedSyntaxError(rule("async").message, self.span(stmt, frame), rule=rule("async"))
         if stmt.decorators:

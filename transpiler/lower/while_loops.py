@@ -14,7 +14,7 @@ class WhileLowering:
     """`while` loops (with `break`/`continue`/`return` as flags the condition tests)."""
 
     # --- while -----------------------------------------------------------------------------
-    def stmt_While(self, stmt: cst.While, frame) -> None:
+    def lower_while(self, stmt: cst.While, frame) -> None:
         span = self.span(stmt, frame)
         if stmt.orelse is not None:
             raise UnsupportedSyntaxError("`while ... else` is not supported in a graph", span,
