@@ -10,6 +10,7 @@ compiled code gives a diagnostic naming the line that would have to run.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import importlib
 import sys
 import types
@@ -22,8 +23,8 @@ from ..graph.diagnostics import GraphjitError, LoweringError, UnknownValueError,
 from ..graph.ir import Graph
 from ..graph.spans import SourceSpan
 from .lower.control import NeedsStatic
-from .lower import Frame, Lowerer
-from .lower.dispatch import STATEMENTS
+from .lower import Frame, LoweringState
+from .lower.dispatch import CONSTRUCTS, STATEMENTS
 from .source import ParsedFile, parse_file, read_text
 from .cst_queries import target_names
 from .values import Seq, Static, is_static, static_value
@@ -240,7 +241,7 @@ class StaticModule:
         """A module-level expression built from constants only (`N = 28 * 28`), else None."""
         evaluator = StaticEvaluator(self)
         frame = Frame(self.parsed, "<module>", {}, self.namespace, {})
-        value = evaluator.expr(expr, frame)
+        value = evaluator.lower_expr(expr, frame)
         return static_value(value) if is_static(value) else None
 
     # --- decorators ------------------------------------------------------------------------
@@ -370,11 +371,11 @@ class StaticModule:
         return __init__
 
 
-class StaticEvaluator(Lowerer):
+class StaticEvaluator(LoweringState):
     """The lowering machinery restricted to compile-time values: anything run-time is an error."""
 
     def __init__(self, module: StaticModule, cls=None):
-        super().__init__(None, Graph("<static>"))
+        super().__init__(None, Graph("<static>"), STATIC_CONSTRUCTS)
         self.module = module
         self.cls = cls
         self.root_globals = module.namespace
@@ -439,7 +440,7 @@ class StaticEvaluator(Lowerer):
 
     def assign_target(self, target, value, frame):
         if isinstance(target, cst.Attribute):
-            obj = self.expr(target.value, frame)
+            obj = self.lower_expr(target.value, frame)
             if not isinstance(obj, Static):
                 raise NotStatic("attribute assignment on a run-time value", self.span(target, frame))
             if not is_static(value):
@@ -448,12 +449,17 @@ class StaticEvaluator(Lowerer):
             return
         super().assign_target(target, value, frame)
 
-    def lower_expression_statement(self, stmt, frame):
-        if isinstance(stmt.value, (cst.SimpleString, cst.ConcatenatedString)):
-            return
-        self.expr(stmt.value, frame)
 
-    statement_lowering = {**STATEMENTS, cst.Expr: lower_expression_statement}
+
+def _evaluate_expression_statement(state: StaticEvaluator, stmt, frame) -> None:
+    """An expression statement of `__init__`, evaluated for its effect (a docstring is skipped)."""
+    if isinstance(stmt.value, (cst.SimpleString, cst.ConcatenatedString)):
+        return
+    state.lower_expr(stmt.value, frame)
+
+
+# the lowering's constructs, but an expression statement is evaluated now (it cannot be a graph effect)
+STATIC_CONSTRUCTS = dataclasses.replace(CONSTRUCTS, statements={**STATEMENTS, cst.Expr: _evaluate_expression_statement})
 
 
 def _rebind_globals(fn, namespace: dict):

@@ -5,6 +5,6 @@ LibCST tree and returns the graph with what the backend needs to run it.
 """
 from .frame import Frame
 from .function import AbstractArray, Lowered, is_runtime_arg, lower_function
-from .lowerer import Lowerer
+from .state import LoweringState
 
-__all__ = ["AbstractArray", "Frame", "Lowered", "Lowerer", "is_runtime_arg", "lower_function"]
+__all__ = ["AbstractArray", "Frame", "Lowered", "LoweringState", "is_runtime_arg", "lower_function"]

@@ -84,15 +84,6 @@ def copy_structure(value):
     return value
 
 
-def _changed_names(before: dict, envs: list) -> list:
-    names = []
-    for env in envs:
-        for name, value in env.items():
-            if (name not in before or before[name] is not value) and name not in names:
-                names.append(name)
-    return names
-
-
 def same_static(values) -> bool:
     first = static_value(values[0])
     try:

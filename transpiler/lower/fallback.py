@@ -24,7 +24,6 @@ What a block needs to run as the function would have run it:
 from __future__ import annotations
 
 import textwrap
-from typing import Optional
 
 import libcst as cst
 
@@ -35,223 +34,214 @@ from ..cst_queries import (Finder, assigned_names, bound_only_names, deleted_nam
                            uses_dynamic_scope)
 from ..rules import LAX, rule
 from ..values import MaybeUnbound, MethodVal, RangeVal, Seq, SourceFunc, Static, UNBOUND, Undefined
+from .branches import branch
 from .control import NeedsStatic, Poisoned, Return
 
 
-class FallbackLowering:
-    """A statement that failed to lower: a diagnostic and poisoned names, or at LAX a fallback block."""
-
-    def recover(self, stmt, error: GraphjitError, rest: list, frame, mark) -> bool:
-        """Handle a statement that failed to lower; True when the rest of the block was consumed."""
-        self.rollback(mark)
-        if isinstance(error, NeedsStatic) and self.unrollable:
-            raise error  # the enclosing range loop unrolls instead
-        if isinstance(error, NeedsStatic) and error.instead is not None:
-            error = error.instead  # no loop to unroll: the construct itself is the problem
-        if isinstance(error, Poisoned):
-            self.poison(stmt, frame, error)
-            return False
-        for obj in _containers_named(stmt, frame):  # it may change them when it runs: read them at call time
-            self.note_container_write(obj)
-        if self.level == LAX:
-            return self.lower_fallback(stmt, error, rest, frame)
-        self.diagnostics.append(Diagnostic.from_error(error, frame.qualname, self.level))
-        self.poison(stmt, frame, error)
+def recover(state, stmt, error: GraphjitError, rest: list, frame, mark) -> bool:
+    """Handle a statement that failed to lower; True when the rest of the block was consumed."""
+    state.rollback(mark)
+    if isinstance(error, NeedsStatic) and state.unrollable:
+        raise error  # the enclosing range loop unrolls instead
+    if isinstance(error, NeedsStatic) and error.instead is not None:
+        error = error.instead  # no loop to unroll: the construct itself is the problem
+    if isinstance(error, Poisoned):
+        poison(state, stmt, frame, error)
         return False
+    for obj in _containers_named(stmt, frame):  # it may change them when it runs: read them at call time
+        state.note_container_write(obj)
+    if state.level == LAX:
+        return lower_fallback(state, stmt, error, rest, frame)
+    state.diagnostics.append(Diagnostic.from_error(error, frame.qualname, state.level))
+    poison(state, stmt, frame, error)
+    return False
 
-    def poison(self, stmt, frame, error: GraphjitError) -> None:
-        for name in assigned_names([stmt]) + deleted_or_bound_names(stmt):
-            frame.env[name] = Undefined(name, f"its assignment failed: {error.message}", poisoned=True)
 
-    # --- fallback blocks ---------------------------------------------------------------------
-    def lower_fallback(self, stmt, error: GraphjitError, rest: list, frame) -> bool:
-        span = self.span(stmt, frame)
-        if has_outer_loop_control(stmt):
-            raise error  # the enclosing loop becomes the fallback block instead
-        if self.depth > 1 and (has_own(stmt, cst.Nonlocal) or has_own(stmt, cst.Yield)):
-            # `nonlocal` and `yield` need their function: the statement calling it becomes the fallback block
-            raise error
-        module = frame.parsed.module
-        used = names_used(stmt)
-        defs = self.fallback_defs(used, frame)     # nested defs and lambdas the statement calls
-        if self.depth > 1 and any(nonlocal_names(node) for _, node, _ in defs):
-            raise error  # their `nonlocal` names may live further out: let the caller's statement run them
-        for _, node, _ in defs:
-            used += [n for n in names_used(node) if n not in used]
-        if uses_dynamic_scope(stmt):              # eval/exec/locals/vars see every local name
-            used += [n for n in frame.env if n not in used and not n.startswith("$")]
-        reads = [n for n in used if n in frame.env and (not isinstance(frame.env[n], Undefined)
-                                                        or frame.env[n].maybe is not None)
-                 and not isinstance(frame.env[n], (SourceFunc, RangeVal, MethodVal))]
-        # value, or UNBOUND: deleted first
-        maybe = [n for n in reads if isinstance(frame.env[n], (Undefined, MaybeUnbound))]
-        unbound = [n for n in used if isinstance(frame.env.get(n), Undefined) and frame.env[n].unbound]
-        closure_reads = [n for n in used if n not in frame.env and n in frame.closure]
-        deleted = [n for n in deleted_names(stmt) if not n.startswith("$")]
-        writes = [n for n in assigned_names([stmt]) + deleted_or_bound_names(stmt) if not n.startswith("$")]
-        writes += [n for _, node, _ in defs for n in nonlocal_names(node) if n in reads]
-        for n in reads:  # containers built by the compiled code may be mutated in place
-            v = frame.env[n]
-            if (isinstance(v, Seq) and v.kind == "list" or isinstance(v, Static) and v.path is None
-                    and isinstance(v.value, (list, dict))) and n not in writes:
-                writes.append(n)
-        # a name deleted and not bound again is unbound after the block: not a result
-        rebound = set(assigned_names([stmt])) | set(bound_only_names(stmt))
-        writes = [n for n in dict.fromkeys(writes) if n not in deleted or n in rebound]
-        # names declared `global` in the function: the block reads and writes the module's
-        declared = [n for n in used if n in frame.declared_globals]
-        writes = [n for n in writes if n not in declared]
-        for n in declared:
-            self.written_globals.add((id(frame.globals), n))
-        finder = Finder((cst.Return,), stop_at_loops=False)
-        stmt.visit(finder)
-        returns = finder.found
-        if returns and frame.loops:
-            raise error  # a `return` out of a loop: the loop becomes the fallback block
-        params = reads + closure_reads
-        # names that may be unbound after the block (not bound before it, not bound on every path of it)
-        sure = surely_binds([stmt])
-        unsure = [n for n in writes if (n not in params or n in maybe) and n not in sure]
-        code, first_line = self.fallback_code(stmt, defs, params, unbound, writes, deleted, returns, module, span,
-                                              maybe, unsure, declared)
-        scope = "globals" if frame.globals is self.root_globals else self.const_object(frame.globals).path.root
-        operands = [frame.env[n].value if isinstance(frame.env[n], MaybeUnbound)  # value, or UNBOUND
-                    else frame.env[n].maybe if n in maybe else frame.env[n] for n in reads] + \
-            [self.lookup(n, frame, span) for n in closure_reads]
-        attrs = {"code": code, "file": span.file if span else "<unknown>", "line": first_line,
-                 "reads": tuple(params), "writes": tuple(writes), "returns": returns, "scope": scope}
-        node = self.emit("fallback", [self.operand(v, span) for v in operands], attrs, span)
-        self.fallbacks += 1
-        self.warn_fallback(error, span, frame)
-        offset = 2 if returns else 0
-        for k, name in enumerate(writes):
-            value = self.emit("tuple_get", [node], {"index": k + offset}, span, name=name)
-            frame.env[name] = Undefined(name, f"the fallback block at {span} may leave it unbound", maybe=value) \
-                if name in unsure else value
-        for name in deleted:
-            if name not in writes:
-                frame.env[name] = Undefined(name, f"it was deleted at {span}", unbound=True)
-        if not returns:
-            return False
-        flag = self.emit("tuple_get", [node], {"index": 0}, span)
-        value = self.emit("tuple_get", [node], {"index": 1}, span)
+def poison(state, stmt, frame, error: GraphjitError) -> None:
+    for name in assigned_names([stmt]) + deleted_or_bound_names(stmt):
+        frame.env[name] = Undefined(name, f"its assignment failed: {error.message}", poisoned=True)
 
-        def else_fn(f):
-            result = self.block(list(rest), f)
-            return Static(None) if result is None else result
 
-        result = self.branch(flag, lambda f: value, else_fn, frame, span, result_fns=(None, None))[0]
-        raise Return(result, span)
+def lower_fallback(state, stmt, error: GraphjitError, rest: list, frame) -> bool:
+    span = state.span(stmt, frame)
+    if has_outer_loop_control(stmt):
+        raise error  # the enclosing loop becomes the fallback block instead
+    if state.depth > 1 and (has_own(stmt, cst.Nonlocal) or has_own(stmt, cst.Yield)):
+        # `nonlocal` and `yield` need their function: the statement calling it becomes the fallback block
+        raise error
+    module = frame.parsed.module
+    used = names_used(stmt)
+    defs = fallback_defs(state, used, frame)     # nested defs and lambdas the statement calls
+    if state.depth > 1 and any(nonlocal_names(node) for _, node, _ in defs):
+        raise error  # their `nonlocal` names may live further out: let the caller's statement run them
+    for _, node, _ in defs:
+        used += [n for n in names_used(node) if n not in used]
+    if uses_dynamic_scope(stmt):              # eval/exec/locals/vars see every local name
+        used += [n for n in frame.env if n not in used and not n.startswith("$")]
+    reads = [n for n in used if n in frame.env and (not isinstance(frame.env[n], Undefined)
+                                                    or frame.env[n].maybe is not None)
+             and not isinstance(frame.env[n], (SourceFunc, RangeVal, MethodVal))]
+    # value, or UNBOUND: deleted first
+    maybe = [n for n in reads if isinstance(frame.env[n], (Undefined, MaybeUnbound))]
+    unbound = [n for n in used if isinstance(frame.env.get(n), Undefined) and frame.env[n].unbound]
+    closure_reads = [n for n in used if n not in frame.env and n in frame.closure]
+    deleted = [n for n in deleted_names(stmt) if not n.startswith("$")]
+    writes = [n for n in assigned_names([stmt]) + deleted_or_bound_names(stmt) if not n.startswith("$")]
+    writes += [n for _, node, _ in defs for n in nonlocal_names(node) if n in reads]
+    for n in reads:  # containers built by the compiled code may be mutated in place
+        v = frame.env[n]
+        if (isinstance(v, Seq) and v.kind == "list" or isinstance(v, Static) and v.path is None
+                and isinstance(v.value, (list, dict))) and n not in writes:
+            writes.append(n)
+    # a name deleted and not bound again is unbound after the block: not a result
+    rebound = set(assigned_names([stmt])) | set(bound_only_names(stmt))
+    writes = [n for n in dict.fromkeys(writes) if n not in deleted or n in rebound]
+    # names declared `global` in the function: the block reads and writes the module's
+    declared = [n for n in used if n in frame.declared_globals]
+    writes = [n for n in writes if n not in declared]
+    for n in declared:
+        state.written_globals.add((id(frame.globals), n))
+    finder = Finder((cst.Return,), stop_at_loops=False)
+    stmt.visit(finder)
+    returns = finder.found
+    if returns and frame.loops:
+        raise error  # a `return` out of a loop: the loop becomes the fallback block
+    params = reads + closure_reads
+    # names that may be unbound after the block (not bound before it, not bound on every path of it)
+    sure = surely_binds([stmt])
+    unsure = [n for n in writes if (n not in params or n in maybe) and n not in sure]
+    code, first_line = fallback_code(state, stmt, defs, params, unbound, writes, deleted, returns, module, span,
+                                          maybe, unsure, declared)
+    scope = "globals" if frame.globals is state.root_globals else state.const_object(frame.globals).path.root
+    operands = [frame.env[n].value if isinstance(frame.env[n], MaybeUnbound)  # value, or UNBOUND
+                else frame.env[n].maybe if n in maybe else frame.env[n] for n in reads] + \
+        [state.lookup(n, frame, span) for n in closure_reads]
+    attrs = {"code": code, "file": span.file if span else "<unknown>", "line": first_line,
+             "reads": tuple(params), "writes": tuple(writes), "returns": returns, "scope": scope}
+    node = state.emit("fallback", [state.operand(v, span) for v in operands], attrs, span)
+    state.fallbacks += 1
+    warn_fallback(state, error, span, frame)
+    offset = 2 if returns else 0
+    for k, name in enumerate(writes):
+        value = state.emit("tuple_get", [node], {"index": k + offset}, span, name=name)
+        frame.env[name] = Undefined(name, f"the fallback block at {span} may leave it unbound", maybe=value) \
+            if name in unsure else value
+    for name in deleted:
+        if name not in writes:
+            frame.env[name] = Undefined(name, f"it was deleted at {span}", unbound=True)
+    if not returns:
+        return False
+    flag = state.emit("tuple_get", [node], {"index": 0}, span)
+    value = state.emit("tuple_get", [node], {"index": 1}, span)
 
-    def fallback_defs(self, used: list, frame) -> list:
-        """(name, node, frame) of the nested defs and lambdas a fallback block calls, transitively."""
-        out, seen, todo = [], set(), list(used)
-        while todo:
-            name = todo.pop(0)
-            value = frame.env.get(name)
-            if name in seen or not isinstance(value, SourceFunc):
-                continue
-            seen.add(name)
-            out.append((name, value.node, value.frame))
-            todo += names_used(value.node)
-        return out
+    def else_fn(f):
+        result = state.block(list(rest), f)
+        return Static(None) if result is None else result
 
-    def fallback_code(self, stmt, defs, params, unbound, writes, deleted, returns, module, span, maybe=(),
-                      unsure=(), declared=()):
-        """The fallback function's source, laid out so each piece keeps its line in the user's file."""
-        results = ", ".join(f"locals().get({n!r}, {UNBOUND!r})" if n in unsure else
-                            f"locals().get({n!r})" if n in deleted or n not in params else n for n in writes)
-        comma = "," if len(writes) == 1 else ""
-        if returns:
-            stmt = stmt.visit(_ReturnMarker(len(writes)))
-            tail = f"return (False, None{', ' if writes else ''}{results})"
-        else:
-            tail = f"return ({results}{comma})"
-        pieces = []
-        for name, node, def_frame in defs:
-            text = def_frame.parsed.module.code_for_node(node.visit(_NoComments()))
-            where = def_frame.parsed.span(node)
-            if isinstance(node, cst.Lambda):
-                text = f"{name} = {text}"
-            elif name != node.name.value:
-                text += f"\n{name} = {node.name.value}"
-            pieces.append((where.line if where else 0, text))
-        pieces.append((span.line if span else 1, module.code_for_node(stmt.visit(_NoComments()))))
-        pieces.sort(key=lambda p: p[0])
-        first = max(pieces[0][0] - 1 - (1 if unbound else 0) - len(maybe) - (1 if declared else 0), 1)
-        lines = [f"def __graphjit_fallback__({', '.join(params)}):"]
-        if declared:
-            lines.append(f"    global {', '.join(declared)}")
-        if unbound:  # names unbound here: reading one raises UnboundLocalError, as in the function
-            lines.append(f"    if False: {', '.join(unbound)} = {', '.join('None' for _ in unbound)}")
-        for n in maybe:  # names unbound on some paths: the graph passes UNBOUND for them there
-            lines.append(f"    if type({n}) is str and {n} == {UNBOUND!r}: del {n}")
-        for line, text in pieces:
-            while first + len(lines) < line:
-                lines.append("")
-            lines.extend(textwrap.indent(text.rstrip("\n"), "    ").split("\n"))
-        lines.append("    " + tail)
-        return "\n".join(lines) + "\n", first
+    result = branch(state, flag, lambda f: value, else_fn, frame, span, result_fns=(None, None))[0]
+    raise Return(result, span)
 
-    def warn_fallback(self, error: GraphjitError, span, frame) -> None:
-        code = getattr(error, "code", "GJ001")
-        text = (f"[{code}] {error.message}; it runs in the Python interpreter as a fallback block "
-                f"(jit_syntax_level=LAX) in `{frame.qualname}`")
-        self.diagnostics.append(Diagnostic(code, "warning", error.message + " (runs as a fallback block)", span,
-                                           frame.qualname, error.hint, self.level))
-        if not self.quiet:
-            self.pending_warnings.append((text, GraphjitFallbackWarning, span.file if span else "<unknown>",
-                                          span.line if span else 0))
-        log.info("fallback", "%s: %s", span, text)
 
-    def whole_function_problem(self, node, parsed):
-        """A generator or coroutine cannot be compiled piecewise: all of it is the problem.
+def fallback_defs(state, used: list, frame) -> list:
+    """(name, node, frame) of the nested defs and lambdas a fallback block calls, transitively."""
+    out, seen, todo = [], set(), list(used)
+    while todo:
+        name = todo.pop(0)
+        value = frame.env.get(name)
+        if name in seen or not isinstance(value, SourceFunc):
+            continue
+        seen.add(name)
+        out.append((name, value.node, value.frame))
+        todo += names_used(value.node)
+    return out
 
-        At LAX the whole function runs eagerly (a warning says so); the span is the `async`
-        keyword, or the first `yield`.
-        """
-        if node.asynchronous is not None:
-            error = UnsupportedSyntaxError("asynchronous functions cannot be compiled", parsed.span(node),
-                                           rule=rule("async"))
-        else:
-            first = first_yield(node) if parsed.mentions(node, "yield") else None
-            if first is None:
-                return None
-            error = UnsupportedSyntaxError("a generator function cannot be compiled into a graph",
-                                           parsed.span(first), rule=rule("yield"))
-        return self.whole_function_diagnostic(error, node.name.value)
 
-    def return_problem(self, error: GraphjitError, qualname: str):
-        """The returned value cannot be built in the graph: a diagnostic, or at LAX the whole function eager."""
-        if self.level != LAX:
-            self.diagnostics.append(Diagnostic.from_error(error, qualname, self.level))
+def fallback_code(state, stmt, defs, params, unbound, writes, deleted, returns, module, span, maybe=(),
+                  unsure=(), declared=()):
+    """The fallback function's source, laid out so each piece keeps its line in the user's file."""
+    results = ", ".join(f"locals().get({n!r}, {UNBOUND!r})" if n in unsure else
+                        f"locals().get({n!r})" if n in deleted or n not in params else n for n in writes)
+    comma = "," if len(writes) == 1 else ""
+    if returns:
+        stmt = stmt.visit(_ReturnMarker(len(writes)))
+        tail = f"return (False, None{', ' if writes else ''}{results})"
+    else:
+        tail = f"return ({results}{comma})"
+    pieces = []
+    for name, node, def_frame in defs:
+        text = def_frame.parsed.module.code_for_node(node.visit(_NoComments()))
+        where = def_frame.parsed.span(node)
+        if isinstance(node, cst.Lambda):
+            text = f"{name} = {text}"
+        elif name != node.name.value:
+            text += f"\n{name} = {node.name.value}"
+        pieces.append((where.line if where else 0, text))
+    pieces.append((span.line if span else 1, module.code_for_node(stmt.visit(_NoComments()))))
+    pieces.sort(key=lambda p: p[0])
+    first = max(pieces[0][0] - 1 - (1 if unbound else 0) - len(maybe) - (1 if declared else 0), 1)
+    lines = [f"def __graphjit_fallback__({', '.join(params)}):"]
+    if declared:
+        lines.append(f"    global {', '.join(declared)}")
+    if unbound:  # names unbound here: reading one raises UnboundLocalError, as in the function
+        lines.append(f"    if False: {', '.join(unbound)} = {', '.join('None' for _ in unbound)}")
+    for n in maybe:  # names unbound on some paths: the graph passes UNBOUND for them there
+        lines.append(f"    if type({n}) is str and {n} == {UNBOUND!r}: del {n}")
+    for line, text in pieces:
+        while first + len(lines) < line:
+            lines.append("")
+        lines.extend(textwrap.indent(text.rstrip("\n"), "    ").split("\n"))
+    lines.append("    " + tail)
+    return "\n".join(lines) + "\n", first
+
+
+def warn_fallback(state, error: GraphjitError, span, frame) -> None:
+    code = getattr(error, "code", "GJ001")
+    text = (f"[{code}] {error.message}; it runs in the Python interpreter as a fallback block "
+            f"(jit_syntax_level=LAX) in `{frame.qualname}`")
+    state.diagnostics.append(Diagnostic(code, "warning", error.message + " (runs as a fallback block)", span,
+                                       frame.qualname, error.hint, state.level))
+    if not state.quiet:
+        state.pending_warnings.append((text, GraphjitFallbackWarning, span.file if span else "<unknown>",
+                                      span.line if span else 0))
+    log.info("fallback", "%s: %s", span, text)
+
+
+def whole_function_problem(state, node, parsed):
+    """A generator or coroutine cannot be compiled piecewise: all of it is the problem.
+
+    At LAX the whole function runs eagerly (a warning says so); the span is the `async`
+    keyword, or the first `yield`.
+    """
+    if node.asynchronous is not None:
+        error = UnsupportedSyntaxError("asynchronous functions cannot be compiled", parsed.span(node),
+                                       rule=rule("async"))
+    else:
+        first = first_yield(node) if parsed.mentions(node, "yield") else None
+        if first is None:
             return None
-        return self.whole_function_diagnostic(error, qualname)
+        error = UnsupportedSyntaxError("a generator function cannot be compiled into a graph",
+                                       parsed.span(first), rule=rule("yield"))
+    return whole_function_diagnostic(state, error, node.name.value)
 
-    def whole_function_diagnostic(self, error: GraphjitError, qualname: str) -> Diagnostic:
-        if self.level != LAX:
-            return Diagnostic.from_error(error, qualname, self.level)
-        code = getattr(error, "code", "GJ001")
-        message = error.message + " (the function runs eagerly)"
-        if not self.quiet:
-            self.pending_warnings.append((f"[{code}] {message} (jit_syntax_level=LAX) in `{qualname}`",
-                                          GraphjitFallbackWarning, error.span.file if error.span else "<unknown>",
-                                          error.span.line if error.span else 0))
-        return Diagnostic(code, "warning", message, error.span, qualname, error.hint, self.level)
 
-    def require_or_unroll(self, key: str, span) -> None:
-        """As `require`, but inside a compile-time range loop first ask it to unroll (the value may
-        become compile-time: `f"{i}"` in `for i in range(3)`)."""
-        r = rule(key)
-        if self.unrollable and (r.level == LAX or not r.accepted_at(self.level)):
-            raise NeedsStatic(r.message, span, instead=UnsupportedSyntaxError(r.message, span, rule=r))
-        self.require(key, span)
+def return_problem(state, error: GraphjitError, qualname: str):
+    """The returned value cannot be built in the graph: a diagnostic, or at LAX the whole function eager."""
+    if state.level != LAX:
+        state.diagnostics.append(Diagnostic.from_error(error, qualname, state.level))
+        return None
+    return whole_function_diagnostic(state, error, qualname)
 
-    def require(self, key: str, span, message: Optional[str] = None) -> None:
-        """Raise the rule's diagnostic unless the chosen level accepts the construct."""
-        r = rule(key)
-        if r.level == LAX or not r.accepted_at(self.level):  # LAX rows never lower into the graph
-            raise UnsupportedSyntaxError(message or r.message, span, rule=r)
+
+def whole_function_diagnostic(state, error: GraphjitError, qualname: str) -> Diagnostic:
+    if state.level != LAX:
+        return Diagnostic.from_error(error, qualname, state.level)
+    code = getattr(error, "code", "GJ001")
+    message = error.message + " (the function runs eagerly)"
+    if not state.quiet:
+        state.pending_warnings.append((f"[{code}] {message} (jit_syntax_level=LAX) in `{qualname}`",
+                                      GraphjitFallbackWarning, error.span.file if error.span else "<unknown>",
+                                      error.span.line if error.span else 0))
+    return Diagnostic(code, "warning", message, error.span, qualname, error.hint, state.level)
 
 
 class _ReturnMarker(cst.CSTTransformer):
@@ -289,6 +279,7 @@ class _NoComments(cst.CSTTransformer):
 
     def leave_EmptyLine(self, original, updated):
         return updated.with_changes(comment=None)
+
 
 def _containers_named(stmt, frame) -> list:
     """Lists, dicts and sets of the module (or closure) a statement names: `LOG`, `BOX.items`."""

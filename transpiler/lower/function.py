@@ -18,8 +18,11 @@ from ...graph.types import TupleType, type_of_value
 from ..rules import LAX, hint_at
 from ..source import function_source, unwrap
 from ..values import Seq, Static
+from .dispatch import CONSTRUCTS
+from .fallback import return_problem, whole_function_problem
 from .frame import Frame
-from .lowerer import Lowerer
+from .inline import note_attribute_writes, note_source, run_body
+from .state import LoweringState
 
 
 @dataclass
@@ -76,15 +79,15 @@ def lower_function(fn, args: tuple, kwargs: dict, name: Optional[str] = None, le
     runtime_globals: set = set()
     runtime_attrs: set = set()
     over_budget: dict = {}   # loops and calls found over the compile budget: the next attempt skips them at once
-    retyped: dict = {}       # access paths whose array a loop or branch reshapes (see Lowerer.retyped_paths)
+    retyped: dict = {}       # access paths whose array a loop or branch reshapes (see LoweringState.retyped_paths)
     for _attempt in range(4):
-        lowered, lowerer = _lower_once(fn, args, kwargs, name, level, collect, runtime_objects, runtime_globals,
+        lowered, state = _lower_once(fn, args, kwargs, name, level, collect, runtime_objects, runtime_globals,
                                        runtime_attrs, static, over_budget, retyped)
-        over_budget.update(lowerer.budget.found)
-        new_objects = lowerer.container_writes - runtime_objects
-        new_globals = lowerer.written_globals - runtime_globals
-        new_attrs = lowerer.attr_writes - lowerer.mutated_attrs
-        new_retyped = {k: v for k, v in lowerer.retyped_paths.items() if not v <= retyped.get(k, set())}
+        over_budget.update(state.budget.found)
+        new_objects = state.container_writes - runtime_objects
+        new_globals = state.written_globals - runtime_globals
+        new_attrs = state.attr_writes - state.mutated_attrs
+        new_retyped = {k: v for k, v in state.retyped_paths.items() if not v <= retyped.get(k, set())}
         for key, names in new_retyped.items():
             retyped[key] = retyped.get(key, set()) | names
         if not new_objects and not new_globals and not new_attrs and not new_retyped:
@@ -92,7 +95,7 @@ def lower_function(fn, args: tuple, kwargs: dict, name: Optional[str] = None, le
         runtime_objects |= new_objects
         runtime_globals |= new_globals
         runtime_attrs |= new_attrs
-    lowerer.flush_warnings()
+    state.flush_warnings()
     errors = [d for d in lowered.diagnostics if d.severity == "error"]
     if errors and not collect:
         raise GraphSyntaxError(errors)
@@ -104,20 +107,20 @@ def _lower_once(fn, args, kwargs, name, level, collect, runtime_objects, runtime
     parsed, node = function_source(fn)
     graph = Graph(name or fn.__qualname__)
     graph.span = parsed.span(node)
-    lowerer = Lowerer(fn, graph, level, quiet=collect, over_budget=over_budget)
-    lowerer.runtime_objects = set(runtime_objects)
-    lowerer.runtime_globals = set(runtime_globals)
-    lowerer.mutated_attrs |= set(runtime_attrs)   # written by setattr(obj, "name", v) found last time
-    lowerer.unstable_paths = {k: set(v) for k, v in (retyped or {}).items()}
+    state = LoweringState(fn, graph, CONSTRUCTS, level, quiet=collect, over_budget=over_budget)
+    state.runtime_objects = set(runtime_objects)
+    state.runtime_globals = set(runtime_globals)
+    state.mutated_attrs |= set(runtime_attrs)   # written by setattr(obj, "name", v) found last time
+    state.unstable_paths = {k: set(v) for k, v in (retyped or {}).items()}
     sig = inspect.signature(fn)
     try:
         bound = sig.bind(*args, **kwargs)
     except TypeError as e:
         raise LoweringError(f"{fn.__qualname__}(): {e}", graph.span) from None
     bound.apply_defaults()
-    # the lowerer's own closure dict: `lookup` recognises the root's closure by identity, so that
+    # the state's own closure dict: `lookup` recognises the root's closure by identity, so that
     # closure variables are read through `closure['name']` at run time instead of being baked in
-    frame = Frame(parsed, fn.__qualname__, {}, fn.__globals__, lowerer.root_closure)
+    frame = Frame(parsed, fn.__qualname__, {}, fn.__globals__, state.root_closure)
     spans = {p.name.value: parsed.span(p) for p in _all_params(node.params)}
     arg_names = []
     for pname, value in bound.arguments.items():
@@ -127,7 +130,7 @@ def _lower_once(fn, args, kwargs, name, level, collect, runtime_objects, runtime
                 type_of_value(tuple(value) if isinstance(value, list) else value)
             arg = graph.add_arg(pname, arg_type, spans.get(pname))
             if isinstance(value, (tuple, list)):
-                frame.env[pname] = Seq([lowerer.emit("tuple_get", [arg], {"index": k}, spans.get(pname),
+                frame.env[pname] = Seq([state.emit("tuple_get", [arg], {"index": k}, spans.get(pname),
                                                      name=f"{pname}{k}") for k in range(len(value))],
                                        "tuple" if isinstance(value, tuple) else "list")
             else:
@@ -136,30 +139,30 @@ def _lower_once(fn, args, kwargs, name, level, collect, runtime_objects, runtime
             graph.add_arg(pname, type_of_value(value) if not isinstance(value, tuple) else TupleType(()),
                           spans.get(pname))
             frame.env[pname] = Static(value, Path("arg", pname))
-    lowerer.sources.append((fn.__qualname__, parsed.filename))
-    lowerer.note_attribute_writes(node)
-    lowerer.note_source(fn.__qualname__, parsed, node)
-    whole = lowerer.whole_function_problem(node, parsed)
+    state.sources.append((fn.__qualname__, parsed.filename))
+    note_attribute_writes(state, node)
+    note_source(state, fn.__qualname__, parsed, node)
+    whole = whole_function_problem(state, node, parsed)
     if whole is not None:
-        lowerer.diagnostics.append(whole)
+        state.diagnostics.append(whole)
         result = Static(None)
     else:
-        result = lowerer.run_body(node, frame)
+        result = run_body(state, node, frame)
     out = None
     if whole is None:
         try:
-            out = lowerer.operand(result, lowerer.return_span or graph.span)
+            out = state.operand(result, state.return_span or graph.span)
         except GraphjitError as error:  # the returned value cannot be built by the graph
-            whole = lowerer.return_problem(error, fn.__qualname__)
+            whole = return_problem(state, error, fn.__qualname__)
             if whole is not None:
-                lowerer.diagnostics.append(whole)
+                state.diagnostics.append(whole)
     if out is None:
         out = graph.const(None, graph.span)
     graph.set_outputs([out])
-    lowered = Lowered(graph, fn.__globals__, lowerer.root_closure, lowerer.consts, lowerer.sources, arg_names, sig,
-                      lowerer.recipes, _unique(lowerer.diagnostics), lowerer.fallbacks, whole is not None,
-                      list(lowerer.inlined.values()), lowerer.guards.result())
-    return lowered, lowerer
+    lowered = Lowered(graph, fn.__globals__, state.root_closure, state.consts, state.sources, arg_names, sig,
+                      state.recipes, _unique(state.diagnostics), state.fallbacks, whole is not None,
+                      list(state.inlined.values()), state.guards.result())
+    return lowered, state
 
 
 def _unique(diagnostics: list) -> list:

@@ -1,4 +1,4 @@
-"""What every run-time loop shares: entering and leaving it, carried names, body regions typed until stable."""
+"""What every run-time loop shares: entering and leaving it, its flags, carried names, body regions typed until stable."""
 
 from __future__ import annotations
 
@@ -11,231 +11,253 @@ from ..cst_queries import assigned_names, contains, used_outside
 from ..rules import LAX
 from ..scope import RegionGroup, Scope
 from ..values import MaybeUnbound, Seq, Static, UNBOUND, Undefined, is_static, static_value
+from .bind import assign_name
+from .branches import branch
 from .containers import containers_in, items_of, name_of, restore, same_items, snapshot
 from .control import ContainerChanged, NeedsStatic, NeedsUnroll
 
 
-class LoopLowering:
-    """Loop regions (`for_range` bodies, `while` cond/body) and the names they carry."""
-
-    def enter_loop(self, frame, span, control: bool, body: list = ()) -> None:
-        frame.loops.append(span)
-        if control:
-            depth = len(frame.loops)
-            frame.env[f"$brk{depth}"] = Static(False)
-            frame.env[f"$cont{depth}"] = Static(False)
-            if contains(body, (cst.Return,)):
-                frame.env.setdefault("$ret", Static(False))
-                frame.env.setdefault("$rv", Static(None))
-
-    def exit_loop(self, frame) -> None:
+def enter_loop(state, frame, span, control: bool, body: list = ()) -> None:
+    frame.loops.append(span)
+    if control:
         depth = len(frame.loops)
-        frame.env.pop(f"$brk{depth}", None)
-        frame.env.pop(f"$cont{depth}", None)
-        frame.loops.pop()
-    def check_loop_containers(self, saved: list, frame, span) -> None:
-        """A compile-time list or dict may not change inside a run-time loop (the body runs once here)."""
-        for obj, old in saved:
-            if not same_items(old, items_of(obj)):
-                kind = "list" if isinstance(obj, Seq) else "dict"
-                raise _container_changed(f"the {kind} `{name_of(obj, frame.env)}` changes inside this run-time "
-                                         "loop", span)
-    def carried_names(self, body: list, frame, exclude=(), extra=(), stmt=None, maybe_extra=()) -> list:
-        """Names a loop carries: those its body assigns that are bound before it, flags, `extra`.
+        frame.env[f"$brk{depth}"] = Static(False)
+        frame.env[f"$cont{depth}"] = Static(False)
+        if contains(body, (cst.Return,)):
+            frame.env.setdefault("$ret", Static(False))
+            frame.env.setdefault("$rv", Static(None))
 
-        At LAX (given the loop `stmt`) also the names the loop may or may not bind (first assigned in
-        it, and `maybe_extra`) that the function mentions outside it: carried as value-or-UNBOUND, so
-        a fallback block after the loop reads them as Python would.
-        """
-        names = [n for n in assigned_names(body) if n in frame.env and not isinstance(frame.env[n], Undefined)]
-        names += [n for n in extra if n not in names]
-        for flag in sorted(k for k in frame.env if k.startswith("$") and not k.startswith("$i")):
-            if flag not in names and _flag_of_this_loop(flag, len(frame.loops)):
-                names.append(flag)
-        names = [n for n in names if n not in exclude]
-        if self.level == LAX and stmt is not None:
-            unbound = [n for n in [m for m in assigned_names(body) if m not in exclude] + list(maybe_extra)
-                       if not n.startswith("$") and n not in names
-                       and (n not in frame.env or isinstance(frame.env[n], Undefined) and not frame.env[n].poisoned)]
-            for n in used_outside(stmt, frame, list(dict.fromkeys(unbound))) if unbound else []:
-                old = frame.env.get(n)
-                frame.env[n] = Undefined(n, "it is assigned only inside a run-time loop",
-                                         maybe=old.maybe if isinstance(old, Undefined) else None)
-                names.append(n)
-        return names
 
-    def loop_region(self, frame, span, carried: list, body_fn, index_name: str, exclude=(), placeholders=()):
-        """The body region of a `for_range`; carried values' types widen until they are stable.
+def exit_loop(state, frame) -> None:
+    depth = len(frame.loops)
+    frame.env.pop(f"$brk{depth}", None)
+    frame.env.pop(f"$cont{depth}", None)
+    frame.loops.pop()
 
-        `placeholders`: carried names unbound before the loop (their type is the body's); one the body
-        does not surely bind is dropped.
-        """
-        placeholders = list(placeholders)
-        init = [frame.env[n] for n in carried]
-        maybe = {n for n in carried if isinstance(frame.env[n], Undefined)}
-        types = [self.maybe_operand(v, span).type for v in init]
-        # placeholders and names maybe unbound before the loop whose type is not known yet
-        fresh = set(placeholders) | _untyped_unbound(frame, carried)
-        ends_unbound: set = set()
-        for _attempt in range(4):
-            outer = self.scope
-            g = Graph(f"{outer.graph.name}.body", label="body")
-            group = RegionGroup([g], outer)
-            index = g.add_arg(index_name, INT, span)
-            args = [g.add_arg(n.lstrip("$"), t, span) for n, t in zip(carried, types)]
-            body_frame = frame.fork()
-            self.scope = Scope(g, group, 0)
+
+def clear_flags(frame, depth: int) -> None:
+    for name in (f"$brk{depth}", f"$cont{depth}", "$ret"):
+        if name in frame.env:
+            frame.env[name] = Static(False)
+
+
+def any_of(state, flags: list, span):
+    acc = flags[0]
+    for f in flags[1:]:
+        acc = state.emit("bitor", [acc, f], span=span)
+    return acc
+
+
+def check_loop_containers(state, saved: list, frame, span) -> None:
+    """A compile-time list or dict may not change inside a run-time loop (the body runs once here)."""
+    for obj, old in saved:
+        if not same_items(old, items_of(obj)):
+            kind = "list" if isinstance(obj, Seq) else "dict"
+            raise _container_changed(f"the {kind} `{name_of(obj, frame.env)}` changes inside this run-time "
+                                     "loop", span)
+
+
+def carried_names(state, body: list, frame, exclude=(), extra=(), stmt=None, maybe_extra=()) -> list:
+    """Names a loop carries: those its body assigns that are bound before it, flags, `extra`.
+
+    At LAX (given the loop `stmt`) also the names the loop may or may not bind (first assigned in
+    it, and `maybe_extra`) that the function mentions outside it: carried as value-or-UNBOUND, so
+    a fallback block after the loop reads them as Python would.
+    """
+    names = [n for n in assigned_names(body) if n in frame.env and not isinstance(frame.env[n], Undefined)]
+    names += [n for n in extra if n not in names]
+    for flag in sorted(k for k in frame.env if k.startswith("$") and not k.startswith("$i")):
+        if flag not in names and _flag_of_this_loop(flag, len(frame.loops)):
+            names.append(flag)
+    names = [n for n in names if n not in exclude]
+    if state.level == LAX and stmt is not None:
+        unbound = [n for n in [m for m in assigned_names(body) if m not in exclude] + list(maybe_extra)
+                   if not n.startswith("$") and n not in names
+                   and (n not in frame.env or isinstance(frame.env[n], Undefined) and not frame.env[n].poisoned)]
+        for n in used_outside(stmt, frame, list(dict.fromkeys(unbound))) if unbound else []:
+            old = frame.env.get(n)
+            frame.env[n] = Undefined(n, "it is assigned only inside a run-time loop",
+                                     maybe=old.maybe if isinstance(old, Undefined) else None)
+            names.append(n)
+    return names
+
+
+def loop_region(state, frame, span, carried: list, body_fn, index_name: str, exclude=(), placeholders=()):
+    """The body region of a `for_range`; carried values' types widen until they are stable.
+
+    `placeholders`: carried names unbound before the loop (their type is the body's); one the body
+    does not surely bind is dropped.
+    """
+    placeholders = list(placeholders)
+    init = [frame.env[n] for n in carried]
+    maybe = {n for n in carried if isinstance(frame.env[n], Undefined)}
+    types = [state.maybe_operand(v, span).type for v in init]
+    # placeholders and names maybe unbound before the loop whose type is not known yet
+    fresh = set(placeholders) | _untyped_unbound(frame, carried)
+    ends_unbound: set = set()
+    for _attempt in range(4):
+        outer = state.scope
+        g = Graph(f"{outer.graph.name}.body", label="body")
+        group = RegionGroup([g], outer)
+        index = g.add_arg(index_name, INT, span)
+        args = [g.add_arg(n.lstrip("$"), t, span) for n, t in zip(carried, types)]
+        body_frame = frame.fork()
+        state.scope = Scope(g, group, 0)
+        saved = snapshot(containers_in(frame.env))
+        try:
+            for n, a in zip(carried, args):
+                body_frame.env[n] = Undefined(n, frame.env[n].reason, maybe=a) if n in maybe else \
+                    _carried_value(frame.env[n], a, n in fresh)
+            try:
+                body_fn(body_frame, index)
+                check_loop_containers(state, saved, frame, span)
+            except LoweringError as e:
+                if _is_needs_static(e):
+                    raise NeedsUnroll(e) from None
+                raise
+            extra = _rebound(frame.env, body_frame.env, carried, exclude)
+            unsure = [n for n in placeholders if n in carried and isinstance(body_frame.env.get(n), Undefined)]
+            if not extra and not unsure:
+                outs = [state.maybe_operand(body_frame.env[n], span) if n in maybe else
+                        state.operand(body_frame.env[n], span) for n in carried]
+                g.set_outputs(outs)
+                ends_unbound = {n for n in carried if isinstance(body_frame.env.get(n), MaybeUnbound)}
+                ends = [body_frame.env.get(n) for n in carried]
+        finally:
+            state.scope = outer
+            restore(saved)
+        if extra:  # written by a fallback block (a nested def's `nonlocal`, a list): carry it too
+            carried.extend(extra)
+            types.extend(state.operand(frame.env[n], span).type for n in extra)
+            continue
+        if unsure:  # not bound on every path of the body: not bound after the loop either
+            for n in unsure:
+                k = carried.index(n)
+                del carried[k], types[k]
+                frame.env[n] = Undefined(n, f"it is not assigned on every path of the loop at {span}")
+            continue
+        new_types = [_output_type(e, o) if n in fresh else join(t, o.type)
+                     for n, t, o, e in zip(carried, types, outs, ends)]
+        fresh.clear()
+        if new_types == types:
+            break
+        types = new_types
+    # after the loop, maybe unbound: names the body may leave so, and those that were before a
+    # loop that may not run (placeholders are made only for loops that surely run)
+    unsure_after = ends_unbound | {n for n in carried if isinstance(frame.env[n], MaybeUnbound)
+                                   and n not in placeholders}
+    return outs, types, group, g, unsure_after
+
+
+def while_region(state, frame, span, body: list, cond_fn, body_fn, extra=(), exclude=(), stmt=None,
+                 maybe_extra=()) -> None:
+    carried = carried_names(state, body, frame, extra=extra, stmt=stmt, maybe_extra=maybe_extra)
+    init = [frame.env[n] for n in carried]
+    maybe = {n for n in carried if isinstance(frame.env[n], Undefined)}
+    types = [state.maybe_operand(v, span).type for v in init]
+    fresh = _untyped_unbound(frame, carried)  # maybe unbound, type not known yet: the body's
+    ends_unbound: set = set()
+    for _attempt in range(4):
+        outer = state.scope
+        cond_g = Graph(f"{outer.graph.name}.cond", label="cond")
+        body_g = Graph(f"{outer.graph.name}.body", label="body")
+        group = RegionGroup([cond_g, body_g], outer)
+        outs, more = None, []
+        # carried values first in both graphs, before the condition captures outer values
+        all_args = [[g.add_arg(n.lstrip("$"), t, span) for n, t in zip(carried, types)]
+                    for g in (cond_g, body_g)]
+        for k, g in enumerate((cond_g, body_g)):
+            args = all_args[k]
+            f = frame.fork()
+            for n, a in zip(carried, args):
+                f.env[n] = Undefined(n, frame.env[n].reason, maybe=a) if n in maybe else \
+                    _carried_value(frame.env.get(n), a, n in fresh)
+            state.scope = Scope(g, group, k)
             saved = snapshot(containers_in(frame.env))
             try:
-                for n, a in zip(carried, args):
-                    body_frame.env[n] = Undefined(n, frame.env[n].reason, maybe=a) if n in maybe else \
-                        _carried_value(frame.env[n], a, n in fresh)
-                try:
-                    body_fn(body_frame, index)
-                    self.check_loop_containers(saved, frame, span)
-                except LoweringError as e:
-                    if _is_needs_static(e):
-                        raise NeedsUnroll(e) from None
-                    raise
-                extra = _rebound(frame.env, body_frame.env, carried, exclude)
-                unsure = [n for n in placeholders if n in carried and isinstance(body_frame.env.get(n), Undefined)]
-                if not extra and not unsure:
-                    outs = [self.maybe_operand(body_frame.env[n], span) if n in maybe else
-                            self.operand(body_frame.env[n], span) for n in carried]
-                    g.set_outputs(outs)
-                    ends_unbound = {n for n in carried if isinstance(body_frame.env.get(n), MaybeUnbound)}
-                    ends = [body_frame.env.get(n) for n in carried]
+                if k == 0:
+                    test = cond_fn(f)
+                    check_loop_containers(state, saved, frame, span)
+                    if is_static(test) and not static_value(test):
+                        state.scope = outer
+                        return  # `while False:` never runs
+                    g.set_outputs([state.operand(test, span)])
+                else:
+                    body_fn(f)
+                    check_loop_containers(state, saved, frame, span)
+                    more = _rebound(frame.env, f.env, carried, exclude)
+                    if not more:
+                        outs = [state.maybe_operand(f.env[n], span) if n in maybe else
+                                state.operand(f.env[n], span) for n in carried]
+                        g.set_outputs(outs)
+                        ends_unbound = {n for n in carried if isinstance(f.env.get(n), MaybeUnbound)}
+                        ends = [f.env.get(n) for n in carried]
             finally:
-                self.scope = outer
+                state.scope = outer
                 restore(saved)
-            if extra:  # written by a fallback block (a nested def's `nonlocal`, a list): carry it too
-                carried.extend(extra)
-                types.extend(self.operand(frame.env[n], span).type for n in extra)
-                continue
-            if unsure:  # not bound on every path of the body: not bound after the loop either
-                for n in unsure:
-                    k = carried.index(n)
-                    del carried[k], types[k]
-                    frame.env[n] = Undefined(n, f"it is not assigned on every path of the loop at {span}")
-                continue
-            new_types = [_output_type(e, o) if n in fresh else join(t, o.type)
-                         for n, t, o, e in zip(carried, types, outs, ends)]
-            fresh.clear()
-            if new_types == types:
-                break
-            types = new_types
-        # after the loop, maybe unbound: names the body may leave so, and those that were before a
-        # loop that may not run (placeholders are made only for loops that surely run)
-        unsure_after = ends_unbound | {n for n in carried if isinstance(frame.env[n], MaybeUnbound)
-                                       and n not in placeholders}
-        return outs, types, group, g, unsure_after
+        if more:  # written by a fallback block: carry it too
+            carried.extend(more)
+            init.extend(frame.env[n] for n in more)
+            maybe.update(n for n in more if isinstance(frame.env[n], Undefined))
+            types.extend(state.operand(frame.env[n], span).type for n in more)
+            continue
+        new_types = [_output_type(e, o) if n in fresh else join(t, o.type)
+                     for n, t, o, e in zip(carried, types, outs, ends)]
+        fresh = set()
+        if new_types == types:
+            break
+        types = new_types
+    init_nodes = [state.maybe_operand(v, span) for v in init]
+    unsure = ends_unbound | {n for n, v in zip(carried, init) if isinstance(v, MaybeUnbound)}
+    node = state.scope.graph.add("while", init_nodes + [state.scope.local(v) for v in group.outer],
+                                {"carried": len(carried)}, TupleType(tuple(types)), span,
+                                regions=[cond_g, body_g])
+    bind_results(state, node, carried, types, frame, span, unsure)
 
-    def bind_results(self, node, carried: list, types: list, frame, span, unsure=()) -> None:
-        """Bind the loop's results to their names; those in `unsure` may be unbound (`MaybeUnbound`)."""
-        for k, (n, t) in enumerate(zip(carried, types)):
-            value = self.scope.graph.add("tuple_get", [node], {"index": k}, t, span)
-            if n in unsure:
-                value.name = value.name or n
-                frame.env[n] = MaybeUnbound(value, t)
-            elif isinstance(frame.env.get(n), Undefined):
-                frame.env[n] = Undefined(n, frame.env[n].reason, maybe=value)  # LAX: value or UNBOUND
-            elif n.startswith("$"):
-                frame.env[n] = value
-            else:
-                self.assign_name(n, value, frame)
 
-    def read_maybe_unbound(self, name: str, value: MaybeUnbound, frame, span) -> Node:
-        """Read a name a loop may have left unbound: UnboundLocalError there, as in Python.
+def bind_results(state, node, carried: list, types: list, frame, span, unsure=()) -> None:
+    """Bind the loop's results to their names; those in `unsure` may be unbound (`MaybeUnbound`)."""
+    for k, (n, t) in enumerate(zip(carried, types)):
+        value = state.scope.graph.add("tuple_get", [node], {"index": k}, t, span)
+        if n in unsure:
+            value.name = value.name or n
+            frame.env[n] = MaybeUnbound(value, t)
+        elif isinstance(frame.env.get(n), Undefined):
+            frame.env[n] = Undefined(n, frame.env[n].reason, maybe=value)  # LAX: value or UNBOUND
+        elif n.startswith("$"):
+            frame.env[n] = value
+        else:
+            assign_name(state, n, value, frame)
 
-            if isinstance(j, str):              # `and j == UNBOUND` unless `j` is never a string
-                raise UnboundLocalError("cannot access local variable 'j' where it is not associated ...")
-        """
-        node = self.operand(value, span)
-        error, message = ("NameError", f"cannot access free variable '{name}' where it is not associated with a "
-                          "value in enclosing scope") if value.free else \
-            ("UnboundLocalError", f"cannot access local variable '{name}' where it is not associated with a value")
 
-        def fail(f):
-            self.emit("raise", [Static(f"builtins.{error}"), Static(message)], span=span)
+def read_maybe_unbound(state, name: str, value: MaybeUnbound, frame, span) -> Node:
+    """Read a name a loop may have left unbound: UnboundLocalError there, as in Python.
 
-        def test_value(f):
-            self.branch(self.emit("eq", [node, Static(UNBOUND)], span=span), fail, lambda g: None, f, span)
+        if isinstance(j, str):              # `and j == UNBOUND` unless `j` is never a string
+            raise UnboundLocalError("cannot access local variable 'j' where it is not associated ...")
+    """
+    node = state.operand(value, span)
+    error, message = ("NameError", f"cannot access free variable '{name}' where it is not associated with a "
+                      "value in enclosing scope") if value.free else \
+        ("UnboundLocalError", f"cannot access local variable '{name}' where it is not associated with a value")
 
-        is_str = self.emit("isinstance", [node], {"classes": ("builtins.str",)}, span)
-        never_str = value.vtype is not None and _never_str(value.vtype)
-        self.branch(is_str, fail if never_str else test_value, lambda f: None, frame, span)
-        frame.env[name] = node  # tested: bound from here on
-        return node
+    def fail(f):
+        state.emit("raise", [Static(f"builtins.{error}"), Static(message)], span=span)
 
-    def undefine_loop_locals(self, body: list, frame, span) -> None:
-        for n in assigned_names(body):
-            if n not in frame.env:
-                frame.env[n] = Undefined(n, f"it is assigned only inside the run-time loop at {span}")
+    def test_value(f):
+        branch(state, state.emit("eq", [node, Static(UNBOUND)], span=span), fail, lambda g: None, f, span)
 
-    def while_region(self, frame, span, body: list, cond_fn, body_fn, extra=(), exclude=(), stmt=None,
-                     maybe_extra=()) -> None:
-        carried = self.carried_names(body, frame, extra=extra, stmt=stmt, maybe_extra=maybe_extra)
-        init = [frame.env[n] for n in carried]
-        maybe = {n for n in carried if isinstance(frame.env[n], Undefined)}
-        types = [self.maybe_operand(v, span).type for v in init]
-        fresh = _untyped_unbound(frame, carried)  # maybe unbound, type not known yet: the body's
-        ends_unbound: set = set()
-        for _attempt in range(4):
-            outer = self.scope
-            cond_g = Graph(f"{outer.graph.name}.cond", label="cond")
-            body_g = Graph(f"{outer.graph.name}.body", label="body")
-            group = RegionGroup([cond_g, body_g], outer)
-            outs, more = None, []
-            # carried values first in both graphs, before the condition captures outer values
-            all_args = [[g.add_arg(n.lstrip("$"), t, span) for n, t in zip(carried, types)]
-                        for g in (cond_g, body_g)]
-            for k, g in enumerate((cond_g, body_g)):
-                args = all_args[k]
-                f = frame.fork()
-                for n, a in zip(carried, args):
-                    f.env[n] = Undefined(n, frame.env[n].reason, maybe=a) if n in maybe else \
-                        _carried_value(frame.env.get(n), a, n in fresh)
-                self.scope = Scope(g, group, k)
-                saved = snapshot(containers_in(frame.env))
-                try:
-                    if k == 0:
-                        test = cond_fn(f)
-                        self.check_loop_containers(saved, frame, span)
-                        if is_static(test) and not static_value(test):
-                            self.scope = outer
-                            return  # `while False:` never runs
-                        g.set_outputs([self.operand(test, span)])
-                    else:
-                        body_fn(f)
-                        self.check_loop_containers(saved, frame, span)
-                        more = _rebound(frame.env, f.env, carried, exclude)
-                        if not more:
-                            outs = [self.maybe_operand(f.env[n], span) if n in maybe else
-                                    self.operand(f.env[n], span) for n in carried]
-                            g.set_outputs(outs)
-                            ends_unbound = {n for n in carried if isinstance(f.env.get(n), MaybeUnbound)}
-                            ends = [f.env.get(n) for n in carried]
-                finally:
-                    self.scope = outer
-                    restore(saved)
-            if more:  # written by a fallback block: carry it too
-                carried.extend(more)
-                init.extend(frame.env[n] for n in more)
-                maybe.update(n for n in more if isinstance(frame.env[n], Undefined))
-                types.extend(self.operand(frame.env[n], span).type for n in more)
-                continue
-            new_types = [_output_type(e, o) if n in fresh else join(t, o.type)
-                         for n, t, o, e in zip(carried, types, outs, ends)]
-            fresh = set()
-            if new_types == types:
-                break
-            types = new_types
-        init_nodes = [self.maybe_operand(v, span) for v in init]
-        unsure = ends_unbound | {n for n, v in zip(carried, init) if isinstance(v, MaybeUnbound)}
-        node = self.scope.graph.add("while", init_nodes + [self.scope.local(v) for v in group.outer],
-                                    {"carried": len(carried)}, TupleType(tuple(types)), span,
-                                    regions=[cond_g, body_g])
-        self.bind_results(node, carried, types, frame, span, unsure)
+    is_str = state.emit("isinstance", [node], {"classes": ("builtins.str",)}, span)
+    never_str = value.vtype is not None and _never_str(value.vtype)
+    branch(state, is_str, fail if never_str else test_value, lambda f: None, frame, span)
+    frame.env[name] = node  # tested: bound from here on
+    return node
+
+
+def undefine_loop_locals(state, body: list, frame, span) -> None:
+    for n in assigned_names(body):
+        if n not in frame.env:
+            frame.env[n] = Undefined(n, f"it is assigned only inside the run-time loop at {span}")
 
 
 def _never_str(t) -> bool:

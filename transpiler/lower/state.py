@@ -1,29 +1,178 @@
-"""Graph operands of lowered values: constants, captured outer values, compile-time objects read through their paths."""
+"""The lowering state: one object per compile holding the graph being built, its values, diagnostics and options.
+
+Construct modules are functions of this state (`lower_assign(state, stmt, frame)`); they reach each
+other's constructs through it: `state.lower_stmt` and `state.lower_expr` look the node's class up in
+the tables of dispatch.py, and the few operations every construct needs and the graph checker's
+evaluator replaces (`statements`, `call`, `lookup`, `attribute`, `assign_target`...) go through the
+`Constructs` record it was made with. Its own methods make graph values: nodes, operands, parameters
+read through access paths, constants.
+"""
 
 from __future__ import annotations
 
 import warnings
-from typing import Any, Optional
+from dataclasses import dataclass
+from typing import Any, Callable, Optional
 
+import libcst as cst
 import numpy as np
 
-from ...graph.diagnostics import LoweringError
-from ...graph.ir import Node
+from ...graph.diagnostics import LoweringError, UnsupportedSyntaxError
+from ...graph.guards import GuardRecorder
+from ...graph.ir import Graph, Node
 from ...graph.literals import is_literal
 from ...graph.paths import Path
 from ...graph.shape_rules import after_metadata_write
 from ...graph.spans import SourceSpan
 from ...graph.types import type_of_value
-from ..rules import LAX
+from ..budget import CompileBudget
+from ..rules import BY_KEY, EXPRESSION_RULES, LAX, STATEMENT_RULES, rule
+from ..scope import Scope
 from ..values import (MaybeUnbound, MethodVal, RangeVal, Seq, SourceFunc, Static, UNBOUND, Undefined, describe_value,
                       freeze, is_static)
-from .control import Poisoned
+from .control import NeedsStatic, Poisoned
+from .frame import closure_of
 
 
-class OperandLowering:
-    """Turns any lowered value into a node of the graph being built, and adds nodes."""
+@dataclass(frozen=True)
+class Constructs:
+    """How each construct is lowered: the node tables and the operations constructs call across modules."""
 
-    # --- nodes -----------------------------------------------------------------------------
+    statements: dict          # LibCST statement class -> fn(state, stmt, frame)
+    expressions: dict         # LibCST expression class -> fn(state, node, frame) -> value
+    run_statements: Callable  # blocks.statements
+    run_block: Callable       # blocks.block
+    call: Callable            # calls.call
+    lookup: Callable          # names.lookup
+    attribute: Callable       # access.attribute
+    op_call: Callable         # call_nodes.op_call
+    assign_target: Callable   # assign.assign_target
+    bind_params: Callable     # inline.bind_params
+
+
+class LoweringState:
+    """What one compile's lowering shares: the graph and scope being built, names read and written, diagnostics."""
+
+    def __init__(self, root_fn, graph: Graph, constructs: Constructs, level: str = LAX, quiet: bool = False,
+                 over_budget=None):
+        self.constructs = constructs   # how each construct is lowered (dispatch.py)
+        self.graph = graph
+        self.level = level
+        self.quiet = quiet          # collect diagnostics without warnings (graphjit check)
+        self.diagnostics: list = []
+        self.fallbacks = 0
+        self.scope = Scope(graph)
+        self.params: dict[str, Node] = {}
+        self.consts: list = []
+        self.recipes: dict = {}
+        self.sources: list = []
+        self.inlined: dict = {}
+        self.guards = GuardRecorder()
+        self.depth = 0
+        self.budget = CompileBudget(over=dict(over_budget or {}))   # transpiler/budget.py
+        self.function_sources: dict = {}      # code object -> (parsed file, FunctionDef), for this compile
+        self.attribute_writes_noted: set = set()  # function nodes `note_attribute_writes` has visited
+        self.mutated_attrs: set = set()   # attribute names this compile assigns (read at call time)
+        self.unrollable = 0   # > 0 while lowering a range loop that could still be unrolled
+        self.return_span = None
+        self.root_fn = root_fn
+        self.root_globals = getattr(root_fn, "__globals__", {})
+        self.root_closure = closure_of(root_fn)
+        self.pending_warnings: list = []      # (message, category, file, line), issued once lowering is final
+        # Python containers (by id) and module globals ((id of the module dict, name)) this compile
+        # changes, and those read at call time because an earlier lowering found them changed
+        self.container_writes: set = set()
+        self.attr_writes: set = set()         # attribute names this compile assigns (setattr nodes)
+        # access path of each array read through one (node id -> path), and the paths whose array a
+        # metadata write inside a loop or branch retypes (path -> attribute names): the next lowering
+        # types every read of them as unknown in what the write may change (`unstable_paths`)
+        self.path_of: dict = {}
+        self.retyped_paths: dict = {}
+        self.unstable_paths: dict = {}
+        self.refreshed: dict = {}             # node id -> the `refresh` made after a write to its shape/dtype
+        self.written_globals: set = set()
+        self.runtime_objects: set = set()
+        self.runtime_globals: set = set()
+        self.param_objects: dict = {}         # node id of an object parameter -> the object
+
+    # --- dispatch ------------------------------------------------------------------------
+    def lower_stmt(self, stmt, frame) -> None:
+        """Lower one statement through the statement table (each small statement of a line in turn)."""
+        # (no recursion for a line: inlining nests these frames 64 deep within Python's recursion limit)
+        for small in stmt.body if isinstance(stmt, cst.SimpleStatementLine) else (stmt,):
+            lower = self.constructs.statements.get(type(small))
+            if lower is None:
+                self.unsupported_node(small, frame, STATEMENT_RULES)
+            lower(self, small, frame)
+
+    def lower_expr(self, node: cst.BaseExpression, frame) -> Any:
+        """Lower one expression through the expression table: a compile-time value or a node."""
+        lower = self.constructs.expressions.get(type(node))
+        if lower is None:
+            key = EXPRESSION_RULES.get(type(node).__name__)
+            r = BY_KEY.get(key) if key else None
+            raise UnsupportedSyntaxError(r.message if r else f"{_construct_name(node)} is not supported in a graph",
+                                         frame.parsed.span(node), rule=r)
+        value = lower(self, node, frame)
+        return self.latest_version(value) if isinstance(value, Node) and self.refreshed else value
+
+    def unsupported_node(self, node, frame, table: dict):
+        key = table.get(type(node).__name__)
+        r = BY_KEY.get(key) if key else None
+        message = r.message if r else f"{statement_name(node)} is not supported in a graph"
+        raise UnsupportedSyntaxError(message, self.span(node, frame), rule=r)
+
+    def span(self, node, frame):
+        return frame.parsed.span(node)
+
+    def statements(self, stmts: list, frame) -> None:
+        """Lower a block (blocks.statements)."""
+        self.constructs.run_statements(self, stmts, frame)
+
+    def block(self, stmts: list, frame) -> Optional[Any]:
+        """Lower a block; the value it returns, if it returns (blocks.block)."""
+        return self.constructs.run_block(self, stmts, frame)
+
+    def call(self, callee, args: list, kwargs: dict, span) -> Any:
+        """A call of a lowered value (calls.call)."""
+        return self.constructs.call(self, callee, args, kwargs, span)
+
+    def lookup(self, name: str, frame, span) -> Any:
+        """The value of a name (names.lookup)."""
+        return self.constructs.lookup(self, name, frame, span)
+
+    def attribute(self, value, name: str, span):
+        """`value.name` (access.attribute)."""
+        return self.constructs.attribute(self, value, name, span)
+
+    def op_call(self, op_name: str, args: list, kwargs: dict, span, extra: Optional[dict] = None) -> Node:
+        """A call node of a table op (call_nodes.op_call)."""
+        return self.constructs.op_call(self, op_name, args, kwargs, span, extra)
+
+    def assign_target(self, target, value, frame) -> None:
+        """Bind `value` to an assignment target (assign.assign_target)."""
+        self.constructs.assign_target(self, target, value, frame)
+
+    def bind_params(self, params: cst.Parameters, frame, args: list, kwargs: dict, fn, span) -> None:
+        """Bind call arguments to a function's parameters (inline.bind_params)."""
+        self.constructs.bind_params(self, params, frame, args, kwargs, fn, span)
+
+    # --- rules -----------------------------------------------------------------------------
+    def require_or_unroll(self, key: str, span) -> None:
+        """As `require`, but inside a compile-time range loop first ask it to unroll (the value may
+        become compile-time: `f"{i}"` in `for i in range(3)`)."""
+        r = rule(key)
+        if self.unrollable and (r.level == LAX or not r.accepted_at(self.level)):
+            raise NeedsStatic(r.message, span, instead=UnsupportedSyntaxError(r.message, span, rule=r))
+        self.require(key, span)
+
+    def require(self, key: str, span, message: Optional[str] = None) -> None:
+        """Raise the rule's diagnostic unless the chosen level accepts the construct."""
+        r = rule(key)
+        if r.level == LAX or not r.accepted_at(self.level):  # LAX rows never lower into the graph
+            raise UnsupportedSyntaxError(message or r.message, span, rule=r)
+
+    # --- graph values ----------------------------------------------------------------------
     def emit(self, op: str, operands=(), attrs=None, span=None, name: str = "", regions=(), type=None) -> Node:
         if op == "setattr":
             self.attr_writes.add(attrs["name"])  # reads of it must be made at call time (see lower_function)
@@ -177,6 +326,18 @@ class OperandLowering:
             value = self.refreshed[value.id]
         return value
 
+    def mark(self) -> tuple:
+        return (self.scope, len(self.scope.graph.nodes))
+
+    def rollback(self, mark: tuple) -> None:
+        """Drop the nodes a failed statement added (its region graphs were never attached)."""
+        scope, count = mark
+        self.scope = scope
+        graph = scope.graph
+        for node in reversed(graph.nodes[count:]):
+            graph.nodes.remove(node)
+            graph._edges.remove_node(node)
+
 
 def _has_mutable(value) -> bool:
     """Does a compile-time tuple hold a list, dict or dtype (values a literal cannot carry)?"""
@@ -198,3 +359,18 @@ def _visible(node: Node, graph) -> bool:
             return True
         graph = graph.parent.graph if graph.parent is not None else None
     return False
+
+
+def _construct_name(node) -> str:
+    names = {"NamedExpr": "assignment expression `:=`", "Await": "`await`", "Yield": "`yield`",
+             "SetComp": "set comprehension", "Set": "set display", "DictComp": "dict comprehension",
+             "StarredElement": "starred expression"}
+    return names.get(type(node).__name__, f"`{type(node).__name__}` expression")
+
+
+def statement_name(stmt) -> str:
+    names = {"Try": "`try`", "TryStar": "`try`", "With": "`with`", "Del": "`del`", "Global": "`global`",
+             "Nonlocal": "`nonlocal`", "ClassDef": "a class definition", "Import": "`import`",
+             "ImportFrom": "`import`", "Raise": "`raise`", "Assert": "`assert`", "Match": "`match`",
+             "Break": "`break`", "Continue": "`continue`"}
+    return names.get(type(stmt).__name__, f"`{type(stmt).__name__}` statement")
