@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import libcst as cst
 import numpy as np
@@ -61,6 +61,54 @@ def is_runtime_arg(value: Any) -> bool:
         return any(is_runtime_arg(v) for v in value)
     return False
 
+MAX_LOWERINGS = 4   # lower_function lowers a function at most this many times
+
+
+@dataclass
+class Findings:
+    """What lowering a function found that every read in it must know, also reads lowered before the finding."""
+
+    runtime_objects: set = field(default_factory=set)   # containers (by id) the compiled code changes
+    runtime_globals: set = field(default_factory=set)   # (id of a module dict, name) it writes (`global`)
+    runtime_attrs: set = field(default_factory=set)     # attribute names written by setattr(obj, "name", v)
+    over_budget: dict = field(default_factory=dict)     # loops and calls over the compile budget: skipped at once
+    retyped: dict = field(default_factory=dict)         # access path -> attributes a loop or branch retypes
+
+    def learn(self, state: LoweringState) -> bool:
+        """Add what one lowering found; True when it found something the function must be lowered again for."""
+        self.over_budget.update(state.budget.found)
+        new_objects = state.container_writes - self.runtime_objects
+        new_globals = state.written_globals - self.runtime_globals
+        new_attrs = state.attr_writes - state.mutated_attrs
+        new_retyped = {k: v for k, v in state.retyped_paths.items() if not v <= self.retyped.get(k, set())}
+        for key, names in new_retyped.items():
+            self.retyped[key] = self.retyped.get(key, set()) | names
+        if not new_objects and not new_globals and not new_attrs and not new_retyped:
+            return False
+        self.runtime_objects |= new_objects
+        self.runtime_globals |= new_globals
+        self.runtime_attrs |= new_attrs
+        return True
+
+
+def lower_until_settled(lower_once: Callable[[Findings], tuple]) -> tuple:
+    """Lower a function again while a lowering finds writes that earlier reads must see.
+
+    A container or module global the compiled code changes (`LOG.append(v)`, a helper's `global n`),
+    an attribute set through `setattr`, an array whose shape a loop changes: every read of it in the
+    function must be made at call time (or typed as unknown), also the reads lowered before the
+    write was found. `lower_once(found)` lowers the function knowing `found`; each finding of a
+    lowering makes the next one start with it. Findings only grow, so this settles; at most
+    MAX_LOWERINGS lowerings, the last one kept. Returns (Lowered, LoweringState) of the last one.
+    """
+    found = Findings()
+    for _ in range(MAX_LOWERINGS):
+        lowered, state = lower_once(found)
+        if not found.learn(state):
+            break
+    return lowered, state
+
+
 def lower_function(fn, args: tuple, kwargs: dict, name: Optional[str] = None, level: str = LAX,
                    collect: bool = False, static: tuple = ()) -> Lowered:
     """Lower `fn` called with these arguments into a graph (specialized to their signature).
@@ -75,26 +123,8 @@ def lower_function(fn, args: tuple, kwargs: dict, name: Optional[str] = None, le
     lowering finds such a write, it lowers the function again with those reads made at run time.
     """
     fn = unwrap(fn)
-    runtime_objects: set = set()
-    runtime_globals: set = set()
-    runtime_attrs: set = set()
-    over_budget: dict = {}   # loops and calls found over the compile budget: the next attempt skips them at once
-    retyped: dict = {}       # access paths whose array a loop or branch reshapes (see LoweringState.retyped_paths)
-    for _attempt in range(4):
-        lowered, state = _lower_once(fn, args, kwargs, name, level, collect, runtime_objects, runtime_globals,
-                                       runtime_attrs, static, over_budget, retyped)
-        over_budget.update(state.budget.found)
-        new_objects = state.container_writes - runtime_objects
-        new_globals = state.written_globals - runtime_globals
-        new_attrs = state.attr_writes - state.mutated_attrs
-        new_retyped = {k: v for k, v in state.retyped_paths.items() if not v <= retyped.get(k, set())}
-        for key, names in new_retyped.items():
-            retyped[key] = retyped.get(key, set()) | names
-        if not new_objects and not new_globals and not new_attrs and not new_retyped:
-            break
-        runtime_objects |= new_objects
-        runtime_globals |= new_globals
-        runtime_attrs |= new_attrs
+    lowered, state = lower_until_settled(
+        lambda found: _lower_once(fn, args, kwargs, name, level, collect, found, static))
     state.flush_warnings()
     errors = [d for d in lowered.diagnostics if d.severity == "error"]
     if errors and not collect:
@@ -102,16 +132,16 @@ def lower_function(fn, args: tuple, kwargs: dict, name: Optional[str] = None, le
     return lowered
 
 
-def _lower_once(fn, args, kwargs, name, level, collect, runtime_objects, runtime_globals, runtime_attrs=(),
-                static=(), over_budget=None, retyped=None):
+def _lower_once(fn, args, kwargs, name, level, collect, found: Findings, static=()):
+    """One lowering of `fn`, starting from what the earlier ones found."""
     parsed, node = function_source(fn)
     graph = Graph(name or fn.__qualname__)
     graph.span = parsed.span(node)
-    state = LoweringState(fn, graph, CONSTRUCTS, level, quiet=collect, over_budget=over_budget)
-    state.runtime_objects = set(runtime_objects)
-    state.runtime_globals = set(runtime_globals)
-    state.mutated_attrs |= set(runtime_attrs)   # written by setattr(obj, "name", v) found last time
-    state.unstable_paths = {k: set(v) for k, v in (retyped or {}).items()}
+    state = LoweringState(fn, graph, CONSTRUCTS, level, quiet=collect, over_budget=found.over_budget)
+    state.runtime_objects = set(found.runtime_objects)
+    state.runtime_globals = set(found.runtime_globals)
+    state.mutated_attrs |= set(found.runtime_attrs)   # written by setattr(obj, "name", v) found last time
+    state.unstable_paths = {k: set(v) for k, v in found.retyped.items()}
     sig = inspect.signature(fn)
     try:
         bound = sig.bind(*args, **kwargs)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Callable, Optional
+
 import libcst as cst
 
 from ...graph.diagnostics import LoweringError
@@ -82,6 +84,29 @@ def carried_names(state, body: list, frame, exclude=(), extra=(), stmt=None, may
     return names
 
 
+MAX_CARRY_PASSES = 4   # a loop body is lowered at most this many times while its carried types widen
+
+
+def carry_until_stable(lower_pass: Callable[[list], Optional[list]], types: list) -> None:
+    """Lower a loop's regions again until the types of the values they carry stop widening.
+
+    A carried value enters the body as a region argument of the type known so far; the body may
+    leave it wider (an int it makes a float, an array whose shape it changes), and then the body
+    must be lowered again with the wider type. `lower_pass(types)` lowers the regions once with the
+    carried values typed `types` and returns the types the body leaves them, or None when the
+    carried names changed (it updated `types` to match) and the regions must be lowered again.
+    `types` is updated in place: the widest types found, the loop node's result types. At most
+    MAX_CARRY_PASSES passes: the last pass's regions are kept (joins reach a fixed point sooner).
+    """
+    for _ in range(MAX_CARRY_PASSES):
+        new_types = lower_pass(types)
+        if new_types is None:
+            continue
+        if new_types == types:
+            return
+        types[:] = new_types
+
+
 def loop_region(state, frame, span, carried: list, body_fn, index_name: str, exclude=(), placeholders=()):
     """The body region of a `for_range`; carried values' types widen until they are stable.
 
@@ -95,7 +120,10 @@ def loop_region(state, frame, span, carried: list, body_fn, index_name: str, exc
     # placeholders and names maybe unbound before the loop whose type is not known yet
     fresh = set(placeholders) | _untyped_unbound(frame, carried)
     ends_unbound: set = set()
-    for _attempt in range(4):
+    outs = group = g = None
+
+    def lower_body(types: list) -> Optional[list]:
+        nonlocal outs, group, g, ends_unbound
         outer = state.scope
         g = Graph(f"{outer.graph.name}.body", label="body")
         group = RegionGroup([g], outer)
@@ -129,19 +157,19 @@ def loop_region(state, frame, span, carried: list, body_fn, index_name: str, exc
         if extra:  # written by a fallback block (a nested def's `nonlocal`, a list): carry it too
             carried.extend(extra)
             types.extend(state.operand(frame.env[n], span).type for n in extra)
-            continue
+            return None
         if unsure:  # not bound on every path of the body: not bound after the loop either
             for n in unsure:
                 k = carried.index(n)
                 del carried[k], types[k]
                 frame.env[n] = Undefined(n, f"it is not assigned on every path of the loop at {span}")
-            continue
+            return None
         new_types = [_output_type(e, o) if n in fresh else join(t, o.type)
                      for n, t, o, e in zip(carried, types, outs, ends)]
         fresh.clear()
-        if new_types == types:
-            break
-        types = new_types
+        return new_types
+
+    carry_until_stable(lower_body, types)
     # after the loop, maybe unbound: names the body may leave so, and those that were before a
     # loop that may not run (placeholders are made only for loops that surely run)
     unsure_after = ends_unbound | {n for n in carried if isinstance(frame.env[n], MaybeUnbound)
@@ -157,7 +185,11 @@ def while_region(state, frame, span, body: list, cond_fn, body_fn, extra=(), exc
     types = [state.maybe_operand(v, span).type for v in init]
     fresh = _untyped_unbound(frame, carried)  # maybe unbound, type not known yet: the body's
     ends_unbound: set = set()
-    for _attempt in range(4):
+    group = cond_g = body_g = None
+    never_runs = False
+
+    def lower_cond_and_body(types: list) -> Optional[list]:
+        nonlocal group, cond_g, body_g, ends_unbound, never_runs
         outer = state.scope
         cond_g = Graph(f"{outer.graph.name}.cond", label="cond")
         body_g = Graph(f"{outer.graph.name}.body", label="body")
@@ -180,7 +212,8 @@ def while_region(state, frame, span, body: list, cond_fn, body_fn, extra=(), exc
                     check_loop_containers(state, saved, frame, span)
                     if is_static(test) and not static_value(test):
                         state.scope = outer
-                        return  # `while False:` never runs
+                        never_runs = True  # `while False:`
+                        return types
                     g.set_outputs([state.operand(test, span)])
                 else:
                     body_fn(f)
@@ -200,13 +233,15 @@ def while_region(state, frame, span, body: list, cond_fn, body_fn, extra=(), exc
             init.extend(frame.env[n] for n in more)
             maybe.update(n for n in more if isinstance(frame.env[n], Undefined))
             types.extend(state.operand(frame.env[n], span).type for n in more)
-            continue
+            return None
         new_types = [_output_type(e, o) if n in fresh else join(t, o.type)
                      for n, t, o, e in zip(carried, types, outs, ends)]
-        fresh = set()
-        if new_types == types:
-            break
-        types = new_types
+        fresh.clear()
+        return new_types
+
+    carry_until_stable(lower_cond_and_body, types)
+    if never_runs:
+        return
     init_nodes = [state.maybe_operand(v, span) for v in init]
     unsure = ends_unbound | {n for n, v in zip(carried, init) if isinstance(v, MaybeUnbound)}
     node = state.scope.graph.add("while", init_nodes + [state.scope.local(v) for v in group.outer],
