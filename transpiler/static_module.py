@@ -19,8 +19,10 @@ from typing import Any, Optional
 
 import libcst as cst
 
+from ..graph.callables import resolve_callable
 from ..graph.diagnostics import GraphjitError, LoweringError, UnknownValueError, UnsupportedSyntaxError
 from ..graph.ir import Graph
+from ..graph.ops import OPS
 from ..graph.spans import SourceSpan
 from .lower.control import NeedsStatic
 from .lower import Frame, LoweringState
@@ -399,8 +401,6 @@ class StaticEvaluator(LoweringState):
 
     def op_call(self, op_name, args, kwargs, span, extra=None):
         """NumPy on constants runs for real here (an `__init__` making its weights)."""
-        from ..graph.ops import OPS
-        from ..graph.callables import resolve_callable
         if not (all(is_static(a) for a in args) and all(is_static(v) for v in kwargs.values())):
             raise NotStatic("this call needs values that exist only when the file runs", span)
         fn = resolve_callable(extra["fn"]) if extra else OPS[op_name]
