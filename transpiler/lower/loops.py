@@ -146,11 +146,7 @@ def loop_region(state, frame, span, carried: list, body_fn, index_name: str, exc
             extra = _rebound(frame.env, body_frame.env, carried, exclude)
             unsure = [n for n in placeholders if n in carried and isinstance(body_frame.env.get(n), Undefined)]
             if not extra and not unsure:
-                outs = [state.maybe_operand(body_frame.env[n], span) if n in maybe else
-                        state.operand(body_frame.env[n], span) for n in carried]
-                g.set_outputs(outs)
-                ends_unbound = {n for n in carried if isinstance(body_frame.env.get(n), MaybeUnbound)}
-                ends = [body_frame.env.get(n) for n in carried]
+                outs, ends, ends_unbound = _yield_carried(state, g, body_frame.env, carried, maybe, span)
         finally:
             state.scope = outer
             restore(saved)
@@ -164,8 +160,7 @@ def loop_region(state, frame, span, carried: list, body_fn, index_name: str, exc
                 del carried[k], types[k]
                 frame.env[n] = Undefined(n, f"it is not assigned on every path of the loop at {span}")
             return None
-        new_types = [_output_type(e, o) if n in fresh else join(t, o.type)
-                     for n, t, o, e in zip(carried, types, outs, ends)]
+        new_types = _widened(carried, types, outs, ends, fresh)
         fresh.clear()
         return new_types
 
@@ -220,11 +215,7 @@ def while_region(state, frame, span, body: list, cond_fn, body_fn, extra=(), exc
                     check_loop_containers(state, saved, frame, span)
                     more = _rebound(frame.env, f.env, carried, exclude)
                     if not more:
-                        outs = [state.maybe_operand(f.env[n], span) if n in maybe else
-                                state.operand(f.env[n], span) for n in carried]
-                        g.set_outputs(outs)
-                        ends_unbound = {n for n in carried if isinstance(f.env.get(n), MaybeUnbound)}
-                        ends = [f.env.get(n) for n in carried]
+                        outs, ends, ends_unbound = _yield_carried(state, g, f.env, carried, maybe, span)
             finally:
                 state.scope = outer
                 restore(saved)
@@ -234,8 +225,7 @@ def while_region(state, frame, span, body: list, cond_fn, body_fn, extra=(), exc
             maybe.update(n for n in more if isinstance(frame.env[n], Undefined))
             types.extend(state.operand(frame.env[n], span).type for n in more)
             return None
-        new_types = [_output_type(e, o) if n in fresh else join(t, o.type)
-                     for n, t, o, e in zip(carried, types, outs, ends)]
+        new_types = _widened(carried, types, outs, ends, fresh)
         fresh.clear()
         return new_types
 
@@ -298,6 +288,18 @@ def undefine_loop_locals(state, body: list, frame, span) -> None:
 def _never_str(t) -> bool:
     """A value of type `t` is never a string (so never the UNBOUND sentinel)."""
     return isinstance(t, (ArrayType, TupleType)) or isinstance(t, ScalarType) and t.kind != "str"
+
+
+def _yield_carried(state, graph, env: dict, carried: list, maybe: set, span) -> tuple:
+    """The body graph yields the carried names' values: (its outputs, the values, the names maybe unbound)."""
+    outs = [state.maybe_operand(env[n], span) if n in maybe else state.operand(env[n], span) for n in carried]
+    graph.set_outputs(outs)
+    return outs, [env.get(n) for n in carried], {n for n in carried if isinstance(env.get(n), MaybeUnbound)}
+
+
+def _widened(carried: list, types: list, outs: list, ends: list, fresh: set) -> list:
+    """The carried types after one pass: joined with what the body yields (a fresh name takes the body's)."""
+    return [_output_type(e, o) if n in fresh else join(t, o.type) for n, t, o, e in zip(carried, types, outs, ends)]
 
 
 def _output_type(value, node: Node):
