@@ -33,6 +33,8 @@ def else_body(stmt: cst.If) -> list:
 
 
 class Finder(cst.CSTVisitor):
+    """Finds a node of `kinds` outside nested functions and classes (and, with `stop_at_loops`, inner loops)."""
+
     def __init__(self, kinds, stop_at_loops: bool):
         self.kinds = kinds
         self.found = False
@@ -76,6 +78,8 @@ def contains_return(stmt) -> bool:
 
 
 class AssignedNames(cst.CSTVisitor):
+    """The names statements assign (targets, `for` targets, `def` names), in order, outside nested functions."""
+
     def __init__(self):
         self.names: list[str] = []
 
@@ -176,6 +180,8 @@ def first_yield(node):
 
 
 class _Names(cst.CSTVisitor):
+    """Every name a statement mentions (the base of an attribute, not its attribute name), in order."""
+
     def __init__(self):
         self.names: list = []
 
@@ -337,6 +343,8 @@ def uses_dynamic_scope(stmt) -> bool:
 
 
 class _LoopControl(cst.CSTVisitor):
+    """Finds a `break`/`continue` that leaves the statement: one of a loop around it."""
+
     def __init__(self):
         self.depth = 0
         self.outer = False

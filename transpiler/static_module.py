@@ -78,6 +78,8 @@ class JitDecorator:
 
 
 class StaticModule:
+    """A user's file resolved without running it: its namespace and the targets to compile."""
+
     def __init__(self, filename: str, text: str, extra_targets: tuple = ()):
         """`extra_targets`: names of top-level functions compiled as if decorated with `jit`."""
         self.filename = filename

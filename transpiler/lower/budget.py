@@ -8,7 +8,7 @@ from ..rules import rule
 from .containers import containers_in, restore, snapshot
 
 
-def loop_text(lowerer, stmt, frame) -> str:
+def loop_text(stmt, frame) -> str:
     """`for pos in np.ndindex(data.shape)`: how messages name a loop."""
     module = frame.parsed.module
     return f"for {module.code_for_node(stmt.target)} in {module.code_for_node(stmt.iter)}"

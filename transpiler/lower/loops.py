@@ -140,7 +140,7 @@ def loop_region(state, frame, span, carried: list, body_fn, index_name: str, exc
                 body_fn(body_frame, index)
                 check_loop_containers(state, saved, frame, span)
             except LoweringError as e:
-                if _is_needs_static(e):
+                if isinstance(e, NeedsStatic):
                     raise NeedsUnroll(e) from None
                 raise
             extra = _rebound(frame.env, body_frame.env, carried, exclude)
@@ -342,7 +342,3 @@ def _container_changed(message, span):
 
 def _flag_of_this_loop(flag: str, depth: int) -> bool:
     return flag in (f"$brk{depth}", "$ret", "$rv")
-
-
-def _is_needs_static(error) -> bool:
-    return isinstance(error, NeedsStatic)

@@ -30,12 +30,12 @@ def budgeted_loop(state, stmt, items: Optional[list], count, frame, span, runtim
     key = ("loop", span, count)
     reason = None
     if isinstance(count, str) or count > MAX_UNROLL_ITERATIONS:
-        reason = (f"`{loop_text(state, stmt, frame)}` runs {count} times: more "
+        reason = (f"`{loop_text(stmt, frame)}` runs {count} times: more "
                   f"than the unrolling limit of {MAX_UNROLL_ITERATIONS} iterations")
     elif key in state.budget.over:
         reason = state.budget.over[key]
     else:
-        meter = Meter("loop", stmt, state.budget.made, count, name=loop_text(state, stmt, frame))
+        meter = Meter("loop", stmt, state.budget.made, count, name=loop_text(stmt, frame))
         saved = save_lowering_state(state, frame)
         state.budget.meters.append(meter)
         try:
