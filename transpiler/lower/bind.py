@@ -6,6 +6,7 @@ from ...graph.ir import Node
 
 
 def assign_name(state, name: str, value, frame) -> None:
+    """Bind `name` to `value` in the frame (a `global` name: a store to the module at run time)."""
     if name in frame.declared_globals:
         state.written_globals.add((id(frame.globals), name))
         state.emit("store_global", [value], {"name": name, "scope": globals_scope(state, frame)})

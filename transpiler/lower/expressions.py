@@ -192,7 +192,7 @@ def comprehension(state, node, frame, element=None) -> list:
     """Unrolled at compile time over compile-time sequences, as a loop over them would be."""
     results: list = []
     inner = frame.fork()
-    meter = comprehension_meter(state, node, frame)  # transpiler/budget.py
+    meter = comprehension_meter(state, node, frame)  # lower/budget.py
 
     def run(clause):
         if clause is None:

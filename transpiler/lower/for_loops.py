@@ -10,11 +10,12 @@ from ...graph.types import ArrayType
 from ..rules import rule
 from ..values import RangeVal, Static
 from .control import ContainerChanged, NeedsUnroll
-from .range_loops import static_rows, range_loop, rows_loop
+from .range_loops import range_loop, rows_loop, static_rows
 from .unroll import budgeted_loop, loop_items
 
 
 def lower_for(state, stmt: cst.For, frame) -> None:
+    """A run-time range loop where it can be one (a range, rows of an array), else the items unrolled."""
     span = state.span(stmt, frame)
     if stmt.orelse is not None:
         raise UnsupportedSyntaxError("`for ... else` is not supported in a graph", span, rule=rule("for_else"))
@@ -39,7 +40,7 @@ def lower_for(state, stmt: cst.For, frame) -> None:
                 raise _cannot_unroll(e.args[0], span) from None
             tried_runtime = True
     items, count = loop_items(state, iterable, span, runtime=not tried_runtime)
-    budgeted_loop(state, stmt, items, count, frame, span, runtime=not tried_runtime)  # transpiler/budget.py
+    budgeted_loop(state, stmt, items, count, frame, span, runtime=not tried_runtime)  # unroll.py
 
 
 def _cannot_unroll(error, span) -> LoweringError:
