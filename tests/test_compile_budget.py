@@ -20,7 +20,7 @@ import pytest
 import graphjit
 from graphjit.graph.diagnostics import GraphSyntaxError
 from graphjit.transpiler import budget
-from graphjit.transpiler.fallback import GraphjitFallbackWarning
+from graphjit.graph.diagnostics import GraphjitFallbackWarning
 from graphjit.transpiler.lower import lower_function
 
 LEVELS = ("LAX", "COMPATIBLE", "STRICT")

@@ -23,7 +23,7 @@ import pytest
 import graphjit
 from graphjit.graph.diagnostics import GraphSyntaxError
 from graphjit.transpiler import rules
-from graphjit.transpiler.fallback import GraphjitFallbackWarning
+from graphjit.graph.diagnostics import GraphjitFallbackWarning
 
 import syntax_corpus
 from syntax_corpus import CORPUS

@@ -21,6 +21,8 @@ RANK = {level: k for k, level in enumerate(LEVELS)}
 
 @dataclass(frozen=True)
 class Rule:
+    """One construct: the lowest `jit_syntax_level` compiling it, its diagnostic code, message and hint."""
+
     key: str          # stable identifier used by the front end
     category: str     # statement | expression | builtin | method | type | call
     construct: str    # what the user wrote, as shown in docs

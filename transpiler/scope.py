@@ -29,6 +29,8 @@ class RegionGroup:
 
 
 class Scope:
+    """The graph lowering adds nodes to now: the top graph, or graph `index` of a region group."""
+
     def __init__(self, graph: Graph, group: Optional[RegionGroup] = None, index: int = 0):
         self.graph = graph
         self.group = group

@@ -24,6 +24,8 @@ from ..graph.spans import SourceSpan
 
 @dataclass
 class ParsedFile:
+    """A source file parsed once: its LibCST module, its lines and the position of every node."""
+
     filename: str
     text: str
     module: cst.Module

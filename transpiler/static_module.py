@@ -18,13 +18,12 @@ from typing import Any, Optional
 
 import libcst as cst
 
-from ..graph.diagnostics import GraphjitError, LoweringError, UnknownValueError, UnsupportedSyntaxError
-from ..graph.ir import Graph
+from ..graph.diagnostics import GraphjitError, LoweringError, UnsupportedSyntaxError
 from ..graph.spans import SourceSpan
-from .calls import NeedsStatic
-from .lower import Frame, Lowerer
-from .source import ParsedFile, parse_file, read_text
 from .cst_queries import target_names
+from .lower import Frame
+from .source import ParsedFile, parse_file, read_text
+from .static_evaluator import StaticEvaluator, Unresolved
 from .values import Seq, Static, is_static, static_value
 
 SAFE_IMPORTS = ("numpy", "math", "graphjit")
@@ -34,21 +33,6 @@ def safe_to_import(module_name: str) -> bool:
     """NumPy, graphjit and the standard library are imported for real; the user's own modules never."""
     root = module_name.split(".")[0]
     return root in SAFE_IMPORTS or root in getattr(sys, "stdlib_module_names", ()) and not root.startswith("_")
-
-
-@dataclass
-class Unresolved:
-    """A module-level name whose value exists only when the file runs."""
-
-    name: str
-    span: Optional[SourceSpan]
-    why: str
-    __graphjit_unresolved__ = True
-
-    def error(self, use_span=None) -> LoweringError:
-        return UnknownValueError(f"`{self.name}` is {self.why} at {self.span}; graphjit transpile does not run the "
-                             "file", use_span or self.span, hint="pass example inputs with --input, or build the "
-                             "value inside the function from constants")
 
 
 @dataclass
@@ -62,10 +46,6 @@ class Target:
     aliases: list = field(default_factory=list)
 
 
-class NotStatic(NeedsStatic):
-    """Static interpretation of `__init__` met something only running the file could compute."""
-
-
 @dataclass(frozen=True)
 class JitDecorator:
     """`deco = jit(jit_config=...)` at module level: `@deco` and `deco(fn)` make jitted functions."""
@@ -74,6 +54,8 @@ class JitDecorator:
 
 
 class StaticModule:
+    """A user's file resolved without running it: its namespace and the targets to compile."""
+
     def __init__(self, filename: str, text: str, extra_targets: tuple = ()):
         """`extra_targets`: names of top-level functions compiled as if decorated with `jit`."""
         self.filename = filename
@@ -239,7 +221,7 @@ class StaticModule:
         """A module-level expression built from constants only (`N = 28 * 28`), else None."""
         evaluator = StaticEvaluator(self)
         frame = Frame(self.parsed, "<module>", {}, self.namespace, {})
-        value = evaluator.expr(expr, frame)
+        value = evaluator.lower_expr(expr, frame)
         return static_value(value) if is_static(value) else None
 
     # --- decorators ------------------------------------------------------------------------
@@ -367,90 +349,6 @@ class StaticModule:
 
         __init__.__qualname__ = f"{cls.__name__}.__init__"
         return __init__
-
-
-class StaticEvaluator(Lowerer):
-    """The lowering machinery restricted to compile-time values: anything run-time is an error."""
-
-    def __init__(self, module: StaticModule, cls=None):
-        super().__init__(None, Graph("<static>"))
-        self.module = module
-        self.cls = cls
-        self.root_globals = module.namespace
-
-    def emit(self, op, operands=(), attrs=None, span=None, name="", regions=(), type=None):
-        raise NotStatic("this needs values that exist only when the file runs", span)
-
-    def lookup(self, name, frame, span):
-        value = super().lookup(name, frame, span)
-        if isinstance(value, Static) and isinstance(value.value, Unresolved):
-            raise value.value.error(span)
-        return value
-
-    def attribute(self, value, name, span):
-        if isinstance(value, Static):
-            try:
-                return Static(getattr(value.value, name))
-            except AttributeError as e:
-                raise LoweringError(str(e), span) from None
-        return super().attribute(value, name, span)
-
-    def op_call(self, op_name, args, kwargs, span, extra=None):
-        """NumPy on constants runs for real here (an `__init__` making its weights)."""
-        from ..graph.ops import OPS
-        from ..graph.callables import resolve_callable
-        if not (all(is_static(a) for a in args) and all(is_static(v) for v in kwargs.values())):
-            raise NotStatic("this call needs values that exist only when the file runs", span)
-        fn = resolve_callable(extra["fn"]) if extra else OPS[op_name]
-        try:
-            return Static(fn(*[static_value(a) for a in args], **{k: static_value(v) for k, v in kwargs.items()}))
-        except Exception as e:
-            raise LoweringError(f"{type(e).__name__}: {e}", span) from None
-
-    def call(self, callee, args, kwargs, span):
-        if isinstance(callee, Static):
-            fn = callee.value
-            if fn is super:
-                obj = self.first_arg
-                return Static(super(self.cls, obj))
-            real = isinstance(fn, (types.BuiltinMethodType, types.MethodWrapperType)) or (
-                isinstance(fn, types.MethodType) and (getattr(fn.__func__, "__qualname__", "").endswith(
-                    "__init__") or fn.__func__.__module__.startswith("graphjit")))
-            if real:
-                if not (all(is_static(a) for a in args) and all(is_static(v) for v in kwargs.values())):
-                    raise NotStatic("this call needs values that exist only when the file runs", span)
-                try:
-                    return Static(fn(*[static_value(a) for a in args],
-                                     **{k: static_value(v) for k, v in kwargs.items()}))
-                except GraphjitError:
-                    raise
-                except Exception as e:
-                    raise LoweringError(f"{type(e).__name__}: {e}", span) from None
-        return super().call(callee, args, kwargs, span)
-
-    @property
-    def first_arg(self):
-        return self._self_obj
-
-    def bind_params(self, params, frame, args, kwargs, fn, span):
-        self._self_obj = args[0].value if args else None
-        super().bind_params(params, frame, args, kwargs, fn, span)
-
-    def assign_target(self, target, value, frame):
-        if isinstance(target, cst.Attribute):
-            obj = self.expr(target.value, frame)
-            if not isinstance(obj, Static):
-                raise NotStatic("attribute assignment on a run-time value", self.span(target, frame))
-            if not is_static(value):
-                raise NotStatic("this value exists only when the file runs", self.span(target, frame))
-            setattr(obj.value, target.attr.value, static_value(value))
-            return
-        super().assign_target(target, value, frame)
-
-    def stmt_Expr(self, stmt, frame):
-        if isinstance(stmt.value, (cst.SimpleString, cst.ConcatenatedString)):
-            return
-        self.expr(stmt.value, frame)
 
 
 def _rebind_globals(fn, namespace: dict):

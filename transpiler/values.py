@@ -14,6 +14,7 @@ import libcst as cst
 
 from ..graph.ir import Node
 from ..graph.paths import Path
+from ..graph.types import ArrayType, TupleType
 
 
 @dataclass
@@ -123,7 +124,6 @@ def describe_value(value: Any) -> str:
     if isinstance(value, Node):
         if value.op == "shape" and value.operands:
             return f"`{_user_name(value.operands[0])}.shape`, whose rank is not known at compile time"
-        from ..graph.types import ArrayType, TupleType
         if isinstance(value.type, ArrayType):
             return f"an array whose length is not known at compile time" if not value.type.shape or \
                 value.type.shape[0] is None else "an array"
@@ -140,3 +140,22 @@ def describe_value(value: Any) -> str:
 def _user_name(node: Node) -> str:
     return node.name or "the array"
 
+
+class SeqMethod:
+    """`xs.append` on a compile-time list of values, waiting for its call."""
+
+    def __init__(self, seq, name):
+        self.seq = seq
+        self.name = name
+
+
+class ListIndex:
+    """A list used as an index: becomes a `list` node."""
+
+    def __init__(self, items):
+        self.items = items
+
+
+def freeze(value):
+    """A compile-time value with its lists made tuples (what a literal attribute can hold)."""
+    return tuple(freeze(v) for v in value) if isinstance(value, list) else value

@@ -1,0 +1,303 @@
+"""Lowering expressions: constants, displays, operators, boolean and conditional expressions, comprehensions, f-strings, lambdas."""
+
+from __future__ import annotations
+
+import libcst as cst
+import numpy as np
+
+from ...graph.diagnostics import LoweringError, UnsupportedSyntaxError
+from ...graph.guards import is_value
+from ...graph.ir import Node
+from ...graph.literals import Index
+from ...graph.types import ArrayType, TupleType
+from ..rules import rule
+from ..values import Seq, SourceFunc, Static, describe_value, is_static, static_value
+from .branches import ternary
+from .budget import comprehension_meter, count_comprehension
+from .operators import BINARY, COMPARE, STATIC_ONLY_COMPARE, UNARY
+
+
+def lower_literal(state, node, frame):
+    """Numbers and strings: their value, now."""
+    return Static(node.evaluated_value)
+
+
+def lower_ellipsis(state, node, frame):
+    return Static(Ellipsis)
+
+
+def lower_tuple(state, node: cst.Tuple, frame):
+    return Seq(elements(state, node.elements, frame), "tuple")
+
+
+def lower_list(state, node: cst.List, frame):
+    return Seq(elements(state, node.elements, frame), "list")
+
+
+def elements(state, elements, frame) -> list:
+    items = []
+    for el in elements:
+        if isinstance(el, cst.StarredElement):
+            items.extend(iterate(state, state.lower_expr(el.value, frame), state.span(el, frame)))
+        else:
+            items.append(state.lower_expr(el.value, frame))
+    return items
+
+
+def lower_dict(state, node: cst.Dict, frame):
+    out = {}
+    for el in node.elements:
+        if not isinstance(el, cst.DictElement):
+            raise UnsupportedSyntaxError("`**` in a dict display is not supported yet", state.span(el, frame))
+        key = state.lower_expr(el.key, frame)
+        if not is_static(key):
+            raise LoweringError("dict keys must be compile-time values", state.span(el.key, frame))
+        out[static_value(key)] = state.lower_expr(el.value, frame)
+    if all(is_static(v) for v in out.values()):
+        return Static({k: static_value(v) for k, v in out.items()})
+    return Static(out)  # a compile-time dict of values; items may be nodes
+
+
+def lower_binary_operation(state, node: cst.BinaryOperation, frame):
+    op, fn = BINARY[type(node.operator)]
+    return binary(state, op, fn, state.lower_expr(node.left, frame), state.lower_expr(node.right, frame),
+                       state.span(node, frame))
+
+
+def binary(state, op: str, fn, left, right, span):
+    if is_static(left) and is_static(right):
+        try:
+            return Static(fn(static_value(left), static_value(right)))
+        except Exception:
+            pass  # raise it at run time, where eager Python raises it
+    if isinstance(left, Seq) and isinstance(right, Seq) and op == "add":
+        return Seq(left.items + right.items, left.kind)
+    if isinstance(left, Seq) and op == "mul" and is_static(right):
+        return Seq(left.items * static_value(right), left.kind)
+    return state.emit(op, [left, right], span=span)
+
+
+def lower_unary_operation(state, node: cst.UnaryOperation, frame):
+    value = state.lower_expr(node.expression, frame)
+    span = state.span(node, frame)
+    if isinstance(node.operator, cst.Not):
+        if is_static(value):
+            return Static(not static_value(value))
+        if isinstance(value, Seq):
+            return Static(not value.items)
+        return state.emit("not", [value], span=span)
+    op, fn = UNARY[type(node.operator)]
+    if is_static(value):
+        try:
+            return Static(fn(static_value(value)))
+        except Exception:
+            pass
+    return state.emit(op, [value], span=span)
+
+
+def lower_comparison(state, node: cst.Comparison, frame):
+    span = state.span(node, frame)
+    left = state.lower_expr(node.left, frame)
+    result = None
+    for target in node.comparisons:
+        right = state.lower_expr(target.comparator, frame)
+        if result is not None and not is_static(result):
+            # `a < b < c` is `a < b and b < c`, with `b` evaluated once, as Python does
+            previous, op_node = result, target.operator
+            lhs, rhs = left, right
+            return ternary(state, previous, lambda f: compare(state, op_node, lhs, rhs, span),
+                                lambda f: previous, frame, span)
+        value = compare(state, target.operator, left, right, span)
+        if result is None:
+            result = value
+        else:
+            result = Static(static_value(result) and static_value(value)) if is_static(value) else value
+        if is_static(result) and not static_value(result):
+            return result  # short-circuit as Python does
+        left = right
+    return result
+
+
+def compare(state, cst_op, left, right, span):
+    if type(cst_op) in STATIC_ONLY_COMPARE:
+        fn = STATIC_ONLY_COMPARE[type(cst_op)]
+        if is_static(left) and is_static(right):
+            return Static(fn(static_value(left), static_value(right)))
+        if isinstance(cst_op, (cst.Is, cst.IsNot)):
+            # A run-time array is never identical to a compile-time object such as None.
+            other = right if isinstance(left, Node) else left
+            if is_static(other):
+                return Static(isinstance(cst_op, cst.IsNot))
+            return state.emit("call", [left, right], {"fn": "operator.is_" if isinstance(cst_op, cst.Is)
+                                                     else "operator.is_not"}, span)
+        if isinstance(right, Seq) and all(is_static(i) for i in right.items) is False:
+            pass
+        state.require("in_runtime", span)
+        contains = state.emit("call", [right, left], {"fn": "operator.contains"}, span)
+        return contains if isinstance(cst_op, cst.In) else state.emit("not", [contains], span=span)
+    op, fn = COMPARE[type(cst_op)]
+    return binary(state, op, fn, left, right, span)
+
+
+def lower_boolean_operation(state, node: cst.BooleanOperation, frame):
+    left = state.lower_expr(node.left, frame)
+    is_and = isinstance(node.operator, cst.And)
+    if is_static(left) or isinstance(left, Seq):
+        truth = bool(static_value(left)) if is_static(left) else bool(left.items)
+        if truth != is_and:
+            return left
+        return state.lower_expr(node.right, frame)
+    span = state.span(node, frame)
+    # `a and b` is `b if a else a`; `a or b` is `a if a else b` (one evaluation of a).
+    then_fn = (lambda f: state.lower_expr(node.right, f)) if is_and else (lambda f: left)
+    else_fn = (lambda f: left) if is_and else (lambda f: state.lower_expr(node.right, f))
+    return ternary(state, left, then_fn, else_fn, frame, span)
+
+
+def lower_conditional_expression(state, node: cst.IfExp, frame):
+    test = state.lower_expr(node.test, frame)
+    if is_static(test) or isinstance(test, Seq):
+        truth = bool(static_value(test)) if is_static(test) else bool(test.items)
+        return state.lower_expr(node.body if truth else node.orelse, frame)
+    return ternary(state, test, lambda f: state.lower_expr(node.body, f), lambda f: state.lower_expr(node.orelse, f),
+                        frame, state.span(node, frame))
+
+
+def lower_dict_comprehension(state, node, frame):
+    keys = []
+    values = []
+    node_as_pairs = node.with_changes()
+    results = comprehension(state, node_as_pairs, frame, element=lambda f: (state.lower_expr(node.key, f),
+                                                                           state.lower_expr(node.value, f)))
+    out = {}
+    for key, value in results:
+        if not is_static(key):
+            raise LoweringError("dict keys must be compile-time values", state.span(node.key, frame))
+        out[static_value(key)] = value
+    del keys, values
+    if all(is_static(v) for v in out.values()):
+        return Static({k: static_value(v) for k, v in out.items()})
+    return Static(out)
+
+
+def lower_list_comprehension(state, node, frame):
+    return Seq(comprehension(state, node, frame), "list")
+
+
+def lower_generator_expression(state, node, frame):
+    return Seq(comprehension(state, node, frame), "tuple")
+
+
+def comprehension(state, node, frame, element=None) -> list:
+    """Unrolled at compile time over compile-time sequences, as a loop over them would be."""
+    results: list = []
+    inner = frame.fork()
+    meter = comprehension_meter(state, node, frame)  # lower/budget.py
+
+    def run(clause):
+        if clause is None:
+            results.append(element(inner) if element else state.lower_expr(node.elt, inner))
+            return
+        iterable = state.lower_expr(clause.iter, inner)
+        items = iterate(state, iterable, state.span(clause.iter, inner))
+        for item in count_comprehension(state, meter, clause, items):
+            state.assign_target(clause.target, item, inner)
+            ok = True
+            for cond in clause.ifs:
+                test = state.lower_expr(cond.test, inner)
+                if not is_static(test):
+                    raise UnsupportedSyntaxError("a comprehension filter on run-time values is not "
+                                                 "supported", state.span(cond, inner))
+                ok = ok and bool(static_value(test))
+            if ok:
+                run(clause.inner_for_in)
+
+    run(node.for_in)
+    return results
+
+
+def lower_fstring(state, node, frame):
+    """Compile-time f-strings are computed now; with run-time values, `template.format(...)`."""
+    pieces, values = [], []
+    for part in node.parts:
+        if isinstance(part, cst.FormattedStringText):
+            pieces.append(("text", part.value))
+            continue
+        value = state.lower_expr(part.expression, frame)
+        spec = part.format_spec
+        if spec and any(not isinstance(p, cst.FormattedStringText) for p in spec):
+            raise UnsupportedSyntaxError("nested replacement fields in a format spec are not supported",
+                                         state.span(part, frame), rule=rule("fstring_runtime"))
+        fmt = "".join(p.value for p in spec if isinstance(p, cst.FormattedStringText)) if spec else ""
+        conversion = part.conversion
+        if part.equal is not None:  # f"{n=}": the expression's text, `=`, then its repr by default
+            eq = part.equal
+            pieces.append(("text", part.whitespace_before_expression.value
+                           + frame.parsed.module.code_for_node(part.expression)
+                           + part.whitespace_after_expression.value + eq.whitespace_before.value + "="
+                           + eq.whitespace_after.value))
+            if conversion is None and not fmt:
+                conversion = "r"
+        pieces.append(("value", value, conversion, fmt))
+        values.append(value)
+    if all(is_static(v) for v in values):
+        out = []
+        for piece in pieces:
+            if piece[0] == "text":
+                out.append(piece[1])
+            else:
+                v = static_value(piece[1])
+                v = repr(v) if piece[2] == "r" else str(v) if piece[2] == "s" else ascii(v) if piece[2] == "a" \
+                    else v
+                out.append(format(v, piece[3]))
+        return Static("".join(out))
+    state.require_or_unroll("fstring_runtime", state.span(node, frame))
+    template = "".join(p[1].replace("{", "{{").replace("}", "}}") if p[0] == "text" else
+                       "{" + (f"!{p[2]}" if p[2] else "") + (f":{p[3]}" if p[3] else "") + "}" for p in pieces)
+    return state.emit("format", values, {"template": template}, state.span(node, frame))
+
+
+def lower_lambda(state, node: cst.Lambda, frame):
+    return SourceFunc(node, frame, "<lambda>", param_defaults(state, node.params, frame))
+
+
+def param_defaults(state, params: cst.Parameters, frame) -> dict:
+    out = {}
+    for p in list(params.posonly_params) + list(params.params) + list(params.kwonly_params):
+        if p.default is not None:
+            out[p.name.value] = state.lower_expr(p.default, frame)
+    return out
+
+
+def iterate(state, value, span) -> list:
+    """The items of a compile-time iterable, each with its access path."""
+    if isinstance(value, Seq):
+        return list(value.items)
+    if isinstance(value, Static):
+        obj = value.value
+        if isinstance(obj, dict):
+            state.guards.length(value.path, obj)   # keys added or removed recompile
+            return [Static(k) for k in obj]
+        if isinstance(obj, (list, tuple)) or hasattr(obj, "__getitem__") and hasattr(obj, "__len__") \
+                and not isinstance(obj, (str, bytes, np.ndarray)):
+            items = [Static(obj[k], value.path.item(k) if value.path else None) for k in range(len(obj))]
+            if not is_value(obj):  # a literal list is guarded whole, where it was read
+                state.guards.length(value.path, obj)
+                for item in items:
+                    state.guards.read(item.path, item.value, obj)
+            return [state.reached(item, span) for item in items]
+        try:
+            return [Static(v) for v in obj]
+        except TypeError:
+            raise LoweringError(f"{type(obj).__name__} is not iterable", span) from None
+    if isinstance(value, Node) and isinstance(value.type, ArrayType) and value.type.shape and \
+            value.type.shape[0] is not None:
+        return [state.emit("getitem", [value], {"index": Index([k])}, span) for k in range(value.type.shape[0])]
+    if isinstance(value, Node) and isinstance(value.type, TupleType):
+        return [state.emit("tuple_get", [value], {"index": k}, span) for k in range(len(value.type.items))]
+    if isinstance(value, Node) and value.op == "shape" and value.operands:
+        raise LoweringError(f"the rank of `{value.operands[0].name or 'the array'}.shape` is not known at "
+                            "compile time, so it cannot be unpacked or iterated over", span,
+                            hint="index it instead (`x.shape[0]`), or call with an array of known rank")
+    raise LoweringError(f"cannot iterate over {describe_value(value)}" +
+                        ("" if isinstance(value, Node) else " at compile time"), span)
