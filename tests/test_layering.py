@@ -12,14 +12,15 @@ import pytest
 
 ROOT = pathlib.Path(__file__).parent.parent
 FORBIDDEN = {
-    "graph": {"transpiler", "backends", "api", "cli", "nn"},
-    "transpiler": {"backends", "api", "cli"},
-    "backends": {"transpiler", "api", "cli"},
-    "context": {"graph", "transpiler", "backends", "api", "cli", "nn", "log", "export_load"},
-    "log": {"graph", "transpiler", "backends", "api", "cli", "nn", "context", "export_load"},
+    "graph": {"transpiler", "backends", "api", "compiler", "cli", "nn", "export_load"},
+    "transpiler": {"backends", "api", "compiler", "cli", "export_load"},
+    "backends": {"transpiler", "api", "compiler", "cli", "export_load", "nn"},
+    "context": {"graph", "transpiler", "backends", "api", "compiler", "cli", "nn", "log", "export_load"},
+    "log": {"graph", "transpiler", "backends", "api", "compiler", "cli", "nn", "context", "export_load"},
+    "compiler": {"api", "cli", "export_load", "nn"},
     "api": {"cli", "export_load"},
     "export_load": {"cli"},
-    "nn": {"transpiler", "backends", "cli", "export_load"},
+    "nn": {"transpiler", "backends", "compiler", "cli", "export_load"},
     "cli": {"nn"},
 }
 
