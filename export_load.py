@@ -59,7 +59,7 @@ def export(fn_or_cell: Any, *example_inputs: Any, file: str = "model.gjir", jit_
     from .graph.literals import format_literal, is_literal
     from .graph.parser import parse
     from .graph.passes.manager import run_pipeline
-    from .graph.paths import Path, parse_path
+    from .graph.paths import Path, Roots, parse_path
     from .graph.types import ArrayType
     from .transpiler.lower import lower_function
 
@@ -90,20 +90,11 @@ def export(fn_or_cell: Any, *example_inputs: Any, file: str = "model.gjir", jit_
     bound = inspect.signature(fn).bind(*args)
     bound.apply_defaults()
     args = tuple(bound.arguments.values())   # with defaults, one per graph argument
-    by_name = dict(zip(lowered.arg_names, args))
-
-    def root(kind, name):
-        if kind == "arg":
-            return by_name[name]
-        if kind == "globals":
-            return lowered.globals[name]
-        if kind == "closure":
-            return lowered.closure[name].cell_contents
-        return lowered.consts[name]
+    roots = Roots(dict(zip(lowered.arg_names, args)), lowered.globals, lowered.closure, lowered.consts)
 
     params: dict[str, np.ndarray] = {}
     for param in graph.params:
-        value = parse_path(param.attrs["path"]).resolve(root)
+        value = parse_path(param.attrs["path"]).resolve(roots)
         if not isinstance(value, (np.ndarray, np.generic)):
             raise GraphjitError(f"cannot export {graph.name}: parameter {param.attrs['path']} is a "
                                 f"{type(value).__name__}, not an array", graph.span)
@@ -196,6 +187,7 @@ class LoadedGraph:
         from .backends.interpreter import Interpreter
         from .graph.diagnostics import GraphjitError
         from .graph.parser import parse
+        from .graph.paths import Roots
         from .graph.types import ArrayType, parse_type
         from .graph.verifier import verify
 
@@ -218,11 +210,8 @@ class LoadedGraph:
             raise GraphjitError(f"cannot load {file}: manifest.json does not describe the graph's arguments")
         self.input_types = inputs
         self._statics = statics
-        self._run = Interpreter(self.graph, self._root)
+        self._run = Interpreter(self.graph, Roots(bound=params))
         self.__name__ = manifest.get("name", "graph")
-
-    def _root(self, kind: str, name: Any):
-        return self.params[name]
 
     def __call__(self, *inputs):
         import numpy as np

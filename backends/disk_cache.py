@@ -58,7 +58,7 @@ class StoredEntry:
     line_table: list          # [generated line, file, line, col, end line, end col]
     inlined: list             # (qualname, file, first, last, sha) of everything inlined
     guards: list              # GuardSet.to_json()
-    consts: list              # how to rebuild each `_k[i]` (see api.const_recipes)
+    consts: list              # how to rebuild each `_k[i]` (see backends/const_recipes.py)
     pipeline: list = field(default_factory=list)
     compile_seconds: float = 0.0
     path: str = ""            # where it was read from
@@ -164,7 +164,7 @@ class DiskCache:
             except CorruptEntry as e:
                 self._count("corrupt")
                 warn_once(("corrupt", path), f"graphjit: ignoring cache entry {path}: {e}; it will be rebuilt")
-                self._remove(path)
+                self.remove(path)
                 continue
             except OSError:
                 continue
@@ -234,7 +234,7 @@ class DiskCache:
             for path, size, _ in sorted(files, key=lambda item: item[2]):
                 if self._size <= cap * 0.8:
                     break
-                if self._remove(path):
+                if self.remove(path):
                     self._size -= size
                     removed += 1
                     log.info("cache", "evicted %s (%d bytes, least recently used)", path, size)
@@ -264,13 +264,13 @@ class DiskCache:
                     continue
                 if item.name.startswith(".tmp-"):
                     if now - st.st_mtime > 3600:
-                        self._remove(item.path)
+                        self.remove(item.path)
                     continue
                 if item.name.endswith(".py"):
                     out.append((item.path, st.st_size, st.st_mtime))
         return out
 
-    def _remove(self, path: str) -> bool:
+    def remove(self, path: str) -> bool:
         try:
             os.unlink(path)
         except OSError:

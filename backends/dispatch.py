@@ -296,6 +296,21 @@ def signature_source(sig: inspect.Signature, namespace: dict) -> tuple[str, str]
     return ", ".join(params), args, prologue
 
 
+def call_arguments(sig: inspect.Signature, args) -> tuple[list, dict]:
+    """Bound arguments (one per parameter, `*args` as a tuple, `**kw` as a dict) back into a call."""
+    positional, keywords = [], {}
+    for p, value in zip(sig.parameters.values(), args):
+        if p.kind is inspect.Parameter.VAR_POSITIONAL:
+            positional.extend(value)
+        elif p.kind is inspect.Parameter.VAR_KEYWORD:
+            keywords.update(value)
+        elif p.kind is inspect.Parameter.KEYWORD_ONLY:
+            keywords[p.name] = value
+        else:
+            positional.append(value)
+    return positional, keywords
+
+
 class _Omitted:
     def __repr__(self) -> str:
         return "<omitted>"

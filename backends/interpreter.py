@@ -6,13 +6,13 @@ Each op runs through the op table; a failing node is reported with its op and th
 from __future__ import annotations
 
 import linecache
-from typing import Any, Callable
+from typing import Any
 
 from ..graph.callables import resolve_callable
 from ..graph.diagnostics import GraphjitError
 from ..graph.evaluate import evaluate
 from ..graph.ir import Graph, Node
-from ..graph.paths import parse_path
+from ..graph.paths import Roots, parse_path
 from .fallback_runtime import make_fallback
 
 
@@ -38,7 +38,9 @@ def _key(base, index: tuple):
 
 
 class Interpreter:
-    def __init__(self, graph: Graph, roots: Callable[[str, Any], Any], globals_dict: dict = None):
+    """Runs one graph; its parameters are read through `roots` (with this call's arguments) per call."""
+
+    def __init__(self, graph: Graph, roots: Roots, globals_dict: dict = None):
         self.graph = graph
         self.roots = roots
         self.globals = globals_dict if globals_dict is not None else {}
@@ -48,17 +50,9 @@ class Interpreter:
         for a, v in zip(self.graph.args, args):
             env[a.id] = v
         for p in self.graph.params:
-            env[p.id] = parse_path(p.attrs["path"]).resolve(self._root(args))
+            env[p.id] = parse_path(p.attrs["path"]).resolve(
+                self.roots.with_args({a.name: v for a, v in zip(self.graph.args, args)}))
         return self.run(self.graph, env)[0]
-
-    def _root(self, args):
-        by_name = {a.name: v for a, v in zip(self.graph.args, args)}
-
-        def root(kind, name):
-            if kind == "arg":
-                return by_name[name]
-            return self.roots(kind, name)
-        return root
 
     def run(self, g: Graph, env: dict) -> tuple:
         for node in g.nodes:

@@ -2,7 +2,7 @@
 
 1. Cache-hit dispatch overhead, per call, in microseconds, measured side by side in one process
    (interleaved rounds, garbage collector off): a plain Python call of the function, a direct call
-   of graphjit's generated function (`jitted._order[0].run`), `jit(f)(x)`, and Numba's `njit(f)(x)`
+   of graphjit's generated function (`jitted.entries.order[0].run`), `jit(f)(x)`, and Numba's `njit(f)(x)`
    when Numba is installed. Overhead = jit - direct (the dispatcher's own cost) and jit - plain.
    Functions: `ident(x): return x` (pure dispatch: the clean figure) and `tanh2(x)` on a 4x3 array
    (the ufunc's own time varies by a few tenths of a microsecond from run to run). Then the cost
@@ -55,7 +55,7 @@ def dispatch(rounds: int, number: int) -> list:
         jitted = ms.jit(fn, cache=False)
         jitted(x)
         jitted(x)
-        direct = jitted._order[0].run
+        direct = jitted.entries.order[0].run
         variants = {"plain": lambda: fn(x), "direct": lambda: direct(x), "jit": lambda: jitted(x)}
         if numba is not None:
             nb = numba.njit(fn)
@@ -77,7 +77,7 @@ def global_reads(rounds: int, number: int) -> dict:
     for _ in range(2):
         with_args(x, *g)
         with_globals(x)
-    direct_args, direct_globals = with_args._order[0].run, with_globals._order[0].run
+    direct_args, direct_globals = with_args.entries.order[0].run, with_globals.entries.order[0].run
     return interleave({"args direct": lambda: direct_args(x, *g), "args jit": lambda: with_args(x, *g),
                        "globals direct": lambda: direct_globals(x), "globals jit": lambda: with_globals(x)},
                       rounds, number)

@@ -29,14 +29,14 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from .paths import Path
+from .paths import MISSING, Path, resolve_shared
 
 # Reads of attributes of these modules (and of classes and functions defined in them) are not
 # guarded: `np.exp` is not going to be rebound under a running program.
 TRUSTED_MODULES = frozenset({"numpy", "math", "cmath", "builtins", "operator", "functools", "itertools",
                              "collections", "typing", "graphjit", "abc", "types"})
 WATCHED = "_graphjit_watched"  # nn/cell.py: a watched Cell bumps the epoch when it changes
-_MISSING = object()
+_MISSING = MISSING   # no parent object (GuardRecorder.read), or a path that no longer resolves
 VALUE_TYPES = (bool, int, float, complex, str, type(None))
 
 
@@ -79,7 +79,7 @@ class GuardSet:
         """None if every guard holds for these roots (identity for objects), else why not."""
         seen: dict = {}
         for guard, live in zip(self.guards, self.live):
-            value = _resolve(guard.path, roots, seen)
+            value = resolve_shared(guard.path, roots, seen)
             reason = _mismatch(guard, value, live, portable=False)
             if reason:
                 return reason
@@ -91,7 +91,7 @@ class GuardSet:
         seen: dict = {}
         live = []
         for guard in self.guards:
-            value = _resolve(guard.path, roots, seen)
+            value = resolve_shared(guard.path, roots, seen)
             reason = _mismatch(guard, value, None, portable=True)
             if reason:
                 return reason, None
@@ -231,31 +231,6 @@ def _named(kind: str, obj: Any) -> Optional[tuple]:
 
 
 # --- checking ------------------------------------------------------------------------------
-def _resolve(path: Path, roots: Callable[[str, Any], Any], seen: dict) -> Any:
-    key: tuple = (path.root_kind, path.root)
-    if key in seen:
-        value = seen[key]
-    else:
-        try:
-            value = roots(path.root_kind, path.root)
-        except (KeyError, ValueError, IndexError, AttributeError, LookupError):
-            value = _MISSING
-        seen[key] = value
-    for step in path.steps:
-        key = key + (step,)
-        if key in seen:
-            value = seen[key]
-            continue
-        if value is not _MISSING:
-            kind, name = step
-            try:
-                value = getattr(value, name) if kind == "attr" else value[name]
-            except Exception:
-                value = _MISSING
-        seen[key] = value
-    return value
-
-
 def _watch(seen: dict) -> None:
     """Mark every Cell a guard passed through, so that changing it bumps the epoch."""
     for obj in seen.values():

@@ -5,19 +5,28 @@ A path is text such as `self.layers[0].weight`, `globals['model'].fc.bias`,
 global of the function's module, a closure variable, an object the compiler built, or a value
 stored with an exported graph) followed by attribute and item steps with literal keys. Paths are
 read with `ast`, never evaluated as code.
+
+`Roots` is the one map from a root to its object, used by everything that follows a path at run
+time: the cache's guard checks, the dispatcher, the interpreter, export and load. (The emitter and
+the dispatcher also spell paths as Python text; they name the same roots.) Where a parameter's
+default lives (`default_slot`) is here too: defaults are read at call time, like roots.
 """
 
 from __future__ import annotations
 
 import ast
+import sys
 from dataclasses import dataclass
-from typing import Any, Callable, Tuple, Union
+from typing import Any, Callable, Optional, Tuple, Union
 
 Step = Tuple[str, Union[str, int, Any]]  # ("attr", name) | ("item", literal key)
+MISSING = object()   # what `resolve_shared` finds where a root or a step does not exist
 
 
 @dataclass(frozen=True)
 class Path:
+    """A root and the attribute and item steps taken from it (see the module docstring)."""
+
     root_kind: str      # arg | globals | closure | const | bound
     root: Union[str, int]
     steps: Tuple[Step, ...] = ()
@@ -44,10 +53,98 @@ class Path:
         return "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in name).strip("_") or "param"
 
     def resolve(self, roots: Callable[[str, Any], Any]) -> Any:
+        """The object at this path now; raises what the failing root or step raises."""
         value = roots(self.root_kind, self.root)
-        for kind, key in self.steps:
-            value = getattr(value, key) if kind == "attr" else value[key]
+        for step in self.steps:
+            value = follow(value, step)
         return value
+
+
+def follow(value: Any, step: Step) -> Any:
+    """One step of a path: an attribute or an item."""
+    kind, key = step
+    return getattr(value, key) if kind == "attr" else value[key]
+
+
+def resolve_shared(path: Path, roots: Callable[[str, Any], Any], seen: dict) -> Any:
+    """`path.resolve(roots)`, or MISSING where it fails, reusing the prefixes in `seen` (many guards
+    of one entry start with the same steps; each object is read once per check)."""
+    key: tuple = (path.root_kind, path.root)
+    if key in seen:
+        value = seen[key]
+    else:
+        try:
+            value = roots(path.root_kind, path.root)
+        except (KeyError, ValueError, IndexError, AttributeError, LookupError):
+            value = MISSING
+        seen[key] = value
+    for step in path.steps:
+        key = key + (step,)
+        if key in seen:
+            value = seen[key]
+            continue
+        if value is not MISSING:
+            try:
+                value = follow(value, step)
+            except Exception:
+                value = MISSING
+        seen[key] = value
+    return value
+
+
+class Roots:
+    """The objects the roots of paths name, for one call of one function:
+
+        arg           an argument, by parameter name        globals  a global of the function's module
+        closure       a closure variable's value            closure_cell  the cell itself
+        const         `_k[i]`, an object the compiler built  module   a module, by name (`sys.modules`)
+        bound         a value stored with an exported graph
+
+    Call it as `roots(kind, name)`; a root it does not hold raises KeyError.
+    """
+
+    __slots__ = ("args", "globals", "closure", "consts", "bound")
+
+    def __init__(self, args: Optional[dict] = None, globals_dict: Optional[dict] = None,
+                 closure: Optional[dict] = None, consts: Any = (), bound: Optional[dict] = None):
+        self.args = args if args is not None else {}
+        self.globals = globals_dict if globals_dict is not None else {}
+        self.closure = closure if closure is not None else {}
+        self.consts = consts
+        self.bound = bound if bound is not None else {}
+
+    @classmethod
+    def of_function(cls, fn: Any, names: list, args: tuple, consts: Any = ()) -> "Roots":
+        """The roots of a call of `fn` with `args` (one per name in `names`)."""
+        return cls(dict(zip(names, args)), getattr(fn, "__globals__", {}), closure_of(fn), consts)
+
+    def with_args(self, args: dict) -> "Roots":
+        """These roots with other arguments (one call of a compiled graph)."""
+        return Roots(args, self.globals, self.closure, self.consts, self.bound)
+
+    def __call__(self, kind: str, name: Any) -> Any:
+        if kind == "arg":
+            return self.args[name]
+        if kind == "globals":
+            return self.globals[name]
+        if kind == "closure":
+            return self.closure[name].cell_contents
+        if kind == "closure_cell":
+            return self.closure[name]
+        if kind == "const":
+            return self.consts[name]
+        if kind == "module":
+            return sys.modules[name]
+        if kind == "bound":
+            return self.bound[name]
+        raise KeyError(kind)
+
+
+def closure_of(fn: Any) -> dict:
+    """The closure roots of a function: free-variable name → cell ({} for anything else)."""
+    code = getattr(fn, "__code__", None)
+    cells = getattr(fn, "__closure__", None) or ()
+    return dict(zip(code.co_freevars, cells)) if code is not None else {}
 
 
 def parse_path(text: str) -> Path:

@@ -32,8 +32,8 @@ def _pynative_mode():
 @pytest.fixture(autouse=True)
 def _every_graph_round_trips(monkeypatch):
     """Every graph any test compiles prints, parses back and prints identically, and verifies."""
-    import graphjit.api as api
-    original = api.compile_for
+    import graphjit.compiler as compiler
+    original = compiler.compile_for
 
     def checked(fn, args, config, **options):
         entry = original(fn, args, config, **options)
@@ -44,7 +44,7 @@ def _every_graph_round_trips(monkeypatch):
         assert str(again) == text, f"graph text does not round-trip:\n{text}\n---\n{again}"
         return entry
 
-    monkeypatch.setattr(api, "compile_for", checked)
+    monkeypatch.setattr(compiler, "compile_for", checked)
 
 
 def _register_hypothesis_profiles():

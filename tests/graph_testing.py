@@ -17,7 +17,7 @@ from graphjit.backends.compile import compile_emitted
 from graphjit.backends.emit_numpy import emit_function
 from graphjit.backends.interpreter import Interpreter
 from graphjit.graph import parse, verify
-from graphjit.graph.paths import parse_path
+from graphjit.graph.paths import Roots, parse_path
 from graphjit.graph.types import ArrayType, ScalarType, TupleType
 
 
@@ -53,7 +53,7 @@ def inputs_for(graph, seed=0):
 
 
 def run_interpreted(graph, args, params):
-    return Interpreter(graph, lambda kind, name: params[name])(*args)
+    return Interpreter(graph, Roots(globals_dict=params))(*args)
 
 
 def run_emitted(graph, args, params):

@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 import graphjit as gj
-from graphjit.api import compile_for
+from graphjit.compiler import compile_for
 from graphjit.cli import lower_target
 from graphjit.transpiler import rules
 from graphjit.transpiler.static_module import StaticModule

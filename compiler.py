@@ -1,0 +1,95 @@
+"""The compiler driver: front end → passes → back end for one call signature (`compile_for`).
+
+    lower_function (transpiler/)  →  run_pipeline (graph/passes/)  →  emit_function, compile_emitted
+                                                                      or Interpreter (backends/)
+
+`jit` (api.py) calls it through the cache (backends/cache_policy.py) on a miss; `graphjit export`
+(export_load.py) and `graphjit transpile` (cli/) run the same stages with their own ends. The
+stages load here, on the first compile: importing graphjit needs neither LibCST nor networkx.
+"""
+
+from __future__ import annotations
+
+import inspect
+import time
+import warnings
+from typing import Any, Callable, Optional
+
+import numpy as np
+
+from . import context as _ctx
+from .backends.cache_policy import CompiledEntry
+from .backends.dispatch import call_arguments, dynamic_shape
+from .context import JitConfig
+
+
+def compile_call(fn: Callable, sig: inspect.Signature, args: tuple, kinds: list, static: tuple,
+                 config: JitConfig) -> CompiledEntry:
+    """Compile `fn` for bound arguments `args` (one per parameter of `sig`): arrays with dynamic
+    dimensions are lowered as their types, `static` names the compile-time arguments."""
+    positional, keywords = call_arguments(sig, [abstract_argument(value, kind) for value, kind in zip(args, kinds)])
+    options = {"static": static}
+    if keywords:
+        options["kwargs"] = keywords
+    return compile_for(fn, tuple(positional), config, **options)
+
+
+def abstract_argument(a: Any, kind: Any):
+    """The argument as the front end sees it: an array with dynamic dimensions becomes its type."""
+    if isinstance(kind, tuple) and isinstance(a, np.ndarray):
+        from .graph.types import ArrayType
+        from .transpiler.lower import AbstractArray
+        return AbstractArray(ArrayType(a.dtype.name, dynamic_shape(a.shape, kind[1])))
+    return a
+
+
+def compile_for(fn: Callable, args: tuple, config: JitConfig, static: tuple = (),
+                kwargs: Optional[dict] = None) -> CompiledEntry:
+    """Front end, passes and backend for one call signature; errors point at the user's code."""
+    from .backends.compile import compile_emitted
+    from .backends.emit_numpy import emit_function
+    from .backends.interpreter import Interpreter
+    from .graph.diagnostics import GraphjitError, GraphSyntaxError
+    from .graph.passes.manager import dump_directory_from_env, format_report, run_pipeline
+    from .graph.paths import Roots
+    from .transpiler.lower import lower_function
+
+    start = time.perf_counter()
+    level = config.jit_syntax_level or _ctx.LAX
+    try:
+        lowered = lower_function(fn, args, kwargs or {}, static=static, level=level)
+        graph = lowered.graph
+        dump = dump_directory_from_env(graph.name)
+        report = run_pipeline(graph, config.jit_level, dump=dump)
+        emitted = emit_function(graph, consts=lowered.consts)
+        if dump is not None:
+            dump.write("emitted.py", emitted.source)
+            dump.write("passes.txt", format_report(report, config.jit_level))
+    except GraphSyntaxError as e:
+        raise e.with_traceback(None) from None
+    except GraphjitError as e:
+        raise e.with_traceback(None) from None
+    keep = tuple(a for a in args if not isinstance(a, (np.ndarray, np.generic)))
+    if lowered.eager or only_fallbacks(graph):
+        if not lowered.eager:
+            code = fn.__code__
+            warnings.warn_explicit(f"graphjit: nothing in {fn.__qualname__} compiles into a graph; it runs eagerly",
+                                   UserWarning, code.co_filename, code.co_firstlineno)
+        return CompiledEntry(fn, graph, emitted.source, keep, time.perf_counter() - start,
+                             lowered.diagnostics, True, emitted.name, emitted.line_table, emitted.consts, lowered,
+                             report)
+    if config.exec_mode == "no_sink":
+        run = Interpreter(graph, Roots(globals_dict=lowered.globals, closure=lowered.closure, consts=emitted.consts),
+                          lowered.globals)
+    else:
+        run = compile_emitted(emitted, lowered.globals, lowered.closure)
+    return CompiledEntry(run, graph, emitted.source, keep, time.perf_counter() - start, lowered.diagnostics,
+                         False, emitted.name, emitted.line_table, emitted.consts, lowered, report)
+
+
+def only_fallbacks(graph) -> bool:
+    """True when the graph does nothing but run fallback blocks (and unpack their results)."""
+    kinds = {n.op for n in graph.nodes}
+    return "fallback" in kinds and kinds <= {"fallback", "tuple_get", "const", "tuple", "if"} and not any(
+        n.op == "if" and any(m.op not in ("const", "tuple_get") for r in n.regions for m in r.nodes)
+        for n in graph.nodes)
