@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import linecache
 import logging
 import os
 from typing import Optional
@@ -299,12 +298,6 @@ def _guard_reasons(result: Result) -> list:
 def _raising(result: Result) -> str:
     """The `math` functions whose arguments the guard tests: 'math.log, math.exp'."""
     return ", ".join(dict.fromkeys(fn for _, fn in result.checks))
-
-
-def _source_line(loop: Node) -> str:
-    if loop.span is None:
-        return ""
-    return linecache.getline(loop.span.file, loop.span.line).strip()
 
 
 def _apply(loop: Node, result: Result) -> None:

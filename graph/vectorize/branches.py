@@ -8,7 +8,7 @@ from ..analysis.dependence import Access
 from ..ir import Graph, Node
 from . import probes as P
 from ..literals import OperandRef
-from .values import VI, Bail, Unsafe, _index, _replace_old, _same_node, _shift_refs
+from .values import VI, Bail, Unsafe, index_literal, shift_refs
 
 
 class BranchMixin:
@@ -105,7 +105,7 @@ class BranchMixin:
             value = self.value(vi)
             if vi.kind == "A":   # an index expression: materialized for every iteration, then selected
                 value = self.s.getitem(value, [OperandRef(1)], [sel], cse=False)
-            self.s.op("setitem", [merged, value, sel], {"index": _index([OperandRef(2)])})
+            self.s.op("setitem", [merged, value, sel], {"index": index_literal([OperandRef(2)])})
         self.s.forget_reads()
         self.features.add("masked")
         return VI("V", node=merged, probes=tuple(probes), text="masked value")
@@ -248,7 +248,7 @@ class BranchMixin:
                     return tree[1]
                 if tree[0] == "old":
                     if not old:
-                        node = self.s.getitem(w.base, _shift_refs(w.items, 1), w.operands, cse=False)
+                        node = self.s.getitem(w.base, shift_refs(w.items, 1), w.operands, cse=False)
                         self.accesses.append(Access(w.ident, False, self.s.pos[node.id], w.dims, w.label, w.line))
                         old.append(node)
                     return old[0]
@@ -265,6 +265,24 @@ class BranchMixin:
             self.s.forget_reads()
             pos = self.s.tick()
             self.accesses.append(Access(w.ident, True, pos, w.dims, w.label, w.line))
-            self.s.op("setitem", [w.base, new_value, *w.operands], {"index": _index(_shift_refs(w.items, 2))})
+            self.s.op("setitem", [w.base, new_value, *w.operands], {"index": index_literal(shift_refs(w.items, 2))})
             self.s.pos[self.s.g.nodes[-1].id] = pos
 
+
+def _same_node(a: Node, b: Node, depth: int) -> bool:
+    if a is b:
+        return True
+    if depth <= 0 or a.op != b.op or a.op in ("arg", "setitem", "inplace") or repr(a.attrs) != repr(b.attrs):
+        return False
+    if a.op == "const":
+        return type(a.value) is type(b.value) and repr(a.value) == repr(b.value)
+    return len(a.operands) == len(b.operands) and all(_same_node(x, y, depth - 1)
+                                                      for x, y in zip(a.operands, b.operands))
+
+
+def _replace_old(tree: tuple, old: tuple) -> tuple:
+    if tree[0] == "old":
+        return old
+    if tree[0] == "sel":
+        return ("sel", tree[1], _replace_old(tree[2], old), _replace_old(tree[3], old))
+    return tree

@@ -14,8 +14,8 @@ from ..literals import Index, OperandRef
 from ..ops import OPS
 from ..types import ArrayType
 from . import probes as P
-from .values import (IDENTITY, SELF, Bail, VI, _NO_LITERAL, _extreme_identity, _iadd, _imul, _index, _is_identity,
-                     _isub, _line, _op_text, _shift_refs)
+from .values import (IDENTITY, SELF, Bail, VI, NO_LITERAL, extreme_identity, _iadd, _imul, index_literal, is_identity,
+                     _isub, line_of, op_text, shift_refs)
 
 
 # `x[I] = op(x[I], t)` with these ops (either operand order) accumulates into the element x[I].
@@ -33,7 +33,7 @@ class CarriedMixin:
             op = node.attrs["op"]
         idx = [k for k, v in enumerate(vis) if v.carried]
         if len(vis) != 2 or len(idx) != 1:
-            raise Bail(f"the loop-carried value `{vis[idx[0]].text}` is used by `{_op_text(node)}`")
+            raise Bail(f"the loop-carried value `{vis[idx[0]].text}` is used by `{op_text(node)}`")
         ci = idx[0]
         c, t = vis[ci], vis[1 - ci]
         if op in ("gt", "lt", "ge", "le") and c.kind == "C":
@@ -50,7 +50,7 @@ class CarriedMixin:
         elif op in kinds:
             kind = kinds[op]
         else:
-            raise Bail(f"the loop-carried value `{c.text}` is used by `{_op_text(node)}`, which is not a "
+            raise Bail(f"the loop-carried value `{c.text}` is used by `{op_text(node)}`, which is not a "
                        "reduction")
         if c.kind == "UPD":
             if c.upd != kind or kind not in ("add", "mul") or c.mask is not None:
@@ -59,7 +59,7 @@ class CarriedMixin:
             combined = self.elementwise(node, [c.term, t], op=kind, attrs={})
             return replace(c, term=combined)
         if c.kind != "C":
-            raise Bail(f"the loop-carried value `{c.text}` is used by `{_op_text(node)}`")
+            raise Bail(f"the loop-carried value `{c.text}` is used by `{op_text(node)}`")
         if t.carried:
             raise Bail("two loop-carried values depend on each other")
         return VI("UPD", j=c.j, upd=kind, term=t, inplace=inplace, probes=(), text=c.text)
@@ -123,7 +123,7 @@ class CarriedMixin:
             length = self.trip_aff.const if self.trip_aff.is_const else None
             total = self.s.op("cumsum", [self.value(t)], attrs, self.body.args[1 + j].name,
                               type=ArrayType(acc.name, (length,)))
-            if not (init.op == "const" and _is_identity(init.value, 0)):
+            if not (init.op == "const" and is_identity(init.value, 0)):
                 total = self.s.op("add", [self.s.ext(init), total], {}, self.body.args[1 + j].name)
             self.features.add("scan")
             self.scan_cache[(j, False)] = VI("V", node=total, probes=(p1,), text=self.body.args[1 + j].name)
@@ -177,7 +177,7 @@ class CarriedMixin:
             else:
                 continue
             if r.attrs["index"] != s.attrs["index"] and \
-                    repr(_shift_refs(list(r.attrs["index"]), 1)) != repr(list(s.attrs["index"])):
+                    repr(shift_refs(list(r.attrs["index"]), 1)) != repr(list(s.attrs["index"])):
                 continue
             if list(r.operands[1:]) != list(s.operands[2:]):
                 continue
@@ -199,10 +199,10 @@ class CarriedMixin:
             raise Bail(f"`{info['label']} += ...` would round to {btype.dtype} in every iteration")
         self.s.forget_reads()
         pos = self.s.tick()
-        self.accesses.append(Access(base.ident, True, pos, plan["dims"], info["label"], _line(node),
+        self.accesses.append(Access(base.ident, True, pos, plan["dims"], info["label"], line_of(node),
                                     extra={"once": True}))
         self.s.op("setitem", [base.node, result[0], *plan["operands"]],
-                  {"index": _index(_shift_refs(plan["items"], 2))})
+                  {"index": index_literal(shift_refs(plan["items"], 2))})
         self.s.pos[self.s.g.nodes[-1].id] = pos
         self.features.add("reduction")
         return None
@@ -216,9 +216,9 @@ class CarriedMixin:
         plan = self.plan_index(base, parts, label, write=False)
         if plan["kind"] != "uniform":
             return None
-        init = self.s.getitem(base.node, _shift_refs(plan["items"], 1), plan["operands"], node.name, cse=False)
+        init = self.s.getitem(base.node, shift_refs(plan["items"], 1), plan["operands"], node.name, cse=False)
         pos = self.s.pos[init.id]
-        self.accesses.append(Access(base.ident, False, pos, plan["dims"], label, _line(node), extra={"once": True}))
+        self.accesses.append(Access(base.ident, False, pos, plan["dims"], label, line_of(node), extra={"once": True}))
         probes = self.getitem_probes(node, base, parts)
         self.acc_info[s.id] = {"init": init, "probe": probes[0] if probes else None, "base": base, "plan": plan,
                                "label": label}
@@ -327,7 +327,7 @@ class CarriedMixin:
                         node: Optional[Node]) -> tuple:
         """The combined value of a reduction: e.g. `s0 + np.sum(terms)`; returns (node, probe)."""
         kind = upd.upd
-        literal = init_outer.value if init_outer is not None and init_outer.op == "const" else _NO_LITERAL
+        literal = init_outer.value if init_outer is not None and init_outer.op == "const" else NO_LITERAL
         if kind in ("set_true", "set_false"):
             if not init_probes:
                 raise Bail(f"the type of `{upd.text}` before the loop is not known")
@@ -387,7 +387,7 @@ class CarriedMixin:
                 if not t.varying and kind == "add" and t.has_const and t.const == 1 and rank == 0 \
                         and type(p1) is int:
                     count = self.s.op("count_nonzero", [m])     # a count of the iterations that add 1
-                    result = count if _is_identity(literal, 0) else self.s.op("add", [init, count])
+                    result = count if is_identity(literal, 0) else self.s.op("add", [init, count])
                     return self.s.op("int", [result]), p1
                 else:
                     terms = self.s.op("where", [m, terms, self.s.const(IDENTITY[kind])])
@@ -403,7 +403,7 @@ class CarriedMixin:
                 total = self.s.op(red_op, [terms], attrs)
             tot_probe = acc.type(1) if rank == 0 else np.ones((2,) * rank, dtype=acc)
             identity = IDENTITY[kind]
-            if _is_identity(literal, identity) and kind != "sub" and \
+            if is_identity(literal, identity) and kind != "sub" and \
                     P.same_type(self.checked(fn, [literal, tot_probe], {}), tot_probe):
                 result = total
             elif upd.inplace and isinstance(init_probe, np.ndarray):
@@ -440,7 +440,7 @@ class CarriedMixin:
             m = self.value(upd.mask)
             if upd.mask_neg:
                 m = self.s.op("logical_not", [m])
-            fill = _extreme_identity(dt, is_max)
+            fill = extreme_identity(dt, is_max)
             if fill is None:
                 raise Bail(f"a conditional max/min of {dt}")
             terms = self.s.op("where", [self.s.expand(m, 1, rank), terms, self.s.const(fill)])
@@ -457,7 +457,7 @@ class CarriedMixin:
         else:
             red = "max" if is_max else "min"
         if self.trip is None:    # a run-time range may be empty: no ValueError, and the loop's init
-            fill = _extreme_identity(dt, is_max)
+            fill = extreme_identity(dt, is_max)
             if fill is None:
                 raise Bail(f"a max/min of {dt} over a range that may be empty")
             attrs["initial"] = fill

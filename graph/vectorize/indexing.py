@@ -13,8 +13,8 @@ from ..ir import Node
 from ..literals import OperandRef
 from ..types import ArrayType
 from . import probes as P
-from .values import (SAME_SHAPE_OPS, SWV, Bail, DimKey, Unsafe, VI, _PendingWrite, _as_affine, _index, _is_int_value,
-                     _line, _op_text, _shift_refs)
+from .values import (SAME_SHAPE_OPS, SWV, Bail, DimKey, Unsafe, VI, PendingWrite, as_affine, index_literal, is_int_value,
+                     line_of, op_text, shift_refs)
 
 
 class IndexingMixin:
@@ -52,7 +52,7 @@ class IndexingMixin:
                         if v.kind != "A":
                             raise Bail("a slice bound is not an affine integer")
                         bounds.append(v.aff)
-                    elif p is None or _is_int_value(p):
+                    elif p is None or is_int_value(p):
                         bounds.append(None if p is None else Affine.constant(int(p)))
                     else:
                         raise Bail(f"slice bound {p!r}")
@@ -64,7 +64,7 @@ class IndexingMixin:
                 parts.append(("new",))
             elif item is Ellipsis:
                 parts.append(("ell",))
-            elif _is_int_value(item):
+            elif is_int_value(item):
                 parts.append(("pt", self.const_vi(int(item))))
             else:
                 raise Bail(f"index item {item!r}")
@@ -252,7 +252,7 @@ class IndexingMixin:
         if self.interval(lo)[0] < 0:
             return ANY
         if stop is None:
-            count = None if dim is None else (_as_affine(dim) - lo) if st == 1 else None
+            count = None if dim is None else (as_affine(dim) - lo) if st == 1 else None
         else:
             if self.interval(stop)[0] < 0:
                 return ANY
@@ -304,9 +304,9 @@ class IndexingMixin:
         plan = self.plan_index(base, parts, label, write=False)
         pos = self.s.tick()
         ident = base.ident if base.ident is not None else base.node
-        self.accesses.append(Access(ident, False, pos, plan["dims"], label, _line(node)))
+        self.accesses.append(Access(ident, False, pos, plan["dims"], label, line_of(node)))
         probes = self.getitem_probes(node, base, parts)
-        items = _shift_refs(plan["items"], 1)
+        items = shift_refs(plan["items"], 1)
         result = self.s.getitem(base.node, items, plan["operands"], node.name)
         point_only = all(p[0] == "pt" for p in parts)
         if plan["kind"] == "uniform":
@@ -367,7 +367,7 @@ class IndexingMixin:
                 dims.append(Span(start, Affine.constant(length), 1))
         ident = base.ident if base.ident is not None else base.node
         pos = self.s.tick()
-        self.accesses.append(Access(ident, False, pos, tuple(dims), label, _line(node)))
+        self.accesses.append(Access(ident, False, pos, tuple(dims), label, line_of(node)))
         view = self.sliding_view(base.node, length, d, shape)
         items, operands = [], []
 
@@ -459,7 +459,7 @@ class IndexingMixin:
                             bounds.append(OperandRef(len(operands) - 1))
                 items.append(slice(*bounds))
         probes = self.getitem_probes(node, base, parts)
-        result = self.s.getitem(base.node, _shift_refs(items, 1), operands, node.name, cse=False)
+        result = self.s.getitem(base.node, shift_refs(items, 1), operands, node.name, cse=False)
         vi = VI("V", node=result, probes=probes, text=label)
         if base.is_view:
             vi.ident, vi.is_view, vi.read_at = base.ident, True, base.read_at
@@ -516,21 +516,21 @@ class IndexingMixin:
         if self.compress is not None:
             return self.masked_store(node, vis[1], base, plan, label)
         value = self.arrange_value(vis[1], base, plan, label)
-        items = _shift_refs(plan["items"], 2)
+        items = shift_refs(plan["items"], 2)
         if self.region_depth:
             key = (id(base.ident), repr(plan["items"]), tuple(o.id for o in plan["operands"]))
             entry = next((w for w in self.pending if w.key == key), None)
             if entry is not None:
                 entry.tree = ("val", value)   # a later write in the same branch wins
             else:
-                self.pending.append(_PendingWrite(key, base.node, plan["items"], plan["operands"], plan["dims"],
-                                                  base.ident, label, _line(node), plan["loop_axis"] or 0,
+                self.pending.append(PendingWrite(key, base.node, plan["items"], plan["operands"], plan["dims"],
+                                                  base.ident, label, line_of(node), plan["loop_axis"] or 0,
                                                   plan["prank"], ("val", value), plan["reverse"]))
             return None
         self.s.forget_reads()
         pos = self.s.tick()
-        self.accesses.append(Access(base.ident, True, pos, plan["dims"], label, _line(node)))
-        self.s.op("setitem", [base.node, value, *plan["operands"]], {"index": _index(items)})
+        self.accesses.append(Access(base.ident, True, pos, plan["dims"], label, line_of(node)))
+        self.s.op("setitem", [base.node, value, *plan["operands"]], {"index": index_literal(items)})
         self.s.pos[self.s.g.nodes[-1].id] = pos
         return None
 
@@ -543,16 +543,16 @@ class IndexingMixin:
         if plan["kind"] == "gather":
             pos = self.s.tick()
             self.s.op("setitem", [base.node, value, *plan["operands"]],
-                      {"index": _index(_shift_refs(plan["items"], 2))})
+                      {"index": index_literal(shift_refs(plan["items"], 2))})
         else:
-            view = self.s.getitem(base.node, _shift_refs(plan["items"], 1), plan["operands"], cse=False)
+            view = self.s.getitem(base.node, shift_refs(plan["items"], 1), plan["operands"], cse=False)
             mask = self.compress
             if plan["reverse"]:
                 mask = self.s.getitem(mask, [slice(None, None, -1)], cse=False)
             pos = self.s.tick()
-            self.s.op("setitem", [view, value, mask], {"index": _index([OperandRef(2)])})
+            self.s.op("setitem", [view, value, mask], {"index": index_literal([OperandRef(2)])})
         self.s.pos[self.s.g.nodes[-1].id] = pos
-        self.accesses.append(Access(base.ident, True, pos, plan["dims"], label, _line(node)))
+        self.accesses.append(Access(base.ident, True, pos, plan["dims"], label, line_of(node)))
         return None
 
     def arrange_value(self, v: VI, base: VI, plan: dict, label: str) -> Node:
@@ -597,7 +597,7 @@ class IndexingMixin:
             aligned = self.arrange_value(value, base, plan, target.text)
             new = self.s.op("inplace", [raw, aligned], {"op": op}, node.name)
             self.accesses.append(Access(target.ident, True, self.s.pos[new.id], plan["dims"], target.text,
-                                        _line(node)))
+                                        line_of(node)))
             return replace(target, written=(id(target.ident), repr(plan["items"]),
                                             tuple(o.id for o in plan["operands"])))
         if target.kind == "V" and target.is_view:
@@ -612,7 +612,7 @@ class IndexingMixin:
         n = self.value(value)
         trank, vrank = P.rank_of(target.probe), P.rank_of(value.probe)
         if vrank > trank:
-            raise Bail(f"`{_op_text(node)}` broadcasts to a larger shape")
+            raise Bail(f"`{op_text(node)}` broadcasts to a larger shape")
         if value.varying:
             return self.s.expand(n, 1, trank - vrank)
         return n

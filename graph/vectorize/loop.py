@@ -36,8 +36,8 @@ from . import probes as P
 from .build import Scratch, check_inputs
 from .values import (GUARD, DIVISION_OPS, DOMAIN_OPS, EFFECT_OPS, MATH_FUNCS, REDUCTION_OPS, SWV, Bail, DimKey, Result,
                      Unsafe,
-                     VI, _PendingWrite, _callable, _int_interval, _is_int_type, _is_int_value, _line, _op_text,
-                     _render, _static_attrs, _static_dim)
+                     VI, PendingWrite, op_callable, int_interval, is_int_type, is_int_value, line_of, op_text,
+                     render_op, static_attrs, static_dim)
 from .branches import BranchMixin
 from .carried import CarriedMixin
 from .indexing import IndexingMixin
@@ -64,7 +64,7 @@ class LoopVectorizer(IndexingMixin, BranchMixin, CarriedMixin):
         self.interval_cache: dict = {}
         self.affine_nodes: dict = {}
         self.region_depth = 0
-        self.pending: list[_PendingWrite] = []
+        self.pending: list[PendingWrite] = []
         self.accumulators: dict[int, Node] = {}     # getitem id -> setitem of `x[I] op= t` in the loop
         self.features: set = set()
         self.fresh: dict[int, Node] = {}           # scratch arrays created in the body (their own identity)
@@ -139,7 +139,7 @@ class LoopVectorizer(IndexingMixin, BranchMixin, CarriedMixin):
             if isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)):
                 return Affine.constant(int(v))
             raise Bail(f"loop bound {v!r} is not an integer")
-        static = _static_dim(g)
+        static = static_dim(g)
         if static is not None:
             return Affine.constant(static)
         if g.op == "dim" and g.operands and isinstance(g.operands[0].type, ArrayType):
@@ -147,18 +147,18 @@ class LoopVectorizer(IndexingMixin, BranchMixin, CarriedMixin):
             if key.node is None and g.graph is self.G:
                 key.node = g
             return Affine.of(key)
-        if g.op in ("add", "sub") and all(_is_int_type(o.type) for o in g.operands):
+        if g.op in ("add", "sub") and all(is_int_type(o.type) for o in g.operands):
             a, b = (self.outer_affine(o) for o in g.operands)
             return a + b if g.op == "add" else a - b
-        if g.op == "neg" and _is_int_type(g.operands[0].type):
+        if g.op == "neg" and is_int_type(g.operands[0].type):
             return -self.outer_affine(g.operands[0])
-        if g.op == "mul" and all(_is_int_type(o.type) for o in g.operands):
+        if g.op == "mul" and all(is_int_type(o.type) for o in g.operands):
             a, b = (self.outer_affine(o) for o in g.operands)
             if a.is_const:
                 return b * a.const
             if b.is_const:
                 return a * b.const
-        if not _is_int_type(g.type):
+        if not is_int_type(g.type):
             raise Bail(f"`{g.name or g.op}` is not an integer")
         return Affine.of(g)
 
@@ -242,7 +242,7 @@ class LoopVectorizer(IndexingMixin, BranchMixin, CarriedMixin):
             return ()
 
     def outer_value(self, g: Node, text: str = "") -> VI:
-        if _is_int_type(g.type) or (g.op == "const" and _is_int_value(g.value)):
+        if is_int_type(g.type) or (g.op == "const" and is_int_value(g.value)):
             aff = self.outer_affine(g)
             return VI("A", aff=aff, probes=self.probes_of_outer(g), ival=self.interval(aff), text=text or g.name)
         if g.op == "const":
@@ -260,7 +260,7 @@ class LoopVectorizer(IndexingMixin, BranchMixin, CarriedMixin):
         raise Bail(f"internal: `{node.name or node.op}` has no translation")
 
     def const_vi(self, value) -> VI:
-        if _is_int_value(value):
+        if is_int_value(value):
             return VI("A", aff=Affine.constant(int(value)), probes=(value,), ival=(int(value), int(value)),
                       text=repr(value), const=value, has_const=True)
         try:
@@ -356,7 +356,7 @@ class LoopVectorizer(IndexingMixin, BranchMixin, CarriedMixin):
         if op == "call":
             return self.visit_call(node)
         if op in EFFECT_OPS or (not node.is_pure and op not in ("setitem", "inplace", "if")):
-            raise Bail(f"`{_op_text(node)}` is an effect that must run in order")
+            raise Bail(f"`{op_text(node)}` is an effect that must run in order")
         if op == "if":
             if GUARD in node.attrs and node.id in self.guard_leaves:
                 return self.visit_guarded_if(node)
@@ -393,13 +393,13 @@ class LoopVectorizer(IndexingMixin, BranchMixin, CarriedMixin):
             self.note_array_reads(node, vis)
             new = self.s.op(SWV, [self.value(vis[0])], dict(node.attrs), node.name, type=node.type)
             return VI("U", node=new, probes=(), ident=new, is_view=True, text=node.name or "window")
-        if op in ("dim", "len", "size") and _static_dim(node) is not None:
-            return self.const_vi(_static_dim(node))
+        if op in ("dim", "len", "size") and static_dim(node) is not None:
+            return self.const_vi(static_dim(node))
         if op in ("add", "sub", "neg", "pos", "mul") and all(v.kind == "A" for v in vis):
             aff = self.affine_op(op, vis)
             if aff is not None:
                 return VI("A", aff=aff, probes=self.eager(node, vis), ival=self.interval(aff),
-                          text=_render(op, vis))
+                          text=render_op(op, vis))
         if not any(v.varying for v in vis):
             return self.uniform(node, vis)
         if op in ("py_abs", "py_max", "py_min"):
@@ -414,17 +414,17 @@ class LoopVectorizer(IndexingMixin, BranchMixin, CarriedMixin):
             return self.visit_layout(node, vis)
         if OPS[op].elementwise:
             return self.elementwise(node, vis)
-        raise Bail(f"`{_op_text(node)}` is not vectorized")
+        raise Bail(f"`{op_text(node)}` is not vectorized")
 
     def eager(self, node: Node, vis: list, fn=None, attrs=None) -> tuple:
         """Eager per-iteration stand-ins of `node`'s result, one per combination of operand types."""
-        fn = fn or _callable(node)
-        attrs = _static_attrs(node.attrs if attrs is None else attrs)
+        fn = fn or op_callable(node)
+        attrs = static_attrs(node.attrs if attrs is None else attrs)
         combos = list(itertools.islice(itertools.product(*[v.probes or (None,) for v in vis]), 16))
         out = []
         for combo in combos:
             if any(c is None for c in combo):
-                raise Bail(f"the type of an operand of `{_op_text(node)}` is not known")
+                raise Bail(f"the type of an operand of `{op_text(node)}` is not known")
             try:
                 out.append(P.evaluate(fn, *combo, **attrs))
             except P.ProbeError as e:
@@ -436,7 +436,7 @@ class LoopVectorizer(IndexingMixin, BranchMixin, CarriedMixin):
         if node.regions:
             raise Bail(f"`{node.op}` with regions is not vectorized")
         if self.region_depth and not self.safe_op(node, vis):
-            raise Bail(f"`{_op_text(node)}` inside a branch could fail where the loop never ran it")
+            raise Bail(f"`{op_text(node)}` inside a branch could fail where the loop never ran it")
         operands = [self.value(v) for v in vis]
         self.note_array_reads(node, vis)
         new = self.s.op(node.op, operands, dict(node.attrs), node.name)
@@ -459,7 +459,7 @@ class LoopVectorizer(IndexingMixin, BranchMixin, CarriedMixin):
         for v in vis:
             if v.kind in ("U", "V") and v.ident is not None and not v.is_view:
                 self.accesses.append(Access(v.ident, False, self.s.tick(), (ANY,), v.text or "array",
-                                            _line(node), extra={"whole": True}))
+                                            line_of(node), extra={"whole": True}))
 
     def affine_op(self, op: str, vis: list) -> Optional[Affine]:
         if op == "add":
@@ -483,12 +483,12 @@ class LoopVectorizer(IndexingMixin, BranchMixin, CarriedMixin):
         op = op or node.op
         attrs = dict(node.attrs if attrs is None else attrs)
         if "kw" in attrs:
-            raise Bail(f"`{_op_text(node)}` with keyword operands is not vectorized")
+            raise Bail(f"`{op_text(node)}` with keyword operands is not vectorized")
         if self.region_depth and not self.safe_op(node, vis, op):
             if not any(v.varying for v in vis):
-                raise Bail(f"`{_op_text(node)}` inside a branch could fail where the loop never ran it")
+                raise Bail(f"`{op_text(node)}` inside a branch could fail where the loop never ran it")
             if self.compress is None:
-                raise Unsafe(f"`{_op_text(node)}` inside a branch could fail where the loop never ran it")
+                raise Unsafe(f"`{op_text(node)}` inside a branch could fail where the loop never ran it")
         if op in DIVISION_OPS | {"pow"} and len(vis) == 2 and any(v.varying and P.is_py_scalar(v.probe)
                                                                  for v in vis):
             d = vis[1]
@@ -496,21 +496,21 @@ class LoopVectorizer(IndexingMixin, BranchMixin, CarriedMixin):
             if op == "pow" or P.is_py_scalar(vis[0].probe) and P.is_py_scalar(d.probe) and \
                     (ival is None or ival[0] <= 0 <= ival[1]):
                 # Python numbers raise ZeroDivisionError where NumPy returns inf
-                raise Bail(f"`{_op_text(node)}` of Python numbers could raise where NumPy would not")
+                raise Bail(f"`{op_text(node)}` of Python numbers could raise where NumPy would not")
         eager = self.eager(node, vis, eager_fn or OPS[op], attrs)
         dtypes = {P.dtype_of(e) for e in eager}
         if len(dtypes) > 1:
-            raise Bail(f"the dtype of `{_op_text(node)}` depends on which branch was taken")
+            raise Bail(f"the dtype of `{op_text(node)}` depends on which branch was taken")
         want = dtypes.pop()
         if any(P.is_py_scalar(e) and isinstance(e, int) and not isinstance(e, bool) for e in eager):
-            ival = _int_interval(op, [v.ival for v in vis])
+            ival = int_interval(op, [v.ival for v in vis])
             if ival is None or max(abs(ival[0]), abs(ival[1])) >= 2 ** 62:
-                raise Bail(f"`{_op_text(node)}` computes Python integers that might not fit in int64")
+                raise Bail(f"`{op_text(node)}` computes Python integers that might not fit in int64")
         else:
             ival = None
         if not any(v.varying for v in vis):   # e.g. two uniform terms of a chained update
             new = self.s.op(op, [self.value(v) for v in vis], attrs, node.name)
-            return VI("U", node=new, probes=eager, ival=ival, text=node.name or _op_text(node))
+            return VI("U", node=new, probes=eager, ival=ival, text=node.name or op_text(node))
         rank = max(P.rank_of(v.probe) for v in vis)
         operands, vprobes = [], []
         for v in vis:
@@ -522,15 +522,15 @@ class LoopVectorizer(IndexingMixin, BranchMixin, CarriedMixin):
             else:
                 vprobes.append(v.probe)
             operands.append(n)
-        static = _static_attrs(attrs)
+        static = static_attrs(attrs)
         got = P.dtype_of(self.checked(OPS[op], vprobes, static))
         if got != want:
             operands, vprobes = self.weak_casts(vis, operands, vprobes)
             got = P.dtype_of(self.checked(OPS[op], vprobes, static))
             if got != want:
-                raise Bail(f"`{_op_text(node)}` would compute in {got} where the loop computes in {want}")
+                raise Bail(f"`{op_text(node)}` would compute in {got} where the loop computes in {want}")
         new = self.s.op(op, operands, attrs, node.name)
-        return VI("V", node=new, probes=eager, ival=ival, text=node.name or _op_text(node))
+        return VI("V", node=new, probes=eager, ival=ival, text=node.name or op_text(node))
 
     def checked(self, fn, args, kwargs) -> Any:
         try:
@@ -578,7 +578,7 @@ class LoopVectorizer(IndexingMixin, BranchMixin, CarriedMixin):
                 raise Bail("abs() takes one value")
             return self.elementwise(node, vis, op="abs", eager_fn=abs)
         if len(vis) < 2 or any(P.rank_of(v.probe) for v in vis):
-            raise Bail(f"`{_op_text(node)}` is not an elementwise max/min of scalars")
+            raise Bail(f"`{op_text(node)}` is not an elementwise max/min of scalars")
         acc = vis[0]
         for v in vis[1:]:
             acc = self.pairwise_extreme(node, acc, v, node.op == "py_max")
@@ -702,7 +702,7 @@ class LoopVectorizer(IndexingMixin, BranchMixin, CarriedMixin):
     # --- reductions, linear algebra, layout on per-iteration arrays -----------------------------
     def visit_reduction(self, node: Node, vis: list) -> VI:
         if len(vis) != 1 or "kw" in node.attrs:
-            raise Bail(f"`{_op_text(node)}` with run-time arguments is not vectorized")
+            raise Bail(f"`{op_text(node)}` with run-time arguments is not vectorized")
         (v,) = vis
         rank = P.rank_of(v.probe)
         attrs = dict(node.attrs)
@@ -714,9 +714,9 @@ class LoopVectorizer(IndexingMixin, BranchMixin, CarriedMixin):
             new_axis = tuple(a + 1 if a >= 0 else a for a in axes)
         attrs["axis"] = new_axis if len(new_axis) != 1 else new_axis[0]
         eager = self.eager(node, vis)
-        got = self.checked(OPS[node.op], [P.vector_probe(v.probe)], _static_attrs(attrs))
+        got = self.checked(OPS[node.op], [P.vector_probe(v.probe)], static_attrs(attrs))
         if P.dtype_of(got) != P.dtype_of(eager[0]):
-            raise Bail(f"`{_op_text(node)}` would change dtype")
+            raise Bail(f"`{op_text(node)}` would change dtype")
         new = self.s.op(node.op, [self.value(v)], attrs, node.name)
         return VI("V", node=new, probes=eager, text=node.name or node.op)
 
@@ -773,7 +773,7 @@ class LoopVectorizer(IndexingMixin, BranchMixin, CarriedMixin):
         elif node.op == "transpose" and len(vis) == 1:
             new = self.s.transpose(self.value(v), (0,) + tuple(a + 1 for a in node.attrs["axes"]))
         else:
-            raise Bail(f"`{_op_text(node)}` is not vectorized")
+            raise Bail(f"`{op_text(node)}` is not vectorized")
         out = VI("V", node=new, probes=eager, text=node.name or node.op)
         if node.op in ("T", "transpose") and v.is_view:
             out.ident, out.is_view, out.read_at = v.ident, True, v.read_at

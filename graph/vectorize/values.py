@@ -11,7 +11,7 @@ import numpy as np
 from ..analysis.affine import Affine
 from ..analysis.dependence import K
 from ..ir import Node
-from ..literals import OperandRef
+from ..literals import Index, OperandRef
 from ..ops import OPS
 from ..types import ArrayType, ScalarType
 from .build import Scratch
@@ -134,7 +134,7 @@ class Result:
 
 
 @dataclass
-class _PendingWrite:
+class PendingWrite:
     """A write inside `if` branches; `tree` says what each element gets:
     ('val', node) | ('old',) the value before the `if` | ('sel', mask VI, then tree, else tree)."""
 
@@ -152,7 +152,7 @@ class _PendingWrite:
     reverse: bool = False
 
 
-_NO_LITERAL = object()
+NO_LITERAL = object()
 
 
 class DimKey:
@@ -170,7 +170,7 @@ class DimKey:
         return self.name
 
 
-def _as_affine(v) -> Affine:
+def as_affine(v) -> Affine:
     return v if isinstance(v, Affine) else Affine.constant(v)
 SELF = "<the loop's own result>"
 
@@ -193,13 +193,13 @@ def _imul(a, b):
     return a
 
 
-def _is_identity(literal, identity) -> bool:
-    if literal is _NO_LITERAL or isinstance(literal, bool) or isinstance(identity, bool):
+def is_identity(literal, identity) -> bool:
+    if literal is NO_LITERAL or isinstance(literal, bool) or isinstance(identity, bool):
         return False
     return isinstance(literal, (int, float)) and literal == identity
 
 
-def _extreme_identity(dt: np.dtype, is_max: bool):
+def extreme_identity(dt: np.dtype, is_max: bool):
     if dt.kind == "f":
         return -math.inf if is_max else math.inf
     if dt.kind in "iu":
@@ -210,7 +210,7 @@ def _extreme_identity(dt: np.dtype, is_max: bool):
     return None
 
 
-def _static_dim(node: Node) -> Optional[int]:
+def static_dim(node: Node) -> Optional[int]:
     if node.op in ("dim", "len", "size") and node.operands:
         t = node.operands[0].type
         if isinstance(t, ArrayType) and t.shape is not None:
@@ -223,28 +223,28 @@ def _static_dim(node: Node) -> Optional[int]:
     return None
 
 
-def _is_int_type(t) -> bool:
+def is_int_type(t) -> bool:
     if isinstance(t, ScalarType):
         return t.kind == "int"
     return isinstance(t, ArrayType) and t.shape == () and t.dtype is not None and np.dtype(t.dtype).kind in "iu"
 
 
-def _is_int_value(v) -> bool:
+def is_int_value(v) -> bool:
     return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
 
 
-def _static_attrs(attrs: dict) -> dict:
+def static_attrs(attrs: dict) -> dict:
     return {k: v for k, v in attrs.items() if k not in ("kw", "fn", "index")}
 
 
-def _callable(node: Node):
+def op_callable(node: Node):
     op = OPS[node.op]
     if op.emit == "method" or op.emit == "attr":
         return lambda *a, **k: op(*a, **k)
     return op.fn
 
 
-def _op_text(node: Node) -> str:
+def op_text(node: Node) -> str:
     if node.op == "call":
         return str(node.attrs.get("fn", "call"))
     op = OPS.get(node.op)
@@ -255,7 +255,7 @@ def _op_text(node: Node) -> str:
     return node.op
 
 
-def _render(op: str, vis: list) -> str:
+def render_op(op: str, vis: list) -> str:
     sym = {"add": "+", "sub": "-", "mul": "*"}.get(op)
     if sym and len(vis) == 2:
         a, b = vis
@@ -267,7 +267,7 @@ def _render(op: str, vis: list) -> str:
     return vis[0].text if vis else op
 
 
-def _int_interval(op: str, ivals: list) -> Optional[tuple]:
+def int_interval(op: str, ivals: list) -> Optional[tuple]:
     if any(i is None for i in ivals):
         return None
     if op in ("add", "sub", "mul") and len(ivals) == 2:
@@ -292,30 +292,11 @@ def _int_interval(op: str, ivals: list) -> Optional[tuple]:
     return None
 
 
-def _line(node: Node) -> Optional[int]:
+def line_of(node: Node) -> Optional[int]:
     return node.span.line if node.span else None
 
 
-def _same_node(a: Node, b: Node, depth: int) -> bool:
-    if a is b:
-        return True
-    if depth <= 0 or a.op != b.op or a.op in ("arg", "setitem", "inplace") or repr(a.attrs) != repr(b.attrs):
-        return False
-    if a.op == "const":
-        return type(a.value) is type(b.value) and repr(a.value) == repr(b.value)
-    return len(a.operands) == len(b.operands) and all(_same_node(x, y, depth - 1)
-                                                      for x, y in zip(a.operands, b.operands))
-
-
-def _replace_old(tree: tuple, old: tuple) -> tuple:
-    if tree[0] == "old":
-        return old
-    if tree[0] == "sel":
-        return ("sel", tree[1], _replace_old(tree[2], old), _replace_old(tree[3], old))
-    return tree
-
-
-def _shift_refs(items: list, by: int) -> list:
+def shift_refs(items: list, by: int) -> list:
     def shift(x):
         return OperandRef(x.index + by) if isinstance(x, OperandRef) else x
     out = []
@@ -327,7 +308,7 @@ def _shift_refs(items: list, by: int) -> list:
     return out
 
 
-def _index(items: list):
-    from ..literals import Index
+def index_literal(items: list) -> Index:
+    """The `index` attribute of a getitem/setitem built from `items`."""
     return Index(items)
 
