@@ -8,7 +8,7 @@ from ..analysis.dependence import Access
 from ..ir import Graph, Node
 from . import probes as P
 from ..literals import OperandRef
-from .values import VI, Bail, Unsafe, index_literal, shift_refs
+from .values import ValueKind, VI, Bail, Unsafe, index_literal, shift_refs
 
 
 class BranchMixin:
@@ -19,9 +19,9 @@ class BranchMixin:
         cond = self.lookup(node.operands[0])
         captures = [self.lookup(o) for o in node.operands[1:]]
         then_r, else_r = node.regions
-        if cond.kind == "C":
+        if cond.kind == ValueKind.CARRIED:
             return self.or_and_pattern(node, cond, captures)
-        if cond.kind == "CMP":
+        if cond.kind == ValueKind.COMPARISON:
             return self.extreme_pattern(node, cond, captures)
         if cond.carried:
             raise Bail("a condition depends on a loop-carried value")
@@ -56,7 +56,7 @@ class BranchMixin:
                     entry.tree = _replace_old(w.tree, entry.tree)
         else:
             self.emit_conditional_writes(merged)
-        return VI("TUPLE", const=results)
+        return VI(ValueKind.RESULTS, const=results)
 
     def masked_if(self, node: Node, mask: VI, captures: list) -> VI:
         """Branches that could fail run only for their elements: `out[s][m] = f(x[s][m])`."""
@@ -67,7 +67,7 @@ class BranchMixin:
             self.compress = sel
             try:
                 bound = [replace(v, node=self.compressed(self.value(v)), read_at=None, raw=None, parts=None,
-                                 is_view=False) if v.kind == "V" else v for v in captures]
+                                 is_view=False) if v.kind == ValueKind.VARYING else v for v in captures]
                 out, writes = self.translate_region(region, bound)
             finally:
                 self.compress = None
@@ -75,22 +75,22 @@ class BranchMixin:
         self.features.add("masked")
         results = []
         for t, e in zip(*outs):
-            if t.kind == e.kind == "C" and t.j == e.j:
+            if t.kind == e.kind == ValueKind.CARRIED and t.j == e.j:
                 results.append(t)
-            elif t.kind == "UPD" and e.kind == "C" and t.j == e.j and t.mask is None:
+            elif t.kind == ValueKind.UPDATE and e.kind == ValueKind.CARRIED and t.j == e.j and t.mask is None:
                 results.append(t)          # its terms are those of the selected iterations already
-            elif e.kind == "UPD" and t.kind == "C" and t.j == e.j and e.mask is None:
+            elif e.kind == ValueKind.UPDATE and t.kind == ValueKind.CARRIED and t.j == e.j and e.mask is None:
                 results.append(e)
             elif not t.carried and not e.carried:
                 results.append(self.masked_merge(m, t, e))
             else:
                 raise Bail("a masked branch that updates a loop-carried value other than by a sum or maximum")
-        return VI("TUPLE", const=results)
+        return VI(ValueKind.RESULTS, const=results)
 
     def masked_merge(self, m: Node, t: VI, e: VI) -> VI:
         """A value both masked branches yield: `r = np.empty(n); r[m] = t; r[~m] = e`, where `t` was
         computed for the elements of `m` only and `e` for the others."""
-        if t.kind == e.kind == "U" and t.node is e.node:
+        if t.kind == e.kind == ValueKind.UNIFORM and t.node is e.node:
             return t
         probes = P.unique_probes(t.probes + e.probes)
         dtypes = {P.dtype_of(p) for p in probes}
@@ -103,12 +103,12 @@ class BranchMixin:
         negated = self.s.op("logical_not", [m])
         for vi, sel in ((t, m), (e, negated)):
             value = self.value(vi)
-            if vi.kind == "A":   # an index expression: materialized for every iteration, then selected
+            if vi.kind == ValueKind.AFFINE:   # an index expression: materialized for every iteration, then selected
                 value = self.s.getitem(value, [OperandRef(1)], [sel], cse=False)
             self.s.op("setitem", [merged, value, sel], {"index": index_literal([OperandRef(2)])})
         self.s.forget_reads()
         self.features.add("masked")
-        return VI("V", node=merged, probes=tuple(probes), text="masked value")
+        return VI(ValueKind.VARYING, node=merged, probes=tuple(probes), text="masked value")
 
     def merge_writes(self, mask: VI, then_w: list, else_w: list) -> list:
         by_key = {w.key: w for w in else_w}
@@ -153,9 +153,9 @@ class BranchMixin:
     def merge(self, node: Node, k: int, mask: VI, t: VI, e: VI) -> VI:
         if t.carried or e.carried:
             return self.merge_carried(node, mask, t, e)
-        if t.kind == e.kind == "U" and t.node is e.node:
+        if t.kind == e.kind == ValueKind.UNIFORM and t.node is e.node:
             return t
-        if t.kind == e.kind == "A" and t.aff == e.aff:
+        if t.kind == e.kind == ValueKind.AFFINE and t.aff == e.aff:
             return t
         vi = self.elementwise(node, [mask, t, e], op="where", attrs={}, eager_fn=lambda c, x, y: x)
         probes = P.unique_probes(t.probes + e.probes)
@@ -163,18 +163,18 @@ class BranchMixin:
 
     def merge_carried(self, node: Node, mask: VI, t: VI, e: VI) -> VI:
         def same_c(a, b):
-            return a.kind == "C" and b.kind == "C" and a.j == b.j
+            return a.kind == ValueKind.CARRIED and b.kind == ValueKind.CARRIED and a.j == b.j
         if same_c(t, e):
             return t
-        if t.kind == "UPD" and e.kind == "C" and t.j == e.j:
+        if t.kind == ValueKind.UPDATE and e.kind == ValueKind.CARRIED and t.j == e.j:
             return self.masked(t, mask, False, node)
-        if e.kind == "UPD" and t.kind == "C" and t.j == e.j:
+        if e.kind == ValueKind.UPDATE and t.kind == ValueKind.CARRIED and t.j == e.j:
             return self.masked(e, mask, True, node)
-        if e.kind == "C" and t.has_const and isinstance(t.const, bool):
-            return VI("UPD", j=e.j, upd="set_true" if t.const else "set_false", mask=mask, probes=(t.const,),
+        if e.kind == ValueKind.CARRIED and t.has_const and isinstance(t.const, bool):
+            return VI(ValueKind.UPDATE, j=e.j, upd="set_true" if t.const else "set_false", mask=mask, probes=(t.const,),
                       text=e.text)
-        if t.kind == "C" and e.has_const and isinstance(e.const, bool):
-            return VI("UPD", j=t.j, upd="set_true" if e.const else "set_false", mask=mask, mask_neg=True,
+        if t.kind == ValueKind.CARRIED and e.has_const and isinstance(e.const, bool):
+            return VI(ValueKind.UPDATE, j=t.j, upd="set_true" if e.const else "set_false", mask=mask, mask_neg=True,
                       probes=(e.const,), text=t.text)
         raise Bail(f"the loop-carried value `{(t if t.carried else e).text}` is updated in a way that is "
                    "not a reduction")
@@ -200,41 +200,41 @@ class BranchMixin:
         then_out, else_out = self.translate_branches(node, captures, "a short-circuit test")
         results = []
         for t, e in zip(then_out, else_out):
-            if t.kind == "C" and t.j == cond.j and not e.carried:
-                results.append(VI("UPD", j=cond.j, upd="or", term=e, probes=e.probes, text=cond.text))
-            elif e.kind == "C" and e.j == cond.j and not t.carried:
-                results.append(VI("UPD", j=cond.j, upd="and", term=t, probes=t.probes, text=cond.text))
+            if t.kind == ValueKind.CARRIED and t.j == cond.j and not e.carried:
+                results.append(VI(ValueKind.UPDATE, j=cond.j, upd="or", term=e, probes=e.probes, text=cond.text))
+            elif e.kind == ValueKind.CARRIED and e.j == cond.j and not t.carried:
+                results.append(VI(ValueKind.UPDATE, j=cond.j, upd="and", term=t, probes=t.probes, text=cond.text))
             else:
                 raise Bail(f"the loop-carried value `{cond.text}` is tested in a way that is not any()/all()")
-        return VI("TUPLE", const=results)
+        return VI(ValueKind.RESULTS, const=results)
 
     def extreme_pattern(self, node: Node, cond: VI, captures: list) -> VI:
         """`if t > m: m = t` (or `m = t if t > m else m`): a running maximum (minimum for `<`)."""
         then_out, else_out = self.translate_branches(node, captures, "a running maximum")
         results = []
         for t, e in zip(then_out, else_out):
-            if e.kind == "C" and e.j == cond.j and not t.carried and self.equivalent(t, cond.term):
+            if e.kind == ValueKind.CARRIED and e.j == cond.j and not t.carried and self.equivalent(t, cond.term):
                 kind = "pymax" if cond.upd in ("gt", "ge") else "pymin"
-                results.append(VI("UPD", j=cond.j, upd=kind, term=t, probes=t.probes, text=e.text))
-            elif t.kind == "C" and e.kind == "C" and t.j == e.j:
+                results.append(VI(ValueKind.UPDATE, j=cond.j, upd=kind, term=t, probes=t.probes, text=e.text))
+            elif t.kind == ValueKind.CARRIED and e.kind == ValueKind.CARRIED and t.j == e.j:
                 results.append(t)
-            elif e.kind == "C" and e.j != cond.j and not t.carried and cond.upd in ("gt", "lt"):
+            elif e.kind == ValueKind.CARRIED and e.j != cond.j and not t.carried and cond.upd in ("gt", "lt"):
                 # `if x[i] > best: best = x[i]; k = i`: k takes its value where the best one is
-                results.append(VI("UPD", j=e.j, upd="argbest", term=t, probes=t.probes, text=e.text,
+                results.append(VI(ValueKind.UPDATE, j=e.j, upd="argbest", term=t, probes=t.probes, text=e.text,
                                   mask=cond))
             else:
                 raise Bail("a running maximum/minimum that also updates other values in another way")
-        if any(r.upd == "argbest" for r in results if r.kind == "UPD") and \
-                not any(r.kind == "UPD" and r.j == cond.j and r.upd in ("pymax", "pymin") for r in results):
+        if any(r.upd == "argbest" for r in results if r.kind == ValueKind.UPDATE) and \
+                not any(r.kind == ValueKind.UPDATE and r.j == cond.j and r.upd in ("pymax", "pymin") for r in results):
             raise Bail("values picked at a running maximum that the loop does not keep")
-        return VI("TUPLE", const=results)
+        return VI(ValueKind.RESULTS, const=results)
 
     def equivalent(self, a: VI, b: VI) -> bool:
         if a.kind != b.kind:
             return False
-        if a.kind == "A":
+        if a.kind == ValueKind.AFFINE:
             return a.aff == b.aff
-        if a.kind in ("U", "V"):
+        if a.kind in (ValueKind.UNIFORM, ValueKind.VARYING):
             return _same_node(a.node, b.node, 6)
         return False
 

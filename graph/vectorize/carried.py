@@ -14,7 +14,7 @@ from ..literals import Index, OperandRef
 from ..ops import OPS
 from ..types import ArrayType
 from . import probes as P
-from .values import (IDENTITY, SELF, Bail, VI, NO_LITERAL, extreme_identity, _iadd, _imul, index_literal, is_identity,
+from .values import (ValueKind, IDENTITY, SELF, Bail, VI, NO_LITERAL, extreme_identity, _iadd, _imul, index_literal, is_identity,
                      _isub, line_of, op_text, shift_refs)
 
 
@@ -36,9 +36,9 @@ class CarriedMixin:
             raise Bail(f"the loop-carried value `{vis[idx[0]].text}` is used by `{op_text(node)}`")
         ci = idx[0]
         c, t = vis[ci], vis[1 - ci]
-        if op in ("gt", "lt", "ge", "le") and c.kind == "C":
+        if op in ("gt", "lt", "ge", "le") and c.kind == ValueKind.CARRIED:
             rel = op if ci == 1 else {"gt": "lt", "lt": "gt", "ge": "le", "le": "ge"}[op]
-            return VI("CMP", j=c.j, upd=rel, term=t, probes=self.eager(node, vis), text=c.text)
+            return VI(ValueKind.COMPARISON, j=c.j, upd=rel, term=t, probes=self.eager(node, vis), text=c.text)
         kinds = {
             "add": "add", "mul": "mul", "maximum": "maximum", "minimum": "minimum", "fmax": "fmax",
             "fmin": "fmin", "bitor": "or", "bitand": "and", "logical_or": "or", "logical_and": "and",
@@ -52,17 +52,17 @@ class CarriedMixin:
         else:
             raise Bail(f"the loop-carried value `{c.text}` is used by `{op_text(node)}`, which is not a "
                        "reduction")
-        if c.kind == "UPD":
+        if c.kind == ValueKind.UPDATE:
             if c.upd != kind or kind not in ("add", "mul") or c.mask is not None:
                 raise Bail(f"carried dependence: `{c.text}` is updated by `{c.upd}` and then by `{kind}`, "
                            "which together are not a reduction")
             combined = self.elementwise(node, [c.term, t], op=kind, attrs={})
             return replace(c, term=combined)
-        if c.kind != "C":
+        if c.kind != ValueKind.CARRIED:
             raise Bail(f"the loop-carried value `{c.text}` is used by `{op_text(node)}`")
         if t.carried:
             raise Bail("two loop-carried values depend on each other")
-        return VI("UPD", j=c.j, upd=kind, term=t, inplace=inplace, probes=(), text=c.text)
+        return VI(ValueKind.UPDATE, j=c.j, upd=kind, term=t, inplace=inplace, probes=(), text=c.text)
 
 
     # --- scans: `s += x[i]; out[i] = s` ---------------------------------------------------------
@@ -90,7 +90,7 @@ class CarriedMixin:
 
     def scan_value(self, vi: VI) -> VI:
         """Inside a scan, the carried value before the update is the exclusive prefix."""
-        if vi.kind != "C" or vi.j not in getattr(self, "scans", {}):
+        if vi.kind != ValueKind.CARRIED or vi.j not in getattr(self, "scans", {}):
             return vi
         return self.prefix(vi.j, exclusive=True)
 
@@ -126,7 +126,7 @@ class CarriedMixin:
             if not (init.op == "const" and is_identity(init.value, 0)):
                 total = self.s.op("add", [self.s.ext(init), total], {}, self.body.args[1 + j].name)
             self.features.add("scan")
-            self.scan_cache[(j, False)] = VI("V", node=total, probes=(p1,), text=self.body.args[1 + j].name)
+            self.scan_cache[(j, False)] = VI(ValueKind.VARYING, node=total, probes=(p1,), text=self.body.args[1 + j].name)
         incl = self.scan_cache[(j, False)]
         if not exclusive:
             return incl
@@ -136,7 +136,7 @@ class CarriedMixin:
         pair = self.s.op("tuple", [head, body])
         node = self.s.op("concatenate", [pair], {"dtype": P.dtype_of(incl.probe).type})
         probes = tuple(P.unique_probes(self.probes_of_outer(init) + incl.probes))
-        vi = VI("V", node=node, probes=probes, text=incl.text)
+        vi = VI(ValueKind.VARYING, node=node, probes=probes, text=incl.text)
         self.scan_cache[key] = vi
         return vi
 
@@ -188,7 +188,7 @@ class CarriedMixin:
 
     def finish_accumulator(self, node: Node, vis: list) -> None:
         upd = vis[1]
-        if upd.kind != "UPD" or upd.j != ("acc", node.id):
+        if upd.kind != ValueKind.UPDATE or upd.j != ("acc", node.id):
             raise Bail("an element is updated in a way that is not a reduction")
         info = self.acc_info[node.id]
         result = self.build_reduction(upd, info["init"], (info["probe"],) if info["probe"] is not None else (),
@@ -211,7 +211,7 @@ class CarriedMixin:
         s = self.accumulator_reads[node.id]
         base, parts = self.resolve_base(vis[0], self.parse_index(node, vis, 1))
         label = self.label(node, base)
-        if base.kind != "U" or base.ident is None:
+        if base.kind != ValueKind.UNIFORM or base.ident is None:
             raise Bail(f"`{label} += ...` accumulates into a value that is not a loop-invariant array")
         plan = self.plan_index(base, parts, label, write=False)
         if plan["kind"] != "uniform":
@@ -222,7 +222,7 @@ class CarriedMixin:
         probes = self.getitem_probes(node, base, parts)
         self.acc_info[s.id] = {"init": init, "probe": probes[0] if probes else None, "base": base, "plan": plan,
                                "label": label}
-        return VI("C", j=("acc", s.id), probes=probes, text=label)
+        return VI(ValueKind.CARRIED, j=("acc", s.id), probes=probes, text=label)
 
     def finish_carried(self, j: int, vi: VI) -> Node:
         init = self.loop.operands[3 + j]
@@ -230,12 +230,12 @@ class CarriedMixin:
             if self.trip is None:
                 raise Bail("the last value of a running sum over a run-time range")
             return self.s.getitem(self.prefix(j, False).node, [-1], cse=False)
-        if vi.kind == "C" and vi.j == j:
+        if vi.kind == ValueKind.CARRIED and vi.j == j:
             return init
-        if vi.kind == "UPD" and vi.j == j and vi.upd == "argbest":
+        if vi.kind == ValueKind.UPDATE and vi.j == j and vi.upd == "argbest":
             self.features.add("reduction")
             return self.arg_best(vi, init)
-        if vi.kind == "UPD" and vi.j == j:
+        if vi.kind == ValueKind.UPDATE and vi.j == j:
             probes = self.probes_of_outer(init) or self.chained_init_probes(init, self.loop, j)
             node, _ = self.build_reduction(vi, self.s.ext(init), probes, init, None)
             self.features.add("reduction")
@@ -245,9 +245,9 @@ class CarriedMixin:
                        "value")
         if self.trip is None or self.trip < 1:
             raise Bail("the last value of a run-time range")
-        if vi.kind == "A":
+        if vi.kind == ValueKind.AFFINE:
             return self.materialize(vi.aff.subst(K, Affine.constant(self.trip - 1)))
-        if vi.kind == "U":
+        if vi.kind == ValueKind.UNIFORM:
             return vi.node
         kinds = P.unique_probes(vi.probes)
         if len({P.is_py_scalar(p) for p in kinds}) > 1 or len({P.dtype_of(p) for p in kinds}) > 1:
@@ -279,7 +279,7 @@ class CarriedMixin:
         terms = self.value(t)
         best = self.reduced(red, terms)
         where_best = self.s.op("argmax", [self.s.op("eq", [terms, best])])
-        if w.kind == "A":       # the index itself (or an affine function of it): no gather needed
+        if w.kind == ValueKind.AFFINE:       # the index itself (or an affine function of it): no gather needed
             c, rest = w.aff.coef(K), w.aff.without(K)
             pick = where_best if c == 1 else self.s.op("mul", [where_best, self.s.const(c)])
             if not rest.is_const or rest.const:

@@ -13,7 +13,7 @@ from ..ir import Node
 from ..literals import OperandRef
 from ..types import ArrayType
 from . import probes as P
-from .values import (SAME_SHAPE_OPS, SWV, Bail, DimKey, Unsafe, VI, PendingWrite, as_affine, index_literal, is_int_value,
+from .values import (ValueKind, SAME_SHAPE_OPS, SWV, Bail, DimKey, Unsafe, VI, PendingWrite, as_affine, index_literal, is_int_value,
                      line_of, op_text, shift_refs)
 
 
@@ -28,7 +28,7 @@ class IndexingMixin:
                 v = vis[item.index]
                 if v.carried:
                     raise Bail("an index depends on a loop-carried value")
-                if v.kind == "A":
+                if v.kind == ValueKind.AFFINE:
                     parts.append(("pt", v))
                     continue
                 probe = v.probe
@@ -37,7 +37,7 @@ class IndexingMixin:
                     if v.varying:
                         raise Bail(f"the index `{v.text}` is data-dependent")
                     key_node = v.node
-                    parts.append(("pt", VI("A", aff=Affine.of(key_node), probes=v.probes, text=v.text)))
+                    parts.append(("pt", VI(ValueKind.AFFINE, aff=Affine.of(key_node), probes=v.probes, text=v.text)))
                     continue
                 if v.varying:
                     raise Bail(f"the index `{v.text}` is data-dependent")
@@ -49,7 +49,7 @@ class IndexingMixin:
                 for p in (item.start, item.stop, item.step):
                     if isinstance(p, OperandRef):
                         v = vis[p.index]
-                        if v.kind != "A":
+                        if v.kind != ValueKind.AFFINE:
                             raise Bail("a slice bound is not an affine integer")
                         bounds.append(v.aff)
                     elif p is None or is_int_value(p):
@@ -91,7 +91,7 @@ class IndexingMixin:
 
     def plan_index(self, base: VI, parts: list, label: str, write: bool) -> dict:
         """Slices (or arange gathers) for `base[parts]` over all iterations, and its Access dims."""
-        if base.kind != "U":
+        if base.kind != ValueKind.UNIFORM:
             raise Bail(f"`{label}` indexes an array that varies with the loop index")
         btype = self._array_type(base)
         shape = btype.shape
@@ -295,7 +295,7 @@ class IndexingMixin:
     def visit_getitem(self, node: Node, vis: list) -> VI:
         base, parts = self.resolve_base(vis[0], self.parse_index(node, vis, 1))
         label = self.label(node, base)
-        if base.kind == "V":
+        if base.kind == ValueKind.VARYING:
             return self.getitem_of_varying(node, base, parts, label)
         if any(p[0] == "win" for p in parts):
             if self.compress is not None:
@@ -310,7 +310,7 @@ class IndexingMixin:
         result = self.s.getitem(base.node, items, plan["operands"], node.name)
         point_only = all(p[0] == "pt" for p in parts)
         if plan["kind"] == "uniform":
-            vi = VI("U", node=result, probes=probes, ident=ident, is_view=True, text=label, read_at=(ident, pos))
+            vi = VI(ValueKind.UNIFORM, node=result, probes=probes, ident=ident, is_view=True, text=label, read_at=(ident, pos))
             if point_only:
                 vi.parts = (base, parts)
             return vi
@@ -330,7 +330,7 @@ class IndexingMixin:
         offsets.add(tuple(d.expr if isinstance(d, Point) and d.expr.coef(K) else None for d in plan["dims"]))
         if len(offsets) > 1:
             self.features.add("stencil")   # one array read at several shifts of the index
-        vi = VI("V", node=result, probes=probes, ident=ident, is_view=is_view, text=label,
+        vi = VI(ValueKind.VARYING, node=result, probes=probes, ident=ident, is_view=is_view, text=label,
                 raw=raw if is_view else None, read_at=(ident, pos) if is_view else None)
         if point_only:
             vi.parts = (base, parts)
@@ -338,7 +338,7 @@ class IndexingMixin:
 
     def window_read(self, node: Node, base: VI, parts: list, label: str) -> VI:
         """`x[..., i + a:i + a + L, ...]` for all i: a strided view of every window (no copy)."""
-        if base.kind != "U":
+        if base.kind != ValueKind.UNIFORM:
             raise Bail(f"`{label}` slides over an array that varies with the loop index")
         shape = self._array_type(base).shape
         if any(p[0] in ("new", "ell", "fancy") or (p[0] == "pt" and p[1].varying) for p in parts):
@@ -401,7 +401,7 @@ class IndexingMixin:
         axes = (loop_axis,) + tuple(range(loop_axis)) + (rank,) + tuple(range(loop_axis + 1, rank))
         result = self.s.transpose(result, axes)
         self.features.add("window")
-        return VI("V", node=result, probes=probes, ident=view, is_view=True, text=label,
+        return VI(ValueKind.VARYING, node=result, probes=probes, ident=view, is_view=True, text=label,
                   read_at=base.read_at or (ident, pos))
 
     def sliding_view(self, array: Node, length: int, axis: int, shape: tuple) -> Node:
@@ -460,7 +460,7 @@ class IndexingMixin:
                 items.append(slice(*bounds))
         probes = self.getitem_probes(node, base, parts)
         result = self.s.getitem(base.node, shift_refs(items, 1), operands, node.name, cse=False)
-        vi = VI("V", node=result, probes=probes, text=label)
+        vi = VI(ValueKind.VARYING, node=result, probes=probes, text=label)
         if base.is_view:
             vi.ident, vi.is_view, vi.read_at = base.ident, True, base.read_at
         return vi
@@ -470,7 +470,7 @@ class IndexingMixin:
             return (P.eager_probe(node.type),)
         except P.ProbeError:
             pass
-        t = self._array_type(base) if base.kind == "U" else None
+        t = self._array_type(base) if base.kind == ValueKind.UNIFORM else None
         if t is None or t.dtype is None:
             return ()
         rank = len(t.shape) - sum(1 for p in parts if p[0] == "pt") + sum(1 for p in parts if p[0] == "new")
@@ -504,7 +504,7 @@ class IndexingMixin:
             return self.finish_accumulator(node, vis)
         base, parts = self.resolve_base(vis[0], self.parse_index(node, vis, 2))
         label = self.label(node, base)
-        if base.kind == "V":
+        if base.kind == ValueKind.VARYING:
             raise Bail(f"`{label} = ...` writes into a per-iteration array")
         if base.ident is None:
             raise Bail(f"`{label} = ...` writes into a value that is not an array")
@@ -564,7 +564,7 @@ class IndexingMixin:
             if target is None or not np.can_cast(src, target, "same_kind"):
                 raise Bail(f"`{label} = ...` would cast {src} to {target}")
             if P.is_py_scalar(probe) and isinstance(probe, int) and target.kind in "iu":
-                ival = v.ival if v.ival is not None else (self.interval(v.aff) if v.kind == "A" else None)
+                ival = v.ival if v.ival is not None else (self.interval(v.aff) if v.kind == ValueKind.AFFINE else None)
                 if ival is None or not P.exactly_representable(ival, target):
                     raise Bail(f"`{label} = ...` stores Python integers that might not fit in {target}")
         if not v.probes:
@@ -591,7 +591,7 @@ class IndexingMixin:
         op = node.attrs["op"]
         if P.rank_of(target.probe) == 0:
             return self.elementwise(node, vis, op=op, attrs={})
-        if target.kind == "V" and target.is_view and target.raw is not None:
+        if target.kind == ValueKind.VARYING and target.is_view and target.raw is not None:
             raw, plan, base = target.raw
             self.s.forget_reads()
             aligned = self.arrange_value(value, base, plan, target.text)
@@ -600,9 +600,9 @@ class IndexingMixin:
                                         line_of(node)))
             return replace(target, written=(id(target.ident), repr(plan["items"]),
                                             tuple(o.id for o in plan["operands"])))
-        if target.kind == "V" and target.is_view:
+        if target.kind == ValueKind.VARYING and target.is_view:
             raise Bail(f"`{target.text} {op}= ...` updates a view in place")
-        if target.kind == "V":
+        if target.kind == ValueKind.VARYING:
             aligned = self.align_to(value, target, node)
             new = self.s.op("inplace", [target.node, aligned], {"op": op}, node.name)
             return replace(target, node=new)

@@ -34,7 +34,7 @@ from ..ops import OPS
 from ..types import ArrayType
 from . import probes as P
 from .build import Scratch, check_inputs
-from .values import (GUARD, DIVISION_OPS, DOMAIN_OPS, EFFECT_OPS, MATH_FUNCS, REDUCTION_OPS, SWV, Bail, DimKey, Result,
+from .values import (ValueKind, GUARD, DIVISION_OPS, DOMAIN_OPS, EFFECT_OPS, MATH_FUNCS, REDUCTION_OPS, SWV, Bail, DimKey, Result,
                      Unsafe,
                      VI, PendingWrite, op_callable, int_interval, is_int_type, is_int_value, line_of, op_text,
                      render_op, static_attrs, static_dim)
@@ -226,10 +226,10 @@ class LoopVectorizer(IndexingMixin, BranchMixin, CarriedMixin):
         args = self.body.args
         index = args[0]
         aff = self.start + Affine.of(K) * self.step
-        self.env[index.id] = VI("A", aff=aff, probes=(1,), ival=self.interval(aff), text=index.name or "i")
+        self.env[index.id] = VI(ValueKind.AFFINE, aff=aff, probes=(1,), ival=self.interval(aff), text=index.name or "i")
         for j in range(self.n):
             init = self.loop.operands[3 + j]
-            self.env[args[1 + j].id] = VI("C", j=j, probes=self.probes_of_outer(init), text=args[1 + j].name)
+            self.env[args[1 + j].id] = VI(ValueKind.CARRIED, j=j, probes=self.probes_of_outer(init), text=args[1 + j].name)
         for arg, outer in zip(args[1 + self.n:], self.loop.operands[3 + self.n:]):
             self.env[arg.id] = self.outer_value(outer, arg.name)
 
@@ -244,12 +244,12 @@ class LoopVectorizer(IndexingMixin, BranchMixin, CarriedMixin):
     def outer_value(self, g: Node, text: str = "") -> VI:
         if is_int_type(g.type) or (g.op == "const" and is_int_value(g.value)):
             aff = self.outer_affine(g)
-            return VI("A", aff=aff, probes=self.probes_of_outer(g), ival=self.interval(aff), text=text or g.name)
+            return VI(ValueKind.AFFINE, aff=aff, probes=self.probes_of_outer(g), ival=self.interval(aff), text=text or g.name)
         if g.op == "const":
-            return VI("U", node=self.s.const(g.value), probes=self.probes_of_outer(g), text=repr(g.value),
+            return VI(ValueKind.UNIFORM, node=self.s.const(g.value), probes=self.probes_of_outer(g), text=repr(g.value),
                       const=g.value, has_const=True)
         ident = g if isinstance(g.type, ArrayType) and g.type.shape != () else None
-        return VI("U", node=self.s.ext(g), probes=self.probes_of_outer(g), ident=ident, text=text or g.name)
+        return VI(ValueKind.UNIFORM, node=self.s.ext(g), probes=self.probes_of_outer(g), ident=ident, text=text or g.name)
 
     def lookup(self, node: Node) -> VI:
         vi = self.env.get(node.id)
@@ -261,23 +261,23 @@ class LoopVectorizer(IndexingMixin, BranchMixin, CarriedMixin):
 
     def const_vi(self, value) -> VI:
         if is_int_value(value):
-            return VI("A", aff=Affine.constant(int(value)), probes=(value,), ival=(int(value), int(value)),
+            return VI(ValueKind.AFFINE, aff=Affine.constant(int(value)), probes=(value,), ival=(int(value), int(value)),
                       text=repr(value), const=value, has_const=True)
         try:
             probes = (P.probe_of_value(value),)
         except P.ProbeError:
             probes = ()
-        return VI("U", node=self.s.const(value), probes=probes, text=repr(value), const=value, has_const=True)
+        return VI(ValueKind.UNIFORM, node=self.s.const(value), probes=probes, text=repr(value), const=value, has_const=True)
 
     # ------------------------------------------------------------------------------------------
     # materializing values
     # ------------------------------------------------------------------------------------------
     def value(self, vi: VI) -> Node:
-        if vi.kind in ("U", "V"):
+        if vi.kind in (ValueKind.UNIFORM, ValueKind.VARYING):
             if vi.read_at is not None:
                 self.check_fresh(vi)
             return vi.node
-        if vi.kind == "A":
+        if vi.kind == ValueKind.AFFINE:
             node = self.materialize(vi.aff)
             if self.compress is not None and vi.varying:
                 node = self.compressed(node)
@@ -364,10 +364,10 @@ class LoopVectorizer(IndexingMixin, BranchMixin, CarriedMixin):
         if op == "tuple_get":
             src = node.operands[0]
             results = self.env.get(src.id)
-            if isinstance(results, VI) and results.kind == "TUPLE":
+            if isinstance(results, VI) and results.kind == ValueKind.RESULTS:
                 return results.const[node.attrs["index"]]
             vi = self.lookup(src)
-            if vi.kind == "U":
+            if vi.kind == ValueKind.UNIFORM:
                 return self.uniform(node, [vi])
             raise Bail("a tuple value varies with the loop index")
         if node.id in self.scan_updates:
@@ -392,13 +392,13 @@ class LoopVectorizer(IndexingMixin, BranchMixin, CarriedMixin):
                 raise Bail("a sliding window of a value that varies with the loop index")
             self.note_array_reads(node, vis)
             new = self.s.op(SWV, [self.value(vis[0])], dict(node.attrs), node.name, type=node.type)
-            return VI("U", node=new, probes=(), ident=new, is_view=True, text=node.name or "window")
+            return VI(ValueKind.UNIFORM, node=new, probes=(), ident=new, is_view=True, text=node.name or "window")
         if op in ("dim", "len", "size") and static_dim(node) is not None:
             return self.const_vi(static_dim(node))
-        if op in ("add", "sub", "neg", "pos", "mul") and all(v.kind == "A" for v in vis):
+        if op in ("add", "sub", "neg", "pos", "mul") and all(v.kind == ValueKind.AFFINE for v in vis):
             aff = self.affine_op(op, vis)
             if aff is not None:
-                return VI("A", aff=aff, probes=self.eager(node, vis), ival=self.interval(aff),
+                return VI(ValueKind.AFFINE, aff=aff, probes=self.eager(node, vis), ival=self.interval(aff),
                           text=render_op(op, vis))
         if not any(v.varying for v in vis):
             return self.uniform(node, vis)
@@ -452,12 +452,12 @@ class LoopVectorizer(IndexingMixin, BranchMixin, CarriedMixin):
             ident = vis[0].ident
         elif isinstance(node.type, ArrayType) and node.type.shape != ():
             ident = new
-        return VI("U", node=new, probes=probes, ident=ident, text=node.name or node.op)
+        return VI(ValueKind.UNIFORM, node=new, probes=probes, ident=ident, text=node.name or node.op)
 
     def note_array_reads(self, node: Node, vis: list) -> None:
         """An op that takes a whole array reads all of it."""
         for v in vis:
-            if v.kind in ("U", "V") and v.ident is not None and not v.is_view:
+            if v.kind in (ValueKind.UNIFORM, ValueKind.VARYING) and v.ident is not None and not v.is_view:
                 self.accesses.append(Access(v.ident, False, self.s.tick(), (ANY,), v.text or "array",
                                             line_of(node), extra={"whole": True}))
 
@@ -492,7 +492,7 @@ class LoopVectorizer(IndexingMixin, BranchMixin, CarriedMixin):
         if op in DIVISION_OPS | {"pow"} and len(vis) == 2 and any(v.varying and P.is_py_scalar(v.probe)
                                                                  for v in vis):
             d = vis[1]
-            ival = d.ival if d.ival is not None else (self.interval(d.aff) if d.kind == "A" else None)
+            ival = d.ival if d.ival is not None else (self.interval(d.aff) if d.kind == ValueKind.AFFINE else None)
             if op == "pow" or P.is_py_scalar(vis[0].probe) and P.is_py_scalar(d.probe) and \
                     (ival is None or ival[0] <= 0 <= ival[1]):
                 # Python numbers raise ZeroDivisionError where NumPy returns inf
@@ -510,7 +510,7 @@ class LoopVectorizer(IndexingMixin, BranchMixin, CarriedMixin):
             ival = None
         if not any(v.varying for v in vis):   # e.g. two uniform terms of a chained update
             new = self.s.op(op, [self.value(v) for v in vis], attrs, node.name)
-            return VI("U", node=new, probes=eager, ival=ival, text=node.name or op_text(node))
+            return VI(ValueKind.UNIFORM, node=new, probes=eager, ival=ival, text=node.name or op_text(node))
         rank = max(P.rank_of(v.probe) for v in vis)
         operands, vprobes = [], []
         for v in vis:
@@ -530,7 +530,7 @@ class LoopVectorizer(IndexingMixin, BranchMixin, CarriedMixin):
             if got != want:
                 raise Bail(f"`{op_text(node)}` would compute in {got} where the loop computes in {want}")
         new = self.s.op(op, operands, attrs, node.name)
-        return VI("V", node=new, probes=eager, ival=ival, text=node.name or op_text(node))
+        return VI(ValueKind.VARYING, node=new, probes=eager, ival=ival, text=node.name or op_text(node))
 
     def checked(self, fn, args, kwargs) -> Any:
         try:
@@ -549,7 +549,7 @@ class LoopVectorizer(IndexingMixin, BranchMixin, CarriedMixin):
             if target is None or target == P.dtype_of(vprobes[k]):
                 continue
             if isinstance(v.probe, int) and not isinstance(v.probe, bool):
-                ival = v.ival if v.ival is not None else (self.interval(v.aff) if v.kind == "A" else None)
+                ival = v.ival if v.ival is not None else (self.interval(v.aff) if v.kind == ValueKind.AFFINE else None)
                 if ival is None or not P.exactly_representable(ival, target):
                     continue
             operands[k] = self.s.op("astype", [operands[k]], {"dtype": target.type})
@@ -607,7 +607,7 @@ class LoopVectorizer(IndexingMixin, BranchMixin, CarriedMixin):
             raise Bail(f"{node.op}() of an array")
         eager = self.eager(node, vis)
         new = self.s.op("astype", [self.value(v)], {"dtype": target}, node.name)
-        return VI("V", node=new, probes=eager, ival=v.ival, text=node.name or node.op)
+        return VI(ValueKind.VARYING, node=new, probes=eager, ival=v.ival, text=node.name or node.op)
 
     def visit_call(self, node: Node) -> VI:
         fn = str(node.attrs.get("fn", ""))
@@ -641,7 +641,7 @@ class LoopVectorizer(IndexingMixin, BranchMixin, CarriedMixin):
             # math converts its arguments to float first (np.float32(100) -> 100.0, whose exp is finite)
             floats = [self.s.op("float", [self.value(v)]) for v in vis]
             value = self.s.op(ufunc, floats, {})
-            vi = VI("U", node=self.s.op("float", [value], {}, node.name), probes=(0.75,), text=node.name or fn)
+            vi = VI(ValueKind.UNIFORM, node=self.s.op("float", [value], {}, node.name), probes=(0.75,), text=node.name or fn)
             if spec.raises_when:
                 self.raise_check(value.operands[0], spec.raises_when, fn)
             return vi
@@ -651,7 +651,7 @@ class LoopVectorizer(IndexingMixin, BranchMixin, CarriedMixin):
                 n = self.value(v)
                 if P.dtype_of(v.probe) != np.float64 and v.varying:
                     n = self.s.op("astype", [n], {"dtype": np.float64})
-                cast.append(VI(v.kind if v.kind != "A" else "V", node=n, probes=(float(1),), ival=v.ival,
+                cast.append(VI(v.kind if v.kind != ValueKind.AFFINE else ValueKind.VARYING, node=n, probes=(float(1),), ival=v.ival,
                                text=v.text) if v.varying else v)
             self.features.add("elementwise")
             vi = self.elementwise(node, cast, op=ufunc, attrs={}, eager_fn=lambda *args: 0.75)
@@ -718,7 +718,7 @@ class LoopVectorizer(IndexingMixin, BranchMixin, CarriedMixin):
         if P.dtype_of(got) != P.dtype_of(eager[0]):
             raise Bail(f"`{op_text(node)}` would change dtype")
         new = self.s.op(node.op, [self.value(v)], attrs, node.name)
-        return VI("V", node=new, probes=eager, text=node.name or node.op)
+        return VI(ValueKind.VARYING, node=new, probes=eager, text=node.name or node.op)
 
     def visit_linalg(self, node: Node, vis: list) -> VI:
         if node.op == "einsum":
@@ -758,7 +758,7 @@ class LoopVectorizer(IndexingMixin, BranchMixin, CarriedMixin):
             raise Bail(f"`{node.op}` would change dtype")
         self.features.add("contraction")
         new = self.s.einsum(inputs, out, nodes, node.name)
-        return VI("V", node=new, probes=eager, text=node.name or node.op)
+        return VI(ValueKind.VARYING, node=new, probes=eager, text=node.name or node.op)
 
     def visit_layout(self, node: Node, vis: list) -> VI:
         v = vis[0]
@@ -774,7 +774,7 @@ class LoopVectorizer(IndexingMixin, BranchMixin, CarriedMixin):
             new = self.s.transpose(self.value(v), (0,) + tuple(a + 1 for a in node.attrs["axes"]))
         else:
             raise Bail(f"`{op_text(node)}` is not vectorized")
-        out = VI("V", node=new, probes=eager, text=node.name or node.op)
+        out = VI(ValueKind.VARYING, node=new, probes=eager, text=node.name or node.op)
         if node.op in ("T", "transpose") and v.is_view:
             out.ident, out.is_view, out.read_at = v.ident, True, v.read_at
         return out
@@ -838,7 +838,7 @@ class LoopVectorizer(IndexingMixin, BranchMixin, CarriedMixin):
             vi = self.visit(n)
             if vi is not None:
                 self.env[n.id] = vi
-        return VI("TUPLE", const=[self.lookup(o) for o in else_r.outputs])
+        return VI(ValueKind.RESULTS, const=[self.lookup(o) for o in else_r.outputs])
 
     # ------------------------------------------------------------------------------------------
     # legality

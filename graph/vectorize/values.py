@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 import math
 from dataclasses import dataclass, field
 from typing import Any, Optional
@@ -82,19 +83,44 @@ SWV = "sliding_window_view"
 SAME_SHAPE_OPS = {"empty_like", "zeros_like", "ones_like", "full_like", "copy"}
 
 
+class ValueKind(enum.Enum):
+    """What a body value (`VI`) is, across the iterations of the loop being vectorized."""
+
+    UNIFORM = "U"
+    """The same in every iteration: `node` is a scratch node computing it once."""
+    VARYING = "V"
+    """One value per iteration: `node` is a scratch node stacking them along a new leading axis."""
+    AFFINE = "A"
+    """An integer `c*k + ...` in the iteration counter k (`aff`); materialized only when used as a
+    value: a slice bound, an `np.arange` or a scalar."""
+    CARRIED = "C"
+    """The value of loop-carried slot `j` as an iteration receives it."""
+    UPDATE = "UPD"
+    """A recognized update of carried slot `j`: `upd` names it (`add`, `pymax`, `set_true`, ...),
+    `term` is the per-iteration operand, `mask` the condition it is done under, if any."""
+    COMPARISON = "CMP"
+    """A comparison of a per-iteration `term` against carried slot `j` (`t > m`, the test of a
+    running maximum); `upd` is the relation."""
+    RESULTS = "TUPLE"
+    """The results of an `if` (or of an inner loop vectorized under a guard): `const` holds one
+    value per result, read by `tuple_get`."""
+
+
 @dataclass
 class VI:
-    kind: str                                   # U V A C UPD CMP
-    node: Optional[Node] = None                 # scratch node (U, V)
-    aff: Optional[Affine] = None                # A
+    """One body value as the vectorized code has it (see `ValueKind` for which fields each kind uses)."""
+
+    kind: ValueKind
+    node: Optional[Node] = None                 # scratch node (UNIFORM, VARYING)
+    aff: Optional[Affine] = None                # AFFINE
     probes: tuple = ()                          # eager per-iteration stand-ins
     ident: Any = None                           # the array this value is (a view of)
     is_view: bool = False                       # a basic-index view of `ident`
     parts: Any = None                           # (base VI, parts) of a point-indexed getitem
     ival: Any = None                            # integer interval of the value
     text: str = ""                              # how the source spells it (for messages)
-    j: Any = None                               # carried slot (C, UPD, CMP)
-    upd: str = ""                               # update kind (UPD) / relation (CMP)
+    j: Any = None                               # carried slot (CARRIED, UPDATE, COMPARISON)
+    upd: str = ""                               # update kind (UPDATE) / relation (COMPARISON)
     term: Optional["VI"] = None
     mask: Optional["VI"] = None
     mask_neg: bool = False
@@ -113,11 +139,11 @@ class VI:
 
     @property
     def varying(self) -> bool:
-        return self.kind == "V" or (self.kind == "A" and self.aff.coef(K) != 0)
+        return self.kind == ValueKind.VARYING or (self.kind == ValueKind.AFFINE and self.aff.coef(K) != 0)
 
     @property
     def carried(self) -> bool:
-        return self.kind in ("C", "UPD", "CMP")
+        return self.kind in (ValueKind.CARRIED, ValueKind.UPDATE, ValueKind.COMPARISON)
 
 
 @dataclass
