@@ -10,9 +10,9 @@ from ..ir import Graph, Node
 from ..types import NONE, ArrayType, ScalarType, TupleType
 from ..vectorize.build import check_inputs, live_nodes, splice
 from . import dce
-from ..vectorize.loop import Bail, LoopVectorizer, Result
+from ..vectorize.loop import translate_loop
 from ..vectorize.triangular import rectangular_body
-from ..vectorize.values import GUARD
+from ..vectorize.values import GUARD, Bail, Result
 
 log = logging.getLogger("graphjit.vectorize")
 _trial = [0]   # > 0 while vectorizing a copy that may be thrown away: nothing is logged
@@ -236,7 +236,7 @@ def vectorize_as_rectangle(graph: Graph, loop: Node) -> bool:
 
 def vectorize_loop(loop: Node) -> bool:
     try:
-        result = LoopVectorizer(loop).run()
+        result = translate_loop(loop)
     except Bail as e:
         return _mark(loop, f"no: {e}")
     except Exception as e:  # noqa: BLE001 - a bug here must not stop compilation: keep the loop
