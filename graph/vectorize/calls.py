@@ -47,7 +47,8 @@ def visit_call(st: LoopState, node: Node) -> VI:
         # math converts its arguments to float first (np.float32(100) -> 100.0, whose exp is finite)
         floats = [st.scratch.op("float", [value_node(st, v)]) for v in vis]
         value = st.scratch.op(ufunc, floats, {})
-        vi = VI(ValueKind.UNIFORM, node=st.scratch.op("float", [value], {}, node.name), probes=(0.75,), text=node.name or fn)
+        vi = VI(ValueKind.UNIFORM, node=st.scratch.op("float", [value], {}, node.name), probes=(0.75,),
+                text=node.name or fn)
         if spec.raises_when:
             raise_check(st, value.operands[0], spec.raises_when, fn)
         return vi
@@ -57,8 +58,8 @@ def visit_call(st: LoopState, node: Node) -> VI:
             n = value_node(st, v)
             if P.dtype_of(v.probe) != np.float64 and v.varying:
                 n = st.scratch.op("astype", [n], {"dtype": np.float64})
-            cast.append(VI(v.kind if v.kind != ValueKind.AFFINE else ValueKind.VARYING, node=n, probes=(float(1),), ival=v.ival,
-                           text=v.text) if v.varying else v)
+            cast.append(VI(v.kind if v.kind != ValueKind.AFFINE else ValueKind.VARYING, node=n, probes=(float(1),),
+                           ival=v.ival, text=v.text) if v.varying else v)
         st.features.add("elementwise")
         vi = elementwise(st, node, cast, op=ufunc, attrs={}, eager_fn=lambda *args: 0.75)
     if spec.raises_when:

@@ -121,7 +121,7 @@ def prefix(st: LoopState, j: int, exclusive: bool) -> VI:
             else {"dtype": acc.type}
         length = st.trip_aff.const if st.trip_aff.is_const else None
         total = st.scratch.op("cumsum", [value_node(st, t)], attrs, st.body.args[1 + j].name,
-                          type=ArrayType(acc.name, (length,)))
+                              type=ArrayType(acc.name, (length,)))
         if not (init.op == "const" and is_identity(init.value, 0)):
             total = st.scratch.op("add", [st.scratch.ext(init), total], {}, st.body.args[1 + j].name)
         st.features.add("scan")
@@ -192,7 +192,7 @@ def finish_accumulator(st: LoopState, node: Node, vis: list) -> None:
         raise Bail("an element is updated in a way that is not a reduction")
     info = st.acc_info[node.id]
     result = build_reduction(st, upd, info["init"], (info["probe"],) if info["probe"] is not None else (),
-                                  None, node)
+                             None, node)
     base, plan = info["base"], info["plan"]
     btype = base_array_type(st, base)
     if P.dtype_of(result[1]) != np.dtype(btype.dtype):
@@ -200,9 +200,9 @@ def finish_accumulator(st: LoopState, node: Node, vis: list) -> None:
     st.scratch.forget_reads()
     pos = st.scratch.tick()
     st.accesses.append(Access(base.ident, True, pos, plan["dims"], info["label"], line_of(node),
-                                extra={"once": True}))
+                              extra={"once": True}))
     st.scratch.op("setitem", [base.node, result[0], *plan["operands"]],
-              {"index": index_literal(shift_refs(plan["items"], 2))})
+                  {"index": index_literal(shift_refs(plan["items"], 2))})
     st.scratch.pos[st.scratch.g.nodes[-1].id] = pos
     st.features.add("reduction")
     return None
@@ -222,7 +222,7 @@ def accumulator_read(st: LoopState, node: Node, vis: list) -> VI:
     st.accesses.append(Access(base.ident, False, pos, plan["dims"], label, line_of(node), extra={"once": True}))
     probes = getitem_probes(st, node, base, parts)
     st.acc_info[s.id] = {"init": init, "probe": probes[0] if probes else None, "base": base, "plan": plan,
-                           "label": label}
+                         "label": label}
     return VI(ValueKind.CARRIED, j=("acc", s.id), probes=probes, text=label)
 
 
@@ -419,7 +419,7 @@ def build_reduction(st: LoopState, upd: VI, init: Node, init_probes: tuple, init
         finals = [checked(fn, [p, tot_probe], {}) for p in inits]
         if P.is_py_scalar(p1):
             result = st.scratch.op({bool: "bool", int: "int", float: "float", complex: "complex"}[type(p1)],
-                               [result]) if type(p1) is not complex else result
+                                   [result]) if type(p1) is not complex else result
             finals = [p1]
         for final in finals:
             if not P.same_type(final, p1):

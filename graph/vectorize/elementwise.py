@@ -51,7 +51,7 @@ def note_array_reads(st: LoopState, node: Node, vis: list) -> None:
     for v in vis:
         if v.kind in (ValueKind.UNIFORM, ValueKind.VARYING) and v.ident is not None and not v.is_view:
             st.accesses.append(Access(v.ident, False, st.scratch.tick(), (ANY,), v.text or "array",
-                                        line_of(node), extra={"whole": True}))
+                                      line_of(node), extra={"whole": True}))
 
 
 def affine_op(op: str, vis: list) -> Optional[Affine]:
@@ -83,7 +83,7 @@ def elementwise(st: LoopState, node: Node, vis: list, op: Optional[str] = None, 
         if st.compress is None:
             raise Unsafe(f"`{op_text(node)}` inside a branch could fail where the loop never ran it")
     if op in DIVISION_OPS | {"pow"} and len(vis) == 2 and any(v.varying and P.is_py_scalar(v.probe)
-                                                             for v in vis):
+                                                              for v in vis):
         d = vis[1]
         ival = d.ival if d.ival is not None else (interval(st, d.aff) if d.kind == ValueKind.AFFINE else None)
         if op == "pow" or P.is_py_scalar(vis[0].probe) and P.is_py_scalar(d.probe) and \
@@ -180,11 +180,11 @@ def pairwise_extreme(st: LoopState, node: Node, a: VI, b: VI, is_max: bool) -> V
     eager = tuple(P.unique_probes(a.probes + b.probes))
     if kinds <= set("iub"):
         vi = elementwise(st, node, [a, b], op="maximum" if is_max else "minimum",
-                              eager_fn=max if is_max else min)
+                         eager_fn=max if is_max else min)
         return replace(vi, probes=eager)
     test = elementwise(st, node, [b, a], op="gt" if is_max else "lt", attrs={})
     vi = elementwise(st, node, [test, b, a], op="where", attrs={},
-                          eager_fn=lambda c, x, y: x if c else y)
+                     eager_fn=lambda c, x, y: x if c else y)
     return replace(vi, probes=eager)
 
 

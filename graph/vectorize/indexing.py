@@ -138,7 +138,7 @@ def plan_index(st: LoopState, base: VI, parts: list, label: str, write: bool) ->
     if not varying:
         kind = "uniform"
     elif len(varying) == 1 and not fancy_u and in_bounds(st, expanded[varying[0]][1].aff,
-                                                                shape[_axis_of(expanded, varying[0])]):
+                                                         shape[_axis_of(expanded, varying[0])]):
         kind = "slice"
     else:
         if st.region_depth and st.compress is None:
@@ -304,7 +304,7 @@ def access_label(st: LoopState, node: Node, base: VI) -> str:
                     return ""
                 return lookup(st, node.operands[x.index]).text if isinstance(x, OperandRef) else str(x)
             parts.append(f"{b(item.start)}:{b(item.stop)}" + (f":{b(item.step)}" if item.step is not None
-                                                                else ""))
+                                                              else ""))
         elif item is None:
             parts.append("None")
         elif item is Ellipsis:

@@ -180,7 +180,7 @@ def find_guards(st: LoopState) -> None:
         while stack:
             n = stack.pop()
             only_guard = n.graph is st.body and all(u is node or u.id in {c.id for c in chain} or
-                                                      u.op == "bitor" for u in st.body.users(n))
+                                                    u.op == "bitor" for u in st.body.users(n))
             if n.op == "bitor" and only_guard:
                 chain.append(n)
                 stack.extend(n.operands)

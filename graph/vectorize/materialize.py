@@ -67,7 +67,8 @@ def const_vi(st: LoopState, value) -> VI:
         probes = (P.probe_of_value(value),)
     except P.ProbeError:
         probes = ()
-    return VI(ValueKind.UNIFORM, node=st.scratch.const(value), probes=probes, text=repr(value), const=value, has_const=True)
+    return VI(ValueKind.UNIFORM, node=st.scratch.const(value), probes=probes, text=repr(value), const=value,
+              has_const=True)
 
 
 def value_node(st: LoopState, vi: VI) -> Node:
@@ -104,11 +105,11 @@ def materialize(st: LoopState, aff: Affine) -> Node:
         if first.is_const or not st.trip_aff.is_const:
             bounds = [materialize(st, first), materialize(st, stop)]
             node = st.scratch.op("arange", bounds + ([st.scratch.const(c)] if c != 1 else []),
-                             type=ArrayType("int64", (length,)))
+                                 type=ArrayType("int64", (length,)))
         else:  # arange(c*T) + offset: a constant range stays loop-invariant in enclosing loops
             bounds = [st.scratch.const(0), st.scratch.const(st.trip_aff.const * c)]
             base = st.scratch.op("arange", bounds + ([st.scratch.const(c)] if c != 1 else []),
-                             type=ArrayType("int64", (length,)))
+                                 type=ArrayType("int64", (length,)))
             node = st.scratch.op("add", [base, materialize(st, first)])
     elif aff.is_const:
         node = st.scratch.const(aff.const)

@@ -36,7 +36,8 @@ def visit_getitem(st: LoopState, node: Node, vis: list) -> VI:
     result = st.scratch.getitem(base.node, items, plan["operands"], node.name)
     point_only = all(p[0] == "pt" for p in parts)
     if plan["kind"] == "uniform":
-        vi = VI(ValueKind.UNIFORM, node=result, probes=probes, ident=ident, is_view=True, text=label, read_at=(ident, pos))
+        vi = VI(ValueKind.UNIFORM, node=result, probes=probes, ident=ident, is_view=True, text=label,
+                read_at=(ident, pos))
         if point_only:
             vi.parts = (base, parts)
         return vi

@@ -1,4 +1,5 @@
-"""The values a loop body translates to (`VI`), what a translation produces, shared helpers."""
+"""The values a loop body translates to (`VI`, `ValueKind`), what a translation produces (`Result`),
+and the helpers the vectorizer's modules share."""
 
 from __future__ import annotations
 
@@ -178,7 +179,7 @@ class PendingWrite:
     reverse: bool = False
 
 
-NO_LITERAL = object()
+NO_LITERAL = object()     # the initial value of a carried slot is not a literal
 
 
 class DimKey:
@@ -197,7 +198,11 @@ class DimKey:
 
 
 def as_affine(v) -> Affine:
+    """An int or an `Affine` as an `Affine`."""
     return v if isinstance(v, Affine) else Affine.constant(v)
+
+
+# Stand-in for an inner loop's previous result among the initial values of a chained reduction.
 SELF = "<the loop's own result>"
 
 
@@ -220,12 +225,14 @@ def _imul(a, b):
 
 
 def is_identity(literal, identity) -> bool:
+    """Is `literal` (the initial value of a reduction) the identity of its op (0 for +, 1 for *)?"""
     if literal is NO_LITERAL or isinstance(literal, bool) or isinstance(identity, bool):
         return False
     return isinstance(literal, (int, float)) and literal == identity
 
 
 def extreme_identity(dt: np.dtype, is_max: bool):
+    """The identity of a running max (or min) in dtype `dt`: its lowest (highest) value."""
     if dt.kind == "f":
         return -math.inf if is_max else math.inf
     if dt.kind in "iu":
@@ -237,6 +244,7 @@ def extreme_identity(dt: np.dtype, is_max: bool):
 
 
 def static_dim(node: Node) -> Optional[int]:
+    """The value of a `dim`/`len`/`size` node when its array's shape is known at compile time."""
     if node.op in ("dim", "len", "size") and node.operands:
         t = node.operands[0].type
         if isinstance(t, ArrayType) and t.shape is not None:
@@ -250,20 +258,24 @@ def static_dim(node: Node) -> Optional[int]:
 
 
 def is_int_type(t) -> bool:
+    """An int scalar type, or a 0-d integer array."""
     if isinstance(t, ScalarType):
         return t.kind == "int"
     return isinstance(t, ArrayType) and t.shape == () and t.dtype is not None and np.dtype(t.dtype).kind in "iu"
 
 
 def is_int_value(v) -> bool:
+    """A Python or NumPy integer (bools excluded)."""
     return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
 
 
 def static_attrs(attrs: dict) -> dict:
+    """The attributes of a node that are keyword arguments of its op."""
     return {k: v for k, v in attrs.items() if k not in ("kw", "fn", "index")}
 
 
 def op_callable(node: Node):
+    """The function that computes `node`'s op on stand-in values."""
     op = OPS[node.op]
     if op.emit == "method" or op.emit == "attr":
         return lambda *a, **k: op(*a, **k)
@@ -271,6 +283,7 @@ def op_callable(node: Node):
 
 
 def op_text(node: Node) -> str:
+    """How a message names `node`'s op (`np.sum`, `a + b`, the called function)."""
     if node.op == "call":
         return str(node.attrs.get("fn", "call"))
     op = OPS.get(node.op)
@@ -282,6 +295,7 @@ def op_text(node: Node) -> str:
 
 
 def render_op(op: str, vis: list) -> str:
+    """Source-like text of an integer op on body values (`i + 1`), for messages."""
     sym = {"add": "+", "sub": "-", "mul": "*"}.get(op)
     if sym and len(vis) == 2:
         a, b = vis
@@ -294,6 +308,7 @@ def render_op(op: str, vis: list) -> str:
 
 
 def int_interval(op: str, ivals: list) -> Optional[tuple]:
+    """The range of an integer op's result from its operands' ranges (None: unknown)."""
     if any(i is None for i in ivals):
         return None
     if op in ("add", "sub", "mul") and len(ivals) == 2:
@@ -319,10 +334,12 @@ def int_interval(op: str, ivals: list) -> Optional[tuple]:
 
 
 def line_of(node: Node) -> Optional[int]:
+    """The source line of `node`, if known."""
     return node.span.line if node.span else None
 
 
 def shift_refs(items: list, by: int) -> list:
+    """Index items with every `OperandRef(k)` moved to `OperandRef(k + by)`."""
     def shift(x):
         return OperandRef(x.index + by) if isinstance(x, OperandRef) else x
     out = []

@@ -12,7 +12,6 @@ from ..analysis.dependence import Access
 from ..ir import Node
 from ..literals import OperandRef
 from . import probes as P
-from .carried import finish_accumulator
 from .elementwise import elementwise
 from .indexing import access_label, base_array_type, parse_index, plan_index, resolve_base
 from .integers import interval
@@ -22,8 +21,6 @@ from .values import VI, Bail, PendingWrite, ValueKind, index_literal, line_of, o
 
 
 def visit_setitem(st: LoopState, node: Node, vis: list) -> Optional[VI]:
-    if node.id in st.accumulator_writes and node.id in st.acc_info:
-        return finish_accumulator(st, node, vis)
     base, parts = resolve_base(vis[0], parse_index(st, node, vis, 2))
     label = access_label(st, node, base)
     if base.kind == ValueKind.VARYING:
@@ -46,8 +43,8 @@ def visit_setitem(st: LoopState, node: Node, vis: list) -> Optional[VI]:
             entry.tree = ("val", value)   # a later write in the same branch wins
         else:
             st.pending.append(PendingWrite(key, base.node, plan["items"], plan["operands"], plan["dims"],
-                                              base.ident, label, line_of(node), plan["loop_axis"] or 0,
-                                              plan["prank"], ("val", value), plan["reverse"]))
+                                           base.ident, label, line_of(node), plan["loop_axis"] or 0,
+                                           plan["prank"], ("val", value), plan["reverse"]))
         return None
     st.scratch.forget_reads()
     pos = st.scratch.tick()
@@ -66,7 +63,7 @@ def masked_store(st: LoopState, node: Node, v: VI, base: VI, plan: dict, label: 
     if plan["kind"] == "gather":
         pos = st.scratch.tick()
         st.scratch.op("setitem", [base.node, value, *plan["operands"]],
-                  {"index": index_literal(shift_refs(plan["items"], 2))})
+                      {"index": index_literal(shift_refs(plan["items"], 2))})
     else:
         view = st.scratch.getitem(base.node, shift_refs(plan["items"], 1), plan["operands"], cse=False)
         mask = st.compress
@@ -122,7 +119,7 @@ def visit_inplace(st: LoopState, node: Node, vis: list) -> VI:
         aligned = arrange_value(st, value, base, plan, target.text)
         new = st.scratch.op("inplace", [raw, aligned], {"op": op}, node.name)
         st.accesses.append(Access(target.ident, True, st.scratch.pos[new.id], plan["dims"], target.text,
-                                    line_of(node)))
+                                  line_of(node)))
         return replace(target, written=(id(target.ident), repr(plan["items"]),
                                         tuple(o.id for o in plan["operands"])))
     if target.kind == ValueKind.VARYING and target.is_view:
