@@ -15,6 +15,7 @@ from .values import SAME_SHAPE_OPS, Bail, DimKey, is_int_type, static_dim
 
 
 def loop_bounds(st: LoopState) -> None:
+    """Fill in `st.step`, `start`, `stop`, `trip` and `trip_aff` from the loop's range, or bail."""
     start, stop, step = st.loop.operands[:3]
     step_a = outer_affine(st, step)
     if not step_a.is_const or step_a.const == 0:
