@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import linecache
 import logging
 import os
 from typing import Optional
@@ -11,9 +10,9 @@ from ..ir import Graph, Node
 from ..types import NONE, ArrayType, ScalarType, TupleType
 from ..vectorize.build import check_inputs, live_nodes, splice
 from . import dce
-from ..vectorize.loop import Bail, LoopVectorizer, Result
+from ..vectorize.loop import translate_loop
 from ..vectorize.triangular import rectangular_body
-from ..vectorize.values import GUARD
+from ..vectorize.values import GUARD, Bail, Result
 
 log = logging.getLogger("graphjit.vectorize")
 _trial = [0]   # > 0 while vectorizing a copy that may be thrown away: nothing is logged
@@ -237,7 +236,7 @@ def vectorize_as_rectangle(graph: Graph, loop: Node) -> bool:
 
 def vectorize_loop(loop: Node) -> bool:
     try:
-        result = LoopVectorizer(loop).run()
+        result = translate_loop(loop)
     except Bail as e:
         return _mark(loop, f"no: {e}")
     except Exception as e:  # noqa: BLE001 - a bug here must not stop compilation: keep the loop
@@ -299,12 +298,6 @@ def _guard_reasons(result: Result) -> list:
 def _raising(result: Result) -> str:
     """The `math` functions whose arguments the guard tests: 'math.log, math.exp'."""
     return ", ".join(dict.fromkeys(fn for _, fn in result.checks))
-
-
-def _source_line(loop: Node) -> str:
-    if loop.span is None:
-        return ""
-    return linecache.getline(loop.span.file, loop.span.line).strip()
 
 
 def _apply(loop: Node, result: Result) -> None:

@@ -15,7 +15,7 @@ import string
 from typing import Any, Optional, Sequence
 
 from ..ir import Graph, Node
-from ..literals import Index, OperandRef
+from ..literals import Index
 from ..spans import SourceSpan
 import numpy as np
 
@@ -306,11 +306,3 @@ def check_inputs(scratch: Scratch, roots: Sequence[Node]) -> list:
     """`roots` and the scratch nodes they are computed from, in program order (arguments excluded)."""
     seen = _ancestors(scratch, roots)
     return [n for n in scratch.g.nodes if n.id in seen]
-
-
-def letters(n: int, avoid: str = "") -> str:
-    return "".join(ch for ch in LETTERS if ch not in avoid)[:n]
-
-
-def operand_ref(k: int) -> OperandRef:
-    return OperandRef(k)

@@ -1,7 +1,9 @@
-"""The values a loop body translates to (`VI`), what a translation produces, shared helpers."""
+"""The values a loop body translates to (`VI`, `ValueKind`), what a translation produces (`Result`),
+and the helpers the vectorizer's modules share."""
 
 from __future__ import annotations
 
+import enum
 import math
 from dataclasses import dataclass, field
 from typing import Any, Optional
@@ -11,7 +13,7 @@ import numpy as np
 from ..analysis.affine import Affine
 from ..analysis.dependence import K
 from ..ir import Node
-from ..literals import OperandRef
+from ..literals import Index, OperandRef
 from ..ops import OPS
 from ..types import ArrayType, ScalarType
 from .build import Scratch
@@ -82,19 +84,44 @@ SWV = "sliding_window_view"
 SAME_SHAPE_OPS = {"empty_like", "zeros_like", "ones_like", "full_like", "copy"}
 
 
+class ValueKind(enum.Enum):
+    """What a body value (`VI`) is, across the iterations of the loop being vectorized."""
+
+    UNIFORM = "U"
+    """The same in every iteration: `node` is a scratch node computing it once."""
+    VARYING = "V"
+    """One value per iteration: `node` is a scratch node stacking them along a new leading axis."""
+    AFFINE = "A"
+    """An integer `c*k + ...` in the iteration counter k (`aff`); materialized only when used as a
+    value: a slice bound, an `np.arange` or a scalar."""
+    CARRIED = "C"
+    """The value of loop-carried slot `j` as an iteration receives it."""
+    UPDATE = "UPD"
+    """A recognized update of carried slot `j`: `upd` names it (`add`, `pymax`, `set_true`, ...),
+    `term` is the per-iteration operand, `mask` the condition it is done under, if any."""
+    COMPARISON = "CMP"
+    """A comparison of a per-iteration `term` against carried slot `j` (`t > m`, the test of a
+    running maximum); `upd` is the relation."""
+    RESULTS = "TUPLE"
+    """The results of an `if` (or of an inner loop vectorized under a guard): `const` holds one
+    value per result, read by `tuple_get`."""
+
+
 @dataclass
 class VI:
-    kind: str                                   # U V A C UPD CMP
-    node: Optional[Node] = None                 # scratch node (U, V)
-    aff: Optional[Affine] = None                # A
+    """One body value as the vectorized code has it (see `ValueKind` for which fields each kind uses)."""
+
+    kind: ValueKind
+    node: Optional[Node] = None                 # scratch node (UNIFORM, VARYING)
+    aff: Optional[Affine] = None                # AFFINE
     probes: tuple = ()                          # eager per-iteration stand-ins
     ident: Any = None                           # the array this value is (a view of)
     is_view: bool = False                       # a basic-index view of `ident`
     parts: Any = None                           # (base VI, parts) of a point-indexed getitem
     ival: Any = None                            # integer interval of the value
     text: str = ""                              # how the source spells it (for messages)
-    j: Any = None                               # carried slot (C, UPD, CMP)
-    upd: str = ""                               # update kind (UPD) / relation (CMP)
+    j: Any = None                               # carried slot (CARRIED, UPDATE, COMPARISON)
+    upd: str = ""                               # update kind (UPDATE) / relation (COMPARISON)
     term: Optional["VI"] = None
     mask: Optional["VI"] = None
     mask_neg: bool = False
@@ -113,11 +140,11 @@ class VI:
 
     @property
     def varying(self) -> bool:
-        return self.kind == "V" or (self.kind == "A" and self.aff.coef(K) != 0)
+        return self.kind == ValueKind.VARYING or (self.kind == ValueKind.AFFINE and self.aff.coef(K) != 0)
 
     @property
     def carried(self) -> bool:
-        return self.kind in ("C", "UPD", "CMP")
+        return self.kind in (ValueKind.CARRIED, ValueKind.UPDATE, ValueKind.COMPARISON)
 
 
 @dataclass
@@ -134,7 +161,7 @@ class Result:
 
 
 @dataclass
-class _PendingWrite:
+class PendingWrite:
     """A write inside `if` branches; `tree` says what each element gets:
     ('val', node) | ('old',) the value before the `if` | ('sel', mask VI, then tree, else tree)."""
 
@@ -152,7 +179,7 @@ class _PendingWrite:
     reverse: bool = False
 
 
-_NO_LITERAL = object()
+NO_LITERAL = object()     # the initial value of a carried slot is not a literal
 
 
 class DimKey:
@@ -170,8 +197,12 @@ class DimKey:
         return self.name
 
 
-def _as_affine(v) -> Affine:
+def as_affine(v) -> Affine:
+    """An int or an `Affine` as an `Affine`."""
     return v if isinstance(v, Affine) else Affine.constant(v)
+
+
+# Stand-in for an inner loop's previous result among the initial values of a chained reduction.
 SELF = "<the loop's own result>"
 
 
@@ -193,13 +224,15 @@ def _imul(a, b):
     return a
 
 
-def _is_identity(literal, identity) -> bool:
-    if literal is _NO_LITERAL or isinstance(literal, bool) or isinstance(identity, bool):
+def is_identity(literal, identity) -> bool:
+    """Is `literal` (the initial value of a reduction) the identity of its op (0 for +, 1 for *)?"""
+    if literal is NO_LITERAL or isinstance(literal, bool) or isinstance(identity, bool):
         return False
     return isinstance(literal, (int, float)) and literal == identity
 
 
-def _extreme_identity(dt: np.dtype, is_max: bool):
+def extreme_identity(dt: np.dtype, is_max: bool):
+    """The identity of a running max (or min) in dtype `dt`: its lowest (highest) value."""
     if dt.kind == "f":
         return -math.inf if is_max else math.inf
     if dt.kind in "iu":
@@ -210,7 +243,8 @@ def _extreme_identity(dt: np.dtype, is_max: bool):
     return None
 
 
-def _static_dim(node: Node) -> Optional[int]:
+def static_dim(node: Node) -> Optional[int]:
+    """The value of a `dim`/`len`/`size` node when its array's shape is known at compile time."""
     if node.op in ("dim", "len", "size") and node.operands:
         t = node.operands[0].type
         if isinstance(t, ArrayType) and t.shape is not None:
@@ -223,28 +257,33 @@ def _static_dim(node: Node) -> Optional[int]:
     return None
 
 
-def _is_int_type(t) -> bool:
+def is_int_type(t) -> bool:
+    """An int scalar type, or a 0-d integer array."""
     if isinstance(t, ScalarType):
         return t.kind == "int"
     return isinstance(t, ArrayType) and t.shape == () and t.dtype is not None and np.dtype(t.dtype).kind in "iu"
 
 
-def _is_int_value(v) -> bool:
+def is_int_value(v) -> bool:
+    """A Python or NumPy integer (bools excluded)."""
     return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
 
 
-def _static_attrs(attrs: dict) -> dict:
+def static_attrs(attrs: dict) -> dict:
+    """The attributes of a node that are keyword arguments of its op."""
     return {k: v for k, v in attrs.items() if k not in ("kw", "fn", "index")}
 
 
-def _callable(node: Node):
+def op_callable(node: Node):
+    """The function that computes `node`'s op on stand-in values."""
     op = OPS[node.op]
     if op.emit == "method" or op.emit == "attr":
         return lambda *a, **k: op(*a, **k)
     return op.fn
 
 
-def _op_text(node: Node) -> str:
+def op_text(node: Node) -> str:
+    """How a message names `node`'s op (`np.sum`, `a + b`, the called function)."""
     if node.op == "call":
         return str(node.attrs.get("fn", "call"))
     op = OPS.get(node.op)
@@ -255,7 +294,8 @@ def _op_text(node: Node) -> str:
     return node.op
 
 
-def _render(op: str, vis: list) -> str:
+def render_op(op: str, vis: list) -> str:
+    """Source-like text of an integer op on body values (`i + 1`), for messages."""
     sym = {"add": "+", "sub": "-", "mul": "*"}.get(op)
     if sym and len(vis) == 2:
         a, b = vis
@@ -267,7 +307,8 @@ def _render(op: str, vis: list) -> str:
     return vis[0].text if vis else op
 
 
-def _int_interval(op: str, ivals: list) -> Optional[tuple]:
+def int_interval(op: str, ivals: list) -> Optional[tuple]:
+    """The range of an integer op's result from its operands' ranges (None: unknown)."""
     if any(i is None for i in ivals):
         return None
     if op in ("add", "sub", "mul") and len(ivals) == 2:
@@ -292,30 +333,13 @@ def _int_interval(op: str, ivals: list) -> Optional[tuple]:
     return None
 
 
-def _line(node: Node) -> Optional[int]:
+def line_of(node: Node) -> Optional[int]:
+    """The source line of `node`, if known."""
     return node.span.line if node.span else None
 
 
-def _same_node(a: Node, b: Node, depth: int) -> bool:
-    if a is b:
-        return True
-    if depth <= 0 or a.op != b.op or a.op in ("arg", "setitem", "inplace") or repr(a.attrs) != repr(b.attrs):
-        return False
-    if a.op == "const":
-        return type(a.value) is type(b.value) and repr(a.value) == repr(b.value)
-    return len(a.operands) == len(b.operands) and all(_same_node(x, y, depth - 1)
-                                                      for x, y in zip(a.operands, b.operands))
-
-
-def _replace_old(tree: tuple, old: tuple) -> tuple:
-    if tree[0] == "old":
-        return old
-    if tree[0] == "sel":
-        return ("sel", tree[1], _replace_old(tree[2], old), _replace_old(tree[3], old))
-    return tree
-
-
-def _shift_refs(items: list, by: int) -> list:
+def shift_refs(items: list, by: int) -> list:
+    """Index items with every `OperandRef(k)` moved to `OperandRef(k + by)`."""
     def shift(x):
         return OperandRef(x.index + by) if isinstance(x, OperandRef) else x
     out = []
@@ -327,7 +351,7 @@ def _shift_refs(items: list, by: int) -> list:
     return out
 
 
-def _index(items: list):
-    from ..literals import Index
+def index_literal(items: list) -> Index:
+    """The `index` attribute of a getitem/setitem built from `items`."""
     return Index(items)
 
