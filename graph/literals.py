@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from .types import _SHORT
+from .types import SHORT_DTYPE_NAMES
 
 
 @dataclass(frozen=True)
@@ -37,9 +37,9 @@ def is_literal(value: Any) -> bool:
     if value is None or value is Ellipsis or isinstance(value, (bool, int, float, complex, str, OperandRef)):
         return True
     if isinstance(value, np.generic):
-        return value.dtype.name in _SHORT and value.dtype.kind != "c"
+        return value.dtype.name in SHORT_DTYPE_NAMES and value.dtype.kind != "c"
     if isinstance(value, np.dtype) or (isinstance(value, type) and issubclass(value, np.generic)):
-        return np.dtype(value).name in _SHORT
+        return np.dtype(value).name in SHORT_DTYPE_NAMES
     if isinstance(value, slice):
         return all(is_literal(p) for p in (value.start, value.stop, value.step))
     if isinstance(value, tuple):
@@ -146,14 +146,14 @@ def _eval(node: ast.AST, allow_slice: bool = False) -> Any:
         if node.id in ("inf", "nan"):
             return float(node.id)
     if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "np":
-        if node.attr in _SHORT:
+        if node.attr in SHORT_DTYPE_NAMES:
             return np.dtype(node.attr).type
     if isinstance(node, ast.Call) and not node.keywords:
         func = node.func
         if isinstance(func, ast.Name) and func.id == "slice" and len(node.args) == 3:
             return slice(*(_eval(a) for a in node.args))
         if (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "np"
-                and func.attr in _SHORT and len(node.args) == 1):
+                and func.attr in SHORT_DTYPE_NAMES and len(node.args) == 1):
             return np.dtype(func.attr).type(_eval(node.args[0]))
     if allow_slice and isinstance(node, ast.Slice):
         return slice(*(None if p is None else _eval(p) for p in (node.lower, node.upper, node.step)))

@@ -15,7 +15,7 @@ from .diagnostics import GraphjitError, GraphParseError
 from .ir import Graph, Node
 from .literals import parse_literal
 from .spans import SourceSpan
-from .types import _split_top, parse_type
+from .types import split_top_level, parse_type
 
 _SPAN_RE = re.compile(r"\s+# (.+):(\d+):(\d+)$")
 _NAME_RE = re.compile(r"^%([A-Za-z_][\w]*(?:\.\d+)?|\d+)$")
@@ -51,7 +51,7 @@ class _Parser:
             raise self.error("expected `graph NAME(ARGS) -> TYPE`")
         graph = Graph(m.group(1))
         arg_text = header[m.end():close]
-        for item in _split_top(arg_text) if arg_text.strip() else []:
+        for item in split_top_level(arg_text) if arg_text.strip() else []:
             name, _, type_text = item.partition(":")
             node = graph.add_arg(self._hint(name.strip()), self._type(type_text))
             self._define(name.strip(), node)
@@ -75,7 +75,7 @@ class _Parser:
             if line.startswith(terminator + " ") or line == terminator:
                 self.pos += 1
                 rest = line[len(terminator):].strip()
-                return [self._operand(graph, t) for t in _split_top(rest)] if rest else []
+                return [self._operand(graph, t) for t in split_top_level(rest)] if rest else []
             self._node(graph, line)
         raise self.error(f"missing `{terminator}`")
 
@@ -102,7 +102,7 @@ class _Parser:
             end = _matching(rest, 0)
             if end < 0:
                 raise self.error("unbalanced braces")
-            for item in _split_top(rest[1:end]):
+            for item in split_top_level(rest[1:end]):
                 key, eq, value = item.partition("=")
                 if not eq:
                     raise self.error(f"attribute without `=`: {item!r}")
@@ -114,7 +114,7 @@ class _Parser:
         if not rest.startswith(":"):
             raise self.error("expected `: TYPE`")
         node_type = self._type(rest[1:])
-        operands = [self._operand(graph, t) for t in _split_top(operand_text)] if operand_text.strip() else []
+        operands = [self._operand(graph, t) for t in split_top_level(operand_text)] if operand_text.strip() else []
         if op == "call":
             try:
                 resolve_callable(str(attrs.get("fn")))
@@ -127,7 +127,7 @@ class _Parser:
             if not rm:
                 break
             region = Graph(f"{graph.name}.{rm.group(1)}", label=rm.group(1))
-            for item in _split_top(rm.group(2)) if rm.group(2).strip() else []:
+            for item in split_top_level(rm.group(2)) if rm.group(2).strip() else []:
                 name, _, type_text = item.partition(":")
                 self._define(name.strip(), region.add_arg(self._hint(name.strip()), self._type(type_text)))
             self.pos += 1

@@ -11,10 +11,12 @@ print inline where they are used; region nodes are followed by their regions in 
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
-from .ir import Graph, Node
 from .literals import format_literal
+
+if TYPE_CHECKING:  # annotations only: ir prints graphs through this module
+    from .ir import Graph, Node
 
 
 class _Names:

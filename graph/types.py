@@ -13,13 +13,14 @@ from typing import Optional, Tuple
 
 import numpy as np
 
-_SHORT = {
+# dtype name -> its short form in graph text (`float32` -> `f32`)
+SHORT_DTYPE_NAMES = {
     "float16": "f16", "float32": "f32", "float64": "f64",
     "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
     "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64",
     "bool": "bool", "complex64": "c64", "complex128": "c128",
 }
-_LONG = {v: k for k, v in _SHORT.items()}
+_LONG = {v: k for k, v in SHORT_DTYPE_NAMES.items()}
 
 Dim = Optional[int]
 
@@ -42,7 +43,7 @@ class ArrayType(Type):
         return self.dtype is not None and self.shape is not None and None not in self.shape
 
     def __str__(self) -> str:
-        d = _SHORT.get(self.dtype, self.dtype) if self.dtype else "?"
+        d = SHORT_DTYPE_NAMES.get(self.dtype, self.dtype) if self.dtype else "?"
         if self.shape is None:
             return f"{d}[*]"
         return f"{d}[{','.join('?' if s is None else str(s) for s in self.shape)}]"
@@ -129,7 +130,7 @@ def parse_type(text: str) -> Type:
         return _SCALARS[text]
     if text.startswith("tuple(") and text.endswith(")"):
         inner = text[len("tuple("):-1]
-        return TupleType(tuple(parse_type(p) for p in _split_top(inner)) if inner.strip() else ())
+        return TupleType(tuple(parse_type(p) for p in split_top_level(inner)) if inner.strip() else ())
     m = _ARRAY_RE.match(text)
     if not m:
         raise ValueError(f"not a type: {text!r}")
@@ -143,7 +144,7 @@ def parse_type(text: str) -> Type:
     return ArrayType(dtype, shape)
 
 
-def _split_top(text: str) -> list[str]:
+def split_top_level(text: str) -> list[str]:
     """Split on commas that are not inside brackets, parentheses or string literals."""
     parts, depth, cur, quote, escaped = [], 0, "", None, False
     for ch in text:

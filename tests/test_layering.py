@@ -98,63 +98,15 @@ LAZY_IMPORTS = {
 # Private names imported from another module, and import cycles, that other branches of the #11
 # refactor are removing. Delete an entry when its branch merges (the test says which are stale).
 KNOWN_PRIVATE_IMPORTS = {
-    # front end (transpiler/*): being removed by the #11 refactor
-    ("transpiler.budget", "transpiler.statements", "_NeedsUnroll"),
-    ("transpiler.budget", "transpiler.statements", "_containers"),
-    ("transpiler.budget", "transpiler.statements", "_restore"),
-    ("transpiler.budget", "transpiler.statements", "_save"),
-    ("transpiler.fallback", "transpiler.statements", "_Finder"),
-    ("transpiler.fallback", "transpiler.statements", "_Return"),
-    ("transpiler.fallback", "transpiler.statements", "_assigned_names"),
-    ("transpiler.statements", "transpiler.expressions", "_ListIndex"),
-    # vectorizer (graph/vectorize/*): being removed by the #11 refactor
-    ("graph.vectorize.branches", "graph.vectorize.values", "_index"),
-    ("graph.vectorize.branches", "graph.vectorize.values", "_replace_old"),
-    ("graph.vectorize.branches", "graph.vectorize.values", "_same_node"),
-    ("graph.vectorize.branches", "graph.vectorize.values", "_shift_refs"),
-    ("graph.vectorize.carried", "graph.vectorize.values", "_NO_LITERAL"),
-    ("graph.vectorize.carried", "graph.vectorize.values", "_extreme_identity"),
+    # vectorizer (graph/vectorize/*): the in-place reduction helpers, until the op table holds them
     ("graph.vectorize.carried", "graph.vectorize.values", "_iadd"),
     ("graph.vectorize.carried", "graph.vectorize.values", "_imul"),
-    ("graph.vectorize.carried", "graph.vectorize.values", "_index"),
-    ("graph.vectorize.carried", "graph.vectorize.values", "_is_identity"),
     ("graph.vectorize.carried", "graph.vectorize.values", "_isub"),
-    ("graph.vectorize.carried", "graph.vectorize.values", "_line"),
-    ("graph.vectorize.carried", "graph.vectorize.values", "_op_text"),
-    ("graph.vectorize.carried", "graph.vectorize.values", "_shift_refs"),
-    ("graph.vectorize.indexing", "graph.vectorize.values", "_PendingWrite"),
-    ("graph.vectorize.indexing", "graph.vectorize.values", "_as_affine"),
-    ("graph.vectorize.indexing", "graph.vectorize.values", "_index"),
-    ("graph.vectorize.indexing", "graph.vectorize.values", "_is_int_value"),
-    ("graph.vectorize.indexing", "graph.vectorize.values", "_line"),
-    ("graph.vectorize.indexing", "graph.vectorize.values", "_op_text"),
-    ("graph.vectorize.indexing", "graph.vectorize.values", "_shift_refs"),
-    ("graph.vectorize.loop", "graph.vectorize.values", "_PendingWrite"),
-    ("graph.vectorize.loop", "graph.vectorize.values", "_callable"),
-    ("graph.vectorize.loop", "graph.vectorize.values", "_int_interval"),
-    ("graph.vectorize.loop", "graph.vectorize.values", "_is_int_type"),
-    ("graph.vectorize.loop", "graph.vectorize.values", "_is_int_value"),
-    ("graph.vectorize.loop", "graph.vectorize.values", "_line"),
-    ("graph.vectorize.loop", "graph.vectorize.values", "_op_text"),
-    ("graph.vectorize.loop", "graph.vectorize.values", "_render"),
-    ("graph.vectorize.loop", "graph.vectorize.values", "_static_attrs"),
-    ("graph.vectorize.loop", "graph.vectorize.values", "_static_dim"),
-    # graph core (graph/types.py, literals.py, parser.py): no branch of #11 owns these yet
-    ("graph.literals", "graph.types", "_SHORT"),
-    ("graph.parser", "graph.types", "_split_top"),
 }
 
 KNOWN_CYCLES = {
-    # front end (transpiler/*): being removed by the #11 refactor
-    ("transpiler.calls", "transpiler.expressions"),
-    ("transpiler.budget", "transpiler.statements"),
-    ("transpiler.calls", "transpiler.expressions", "transpiler.fallback"),
-    ("transpiler.expressions", "transpiler.fallback", "transpiler.statements"),
-    ("transpiler.calls", "transpiler.expressions", "transpiler.fallback", "transpiler.statements"),
     # op table (graph/ops.py and its shape rules): being removed by the #11 refactor
     ("graph.ops", "graph.shape_rules"),
-    # graph core (graph/ir.py, printer.py): no branch of #11 owns these yet
-    ("graph.ir", "graph.printer"),
 }
 
 PACKAGE_FILES = [p for p in sorted(ROOT.rglob("*.py"))
