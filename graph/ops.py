@@ -1,17 +1,32 @@
-"""The op table: the one place that knows each graph op.
+"""The op table: the one place that knows each graph op. A new op is one row here.
 
-For every op: its name in graph text, the callable the interpreter (and constant folding) runs,
-how the NumPy backend spells it (`infix`, `prefix`, `call`, `method`, `attr`, or `special` for
-ops the emitter lays out itself), Python precedence of that spelling, arity, purity, whether it
-is elementwise, and its shape/dtype rule. What the optimizer needs is here too: whether constant
-folding may evaluate it (`foldable`), whether its array result is always a new buffer (`fresh`,
-for alias analysis) or may be a view of any operand (`views_any`), whether operands commute, and the
-NumPy function with an `out=` parameter that computes it into an existing buffer (`ufunc`, for memory
-planning), and where it may raise (`domain`, read by graph/raising.py `may_raise`: dead code elimination keeps an unused
-node that may raise). `writes` says which operands a node writes in place (`setitem` its target, a ufunc
-its `out` argument, given by keyword or positionally, an opaque call any operand): every pass that
-removes, merges or moves nodes learns a node's effects on memory from it (`Node.writes`, graph/alias.py).
-`docs/ops.md` is generated from this table.
+Every fact about an op is a field of its `OpDef`; the rest of the compiler asks the table:
+
+- `name`: the op in graph text; `fn`: the callable the interpreter and constant folding run.
+- `emit`, `symbol`, `prec`: how the NumPy backend spells it (`infix`, `prefix`, `call`, `method`,
+  `attr`, or `special`, laid out by the emitter itself) and the precedence of that spelling.
+- `arity` (None: any), `doc`, `infer` (its shape/dtype rule, graph/shape_rules.py).
+- `pure`: no effects besides `writes`; `effect`: an ordered effect outside the arrays (raise,
+  Python attributes, globals, opaque calls), never run speculatively by the vectorizer.
+- `writes`: which operands a node writes in place (`setitem` its target, a ufunc its `out`
+  argument, by keyword or positionally, an opaque call any operand); every pass that removes,
+  merges or moves nodes learns a node's effects on memory from it (`Node.writes`, graph/alias.py).
+- `result`: the memory its result may share: `fresh` (a new buffer), `view` (of operand 0),
+  `views_any` (of any operand, `np.einsum`), or unknown; the alias analysis (graph/alias.py) reads it.
+- `elementwise`, `commutative`, `foldable` (constant folding may run it).
+- `reduction`: `reduce`, `batched` (a reduction the vectorizer runs on a whole batch) or `scan`;
+  all take `axis` as a static attribute.
+- `creates`: `alloc` (a new array of a given shape, then written: `np.zeros`) or `build` (an array
+  from arguments: `np.arange`); the front end never computes one at compile time.
+- `inplace_symbol`, `inplace_fn`: the augmented assignment of an infix op (`+=`, `operator.iadd`),
+  which the `inplace` node's `op` attribute names.
+- `ufunc`: the NumPy function with an `out=` parameter computing it into an existing buffer (memory
+  planning); `method`: the ndarray method computing it on an array operand.
+- `domain`: where it may raise for values its operand types allow (graph/raising.py `may_raise`:
+  dead code elimination keeps an unused node that may raise).
+- `region`: the node holds regions (`REGION_OPS`).
+
+`docs/ops.md` is generated from this table (`python docs/gen_ops.py`).
 """
 
 from __future__ import annotations
@@ -99,10 +114,25 @@ class OpDef:
     infer: Callable = field(default=lambda nodes, attrs: OBJECT, repr=False)
     doc: str = ""
     foldable: bool = True               # constant folding may run it (pure and deterministic)
-    fresh: bool = False                 # an array result never shares memory with the operands
-    # The result may be a view of any array operand, not only the first (`np.einsum("ii->i", a)`
-    # is a writeable view of `a`): both alias analyses read this fact.
-    views_any: bool = False
+    # What memory the result may share (graph/alias.py reads it): "fresh", a new buffer; "view", a
+    # view of operand 0 or operand 0 itself (`reshape`, `x[1:]`, `np.asarray`); "views_any", a view
+    # of any operand or a new buffer (`np.einsum("ii->i", a)` is a writeable view of `a`); "", not
+    # known (treated as possibly any memory its operands, or the caller, can reach).
+    result: str = ""
+    # "reduce": reduces over `axis` (a static attribute, also the second positional argument);
+    # "batched": such a reduction the vectorizer applies to the whole batch at once, `axis` shifted
+    # by one; "scan": keeps the reduced axis (`cumsum`); the front end takes `axis` as for reductions.
+    reduction: str = ""
+    # "alloc": allocates an array of a given shape, filled or not (`np.zeros`, `np.empty_like`), which
+    # code then writes into; "build": builds an array from its arguments (`np.arange`, `np.asarray`).
+    # Neither is computed at compile time (that would bake data into the code).
+    creates: str = ""
+    inplace_symbol: str = ""            # the augmented assignment: `+=` (the `inplace` node's `op` attr)
+    inplace_fn: Optional[Callable] = field(default=None, repr=False)  # operator.iadd
+    # An ordered effect on the world outside the arrays (raise, assert, Python attributes, module
+    # globals, opaque Python calls): the vectorizer never runs one speculatively or per batch.
+    effect: bool = False
+    region: bool = False                # the node holds regions (`if`, `for_range`, `while`)
     # Where the op may raise for values its operand types allow (see `may_raise`): "index"
     # (IndexError), "division" (by zero), "domain" (outside its mathematical domain: log, sqrt,
     # pow; on arrays NumPy warns, the vectorizer still never runs them speculatively), "convert"
@@ -115,6 +145,11 @@ class OpDef:
     # Python wrapper of `np.sum` (about 2 µs a call, which small arrays feel).
     method: str = ""
     writes: Writes = OUT                # which operands it writes in place (see Writes)
+
+    @property
+    def fresh(self) -> bool:
+        """An array result is always a new buffer."""
+        return self.result == "fresh"
 
     def __call__(self, *values, **attrs) -> Any:
         """Run the op on concrete values, as the interpreter and constant folding do."""
@@ -138,32 +173,37 @@ def _add(op: OpDef) -> OpDef:
 _INFIX_DOMAIN = {"truediv": "division", "floordiv": "division", "mod": "division", "pow": "domain"}
 # On arrays each operator is the NumPy ufunc named last (`a + b` is `np.add(a, b)`), which is what
 # memory planning calls with `out=`.
-for _name, _sym, _prec, _fn, _comm, _uf in [
-    ("add", "+", PREC_ADD, operator.add, True, np.add), ("sub", "-", PREC_ADD, operator.sub, False, np.subtract),
-    ("mul", "*", PREC_MUL, operator.mul, True, np.multiply),
-    ("truediv", "/", PREC_MUL, operator.truediv, False, np.true_divide),
-    ("floordiv", "//", PREC_MUL, operator.floordiv, False, np.floor_divide),
-    ("mod", "%", PREC_MUL, operator.mod, False, np.remainder),
-    ("pow", "**", PREC_POWER, operator.pow, False, None),  # `a ** 2` takes NumPy's np.square fast path
-    ("lshift", "<<", PREC_SHIFT, operator.lshift, False, np.left_shift),
-    ("rshift", ">>", PREC_SHIFT, operator.rshift, False, np.right_shift),
-    ("bitand", "&", PREC_BITAND, operator.and_, True, np.bitwise_and),
-    ("bitxor", "^", PREC_BITXOR, operator.xor, True, np.bitwise_xor),
-    ("bitor", "|", PREC_BITOR, operator.or_, True, np.bitwise_or),
-    ("eq", "==", PREC_CMP, operator.eq, True, np.equal), ("ne", "!=", PREC_CMP, operator.ne, True, np.not_equal),
-    ("lt", "<", PREC_CMP, operator.lt, False, np.less), ("le", "<=", PREC_CMP, operator.le, False, np.less_equal),
-    ("gt", ">", PREC_CMP, operator.gt, False, np.greater),
-    ("ge", ">=", PREC_CMP, operator.ge, False, np.greater_equal),
+# The in-place function (`operator.iadd`) is the augmented assignment `a += b` (symbol `+=`).
+for _name, _sym, _prec, _fn, _comm, _uf, _ifn in [
+    ("add", "+", PREC_ADD, operator.add, True, np.add, operator.iadd),
+    ("sub", "-", PREC_ADD, operator.sub, False, np.subtract, operator.isub),
+    ("mul", "*", PREC_MUL, operator.mul, True, np.multiply, operator.imul),
+    ("truediv", "/", PREC_MUL, operator.truediv, False, np.true_divide, operator.itruediv),
+    ("floordiv", "//", PREC_MUL, operator.floordiv, False, np.floor_divide, operator.ifloordiv),
+    ("mod", "%", PREC_MUL, operator.mod, False, np.remainder, operator.imod),
+    ("pow", "**", PREC_POWER, operator.pow, False, None, operator.ipow),  # `a ** 2`: NumPy's np.square fast path
+    ("lshift", "<<", PREC_SHIFT, operator.lshift, False, np.left_shift, operator.ilshift),
+    ("rshift", ">>", PREC_SHIFT, operator.rshift, False, np.right_shift, operator.irshift),
+    ("bitand", "&", PREC_BITAND, operator.and_, True, np.bitwise_and, operator.iand),
+    ("bitxor", "^", PREC_BITXOR, operator.xor, True, np.bitwise_xor, operator.ixor),
+    ("bitor", "|", PREC_BITOR, operator.or_, True, np.bitwise_or, operator.ior),
+    ("eq", "==", PREC_CMP, operator.eq, True, np.equal, None),
+    ("ne", "!=", PREC_CMP, operator.ne, True, np.not_equal, None),
+    ("lt", "<", PREC_CMP, operator.lt, False, np.less, None), ("le", "<=", PREC_CMP, operator.le, False, np.less_equal, None),
+    ("gt", ">", PREC_CMP, operator.gt, False, np.greater, None),
+    ("ge", ">=", PREC_CMP, operator.ge, False, np.greater_equal, None),
 ]:
     _add(OpDef(_name, _fn, "infix", _sym, _prec, 2, elementwise=True, infer=R.elementwise(_fn),
-               doc=f"`a {_sym} b`", fresh=True, commutative=_comm, ufunc=_uf, domain=_INFIX_DOMAIN.get(_name, "")))
+               doc=f"`a {_sym} b`", result="fresh", commutative=_comm, ufunc=_uf, domain=_INFIX_DOMAIN.get(_name, ""),
+               inplace_symbol=_sym + "=" if _ifn else "", inplace_fn=_ifn))
 
-_add(OpDef("matmul", operator.matmul, "infix", "@", PREC_MUL, 2, infer=R.matmul, doc="`a @ b`", fresh=True))
+_add(OpDef("matmul", operator.matmul, "infix", "@", PREC_MUL, 2, infer=R.matmul, doc="`a @ b`", result="fresh",
+           inplace_symbol="@=", inplace_fn=operator.imatmul))
 
 for _name, _sym, _fn, _uf in [("neg", "-", operator.neg, np.negative), ("pos", "+", operator.pos, np.positive),
                               ("invert", "~", operator.invert, np.invert)]:
     _add(OpDef(_name, _fn, "prefix", _sym, PREC_UNARY, 1, elementwise=True, infer=R.elementwise(_fn),
-               doc=f"`{_sym}a`", fresh=True, ufunc=_uf))
+               doc=f"`{_sym}a`", result="fresh", ufunc=_uf))
 _add(OpDef("not", operator.not_, "prefix", "not ", PREC_NOT, 1, infer=R.fixed(BOOL), doc="`not a`"))
 
 # --- NumPy ufuncs (elementwise) -------------------------------------------------------------
@@ -184,25 +224,29 @@ for _u in UFUNCS:
     _name = _u if _u not in OPS else f"np_{_u}"
     _fn = getattr(np, _u)
     _add(OpDef(_name, _fn, "call", f"np.{_u}", arity=None, elementwise=True, infer=R.elementwise(_fn),
-               doc=f"`np.{_u}(...)`", fresh=True, ufunc=_fn, domain=_UFUNC_DOMAIN.get(_u, ""),
+               doc=f"`np.{_u}(...)`", result="fresh", ufunc=_fn, domain=_UFUNC_DOMAIN.get(_u, ""),
                writes=Writes(nin=_fn.nin),
                commutative=_u in ("add", "multiply", "maximum", "minimum", "fmax", "fmin", "hypot",
                                   "logical_and", "logical_or", "logical_xor", "equal", "not_equal")))
 
 _add(OpDef("where", np.where, "call", "np.where", arity=3, elementwise=True, infer=R.elementwise(np.where),
-           doc="`np.where(c, a, b)`", fresh=True))
+           doc="`np.where(c, a, b)`", result="fresh"))
 _add(OpDef("select", select, "call", "_select", arity=3, elementwise=True, infer=R.elementwise(np.where),
            doc="`_select(c, a, b)`: `np.where(c, a, b)` bit for bit, blended without branches on big arrays "
-           "whose condition is unpredictable (graph/blend.py); the tile pass makes it", fresh=True))
+           "whose condition is unpredictable (graph/blend.py); the tile pass makes it", result="fresh"))
 _add(OpDef("clip", np.clip, "call", "np.clip", arity=3, elementwise=True, infer=R.elementwise(np.clip),
-           doc="`np.clip(a, lo, hi)`", fresh=True, ufunc=np.clip))
+           doc="`np.clip(a, lo, hi)`", result="fresh", ufunc=np.clip))
 
 # --- Reductions: axis/keepdims are static attributes ----------------------------------------
-for _r in ["sum", "mean", "max", "min", "prod", "any", "all", "std", "var", "argmax", "argmin",
-           "nansum", "nanmean", "nanmax", "nanmin", "median", "amax", "amin"]:
+for _r, _reduction in [
+    ("sum", "batched"), ("mean", "batched"), ("max", "batched"), ("min", "batched"), ("prod", "batched"),
+    ("any", "batched"), ("all", "batched"), ("std", "reduce"), ("var", "reduce"), ("argmax", "reduce"),
+    ("argmin", "reduce"), ("nansum", "batched"), ("nanmean", "reduce"), ("nanmax", "batched"),
+    ("nanmin", "batched"), ("median", "reduce"), ("amax", "batched"), ("amin", "batched"),
+]:
     _fn = getattr(np, _r)
     _add(OpDef(_r if _r not in OPS else f"np_{_r}", _fn, "call", f"np.{_r}", infer=R.reduction(_fn),
-               doc=f"`np.{_r}(a, axis=..., keepdims=...)`", fresh=True,
+               doc=f"`np.{_r}(a, axis=..., keepdims=...)`", result="fresh", reduction=_reduction,
                domain="identity" if _r in ("max", "min", "argmax", "argmin", "nanmax", "nanmin", "amax", "amin")
                else "",
                writes=Writes((0,), when="overwrite_input") if _r == "median" else OUT,
@@ -210,22 +254,24 @@ for _r in ["sum", "mean", "max", "min", "prod", "any", "all", "std", "var", "arg
 
 # --- Linear algebra --------------------------------------------------------------------------
 _add(OpDef("dot", np.dot, "call", "np.dot", arity=2, infer=R.by_evaluation(np.dot), doc="`np.dot(a, b)`",
-           fresh=True))
-# einsum is not `fresh`: np.einsum("ii->i", a) is a writeable view of a.
+           result="fresh"))
+# einsum is not fresh: np.einsum("ii->i", a) is a writeable view of a.
 _add(OpDef("einsum", np.einsum, "call", "np.einsum", infer=R.by_evaluation(np.einsum), doc="`np.einsum(spec, ...)`",
-           views_any=True))
+           result="views_any"))
 _add(OpDef("outer", np.outer, "call", "np.outer", arity=2, infer=R.by_evaluation(np.outer), doc="`np.outer(a, b)`",
-           fresh=True))
+           result="fresh"))
 _add(OpDef("tensordot", np.tensordot, "call", "np.tensordot", infer=R.by_evaluation(np.tensordot),
-           doc="`np.tensordot(a, b, axes)`", fresh=True))
+           doc="`np.tensordot(a, b, axes)`", result="fresh"))
 
 # --- Shapes and layout -----------------------------------------------------------------------
-_add(OpDef("reshape", None, "method", "reshape", arity=2, infer=R.reshape, doc="`a.reshape(shape)`", domain="size"))
-_add(OpDef("T", None, "attr", "T", arity=1, infer=R.transpose, doc="`a.T`"))
-_add(OpDef("transpose", np.transpose, "call", "np.transpose", infer=R.transpose, doc="`np.transpose(a, axes)`"))
-_add(OpDef("astype", None, "method", "astype", arity=1, infer=R.astype, doc="`a.astype(dtype)`", fresh=True))
-_add(OpDef("copy", None, "method", "copy", arity=1, infer=R.same_as_first, doc="`a.copy()`", fresh=True))
-# Views (or the operand itself) unless listed in _FRESH_LAYOUT: results may share the operand's memory.
+_add(OpDef("reshape", None, "method", "reshape", arity=2, infer=R.reshape, doc="`a.reshape(shape)`", domain="size",
+           result="view"))
+_add(OpDef("T", None, "attr", "T", arity=1, infer=R.transpose, doc="`a.T`", result="view"))
+_add(OpDef("transpose", np.transpose, "call", "np.transpose", infer=R.transpose, doc="`np.transpose(a, axes)`",
+           result="view"))
+_add(OpDef("astype", None, "method", "astype", arity=1, infer=R.astype, doc="`a.astype(dtype)`", result="fresh"))
+_add(OpDef("copy", None, "method", "copy", arity=1, infer=R.same_as_first, doc="`a.copy()`", result="fresh"))
+# Views of operand 0 (or the operand itself) unless listed in _FRESH_LAYOUT.
 _FRESH_LAYOUT = {"concatenate", "stack", "hstack", "vstack", "roll", "tile", "repeat", "cumsum", "cumprod", "diff",
                  "sort", "argsort", "pad", "triu", "tril", "take"}
 for _s in ["expand_dims", "squeeze", "ravel", "concatenate", "stack", "hstack", "vstack", "broadcast_to",
@@ -233,30 +279,33 @@ for _s in ["expand_dims", "squeeze", "ravel", "concatenate", "stack", "hstack", 
            "argsort", "pad", "diag", "triu", "tril", "take", "atleast_1d", "atleast_2d", "ascontiguousarray"]:
     _fn = getattr(np, _s)
     _add(OpDef(_s, _fn, "call", f"np.{_s}", infer=R.by_evaluation(_fn), doc=f"`np.{_s}(...)`",
-               fresh=_s in _FRESH_LAYOUT))
+               result="fresh" if _s in _FRESH_LAYOUT else "view",
+               reduction="scan" if _s in ("cumsum", "cumprod") else ""))
 
 _add(OpDef("count_nonzero", np.count_nonzero, "call", "np.count_nonzero", arity=1,
            infer=R.fixed(ArrayType("int64", ())), doc="`np.count_nonzero(a)`: the number of true (non-zero) "
            "elements"))
 _add(OpDef("correlate", np.correlate, "call", "np.correlate", arity=2, infer=R.by_evaluation(np.correlate),
-           doc="`np.correlate(a, v, mode=...)`: sliding dot products of `v` along `a`"))
+           doc="`np.correlate(a, v, mode=...)`: sliding dot products of `v` along `a`", result="fresh"))
 _swv = np.lib.stride_tricks.sliding_window_view
 _add(OpDef("sliding_window_view", _swv, "call", "np.lib.stride_tricks.sliding_window_view",
            infer=R.by_evaluation(_swv), doc="`np.lib.stride_tricks.sliding_window_view(a, window_shape, axis=...)`: "
-           "every window as a read-only view"))
+           "every window as a read-only view", result="view"))
 
 # --- Creation --------------------------------------------------------------------------------
 # `empty` and `empty_like` are not foldable: their contents are whatever memory held.
 for _c in ["zeros", "ones", "empty"]:
     _add(OpDef(_c, getattr(np, _c), "call", f"np.{_c}", infer=R.creation, doc=f"`np.{_c}(shape, dtype=...)`",
-               fresh=True, foldable=_c != "empty"))
+               result="fresh", creates="alloc", foldable=_c != "empty"))
 for _c in ["zeros_like", "ones_like", "empty_like"]:
     _add(OpDef(_c, getattr(np, _c), "call", f"np.{_c}", arity=1, infer=R.like, doc=f"`np.{_c}(a)`",
-               fresh=True, foldable=_c != "empty_like"))
+               result="fresh", creates="alloc", foldable=_c != "empty_like"))
 for _c in ["full", "full_like", "arange", "linspace", "eye", "asarray", "array"]:
     _fn = getattr(np, _c)
     _add(OpDef(_c, _fn, "call", f"np.{_c}", infer=R.by_evaluation(_fn), doc=f"`np.{_c}(...)`",
-               fresh=_c not in ("asarray", "array")))  # asarray returns its operand; array(copy=False) may
+               creates="alloc" if _c in ("full", "full_like") else "build",
+               # asarray returns its operand; array(a, copy=False) too
+               result="view" if _c in ("asarray", "array") else "fresh"))
 
 # --- Writes into an existing array: operand 0 is written, the call yields None -------------------
 for _w, _doc in [("copyto", "`np.copyto(dst, src, casting=..., where=...)`: copies `src` into `dst`"),
@@ -322,13 +371,19 @@ _SPECIAL_WRITES = {
     "setitem": Writes((0,)), "inplace": Writes((0,)), "setattr": Writes((0,)),
     "pycall": Writes(every=True), "call": Writes(every=True), "fallback": Writes(every=True),
 }
+# Views of operand 0: an index, an in-place update, `refresh`; `getattr` may be a bound method
+# (`a.fill`) holding its array, which calling it writes.
+_SPECIAL_VIEWS = ("getitem", "inplace", "refresh", "getattr")
+_SPECIAL_EFFECTS = ("raise", "assert", "setattr", "getattr", "load_global", "store_global", "pycall", "fallback",
+                    "call")
 for _name, _arity, _pure, _infer, _doc in _SPECIAL:
     _writes = _SPECIAL_WRITES.get(_name, OUT)
     _add(OpDef(_name, None, "special", _name, arity=_arity, pure=_pure, infer=_infer, doc=_doc, writes=_writes,
                foldable=_pure and _writes is OUT and _name not in ("const", "arg", "param", "refresh"),
-               domain="index" if _name == "getitem" else ""))
+               domain="index" if _name == "getitem" else "", result="view" if _name in _SPECIAL_VIEWS else "",
+               effect=_name in _SPECIAL_EFFECTS, region=_name in ("if", "for_range", "while")))
 
-REGION_OPS = frozenset({"if", "for_range", "while"})
+REGION_OPS = frozenset(name for name, d in OPS.items() if d.region)
 
 # Functions the front end maps onto table ops by identity (`np.exp` -> exp, builtin `abs` -> py_abs).
 OP_BY_CALLABLE: dict[int, str] = {}
@@ -356,7 +411,7 @@ _add(OpDef("copy_flat", None, "method", "flatten", arity=1,
            infer=lambda n, a: R.ArrayType(getattr(n[0].type, "dtype", None),
                                           (math.prod(n[0].type.shape),) if getattr(n[0].type, "is_static", False)
                                           else (None,)),
-           doc="`a.flatten()`", fresh=True))
+           doc="`a.flatten()`", result="fresh"))
 
 
 def op(name: str) -> OpDef:

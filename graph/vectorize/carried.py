@@ -14,8 +14,8 @@ from ..literals import Index, OperandRef
 from ..ops import OPS
 from ..types import ArrayType
 from . import probes as P
-from .values import (IDENTITY, SELF, Bail, VI, _NO_LITERAL, _extreme_identity, _iadd, _imul, _index, _is_identity,
-                     _isub, _line, _op_text, _shift_refs)
+from .values import (IDENTITY, SELF, Bail, VI, _NO_LITERAL, _extreme_identity, _index, _is_identity,
+                     _line, _op_text, _shift_refs)
 
 
 # `x[I] = op(x[I], t)` with these ops (either operand order) accumulates into the element x[I].
@@ -362,7 +362,7 @@ class CarriedMixin:
         if kind in ("add", "sub", "mul"):
             fn = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b}[kind]
             if upd.inplace and isinstance(init_probe, np.ndarray):
-                fn = {"add": _iadd, "sub": _isub, "mul": _imul}[kind]
+                fn = lambda a, b, inplace=OPS[kind].inplace_fn: inplace(a.copy(), b)  # noqa: E731
             p1 = self.checked(fn, [init_probe, tprobe], {})
             if self_results:
                 inits.append(p1)

@@ -26,7 +26,7 @@ from typing import Any, Optional
 import numpy as np
 
 from ..analysis.affine import INF, Affine, range_interval
-from ..analysis.aliasing import VIEW_OPS, may_alias
+from ..alias import may_alias
 from ..analysis.dependence import ANY, K, Access, conflict
 from ..ir import Graph, Node
 from ..literals import OperandRef
@@ -34,7 +34,7 @@ from ..ops import OPS
 from ..types import ArrayType
 from . import probes as P
 from .build import Scratch, check_inputs
-from .values import (GUARD, DIVISION_OPS, DOMAIN_OPS, EFFECT_OPS, MATH_FUNCS, REDUCTION_OPS, SWV, Bail, DimKey, Result,
+from .values import (GUARD, MATH_FUNCS, SWV, Bail, DimKey, Result,
                      Unsafe,
                      VI, _PendingWrite, _callable, _int_interval, _is_int_type, _is_int_value, _line, _op_text,
                      _render, _static_attrs, _static_dim)
@@ -45,7 +45,7 @@ from .indexing import IndexingMixin
 
 def _memory_root(node: Node) -> Node:
     """The array whose memory `node` reads (through views and in-place updates)."""
-    while node.op in VIEW_OPS and node.operands:
+    while OPS[node.op].result == "view" and node.operands:
         node = node.operands[0]
     return node
 
@@ -355,7 +355,7 @@ class LoopVectorizer(IndexingMixin, BranchMixin, CarriedMixin):
             raise Bail(f"it contains a loop that stays a loop (line {line})")
         if op == "call":
             return self.visit_call(node)
-        if op in EFFECT_OPS or (not node.is_pure and op not in ("setitem", "inplace", "if")):
+        if OPS[op].effect or (not node.is_pure and op not in ("setitem", "inplace", "if")):
             raise Bail(f"`{_op_text(node)}` is an effect that must run in order")
         if op == "if":
             if GUARD in node.attrs and node.id in self.guard_leaves:
@@ -406,7 +406,7 @@ class LoopVectorizer(IndexingMixin, BranchMixin, CarriedMixin):
             return self.visit_builtin(node, vis)
         if op in ("float", "bool", "int"):
             return self.visit_conversion(node, vis)
-        if op in REDUCTION_OPS:
+        if OPS[op].reduction == "batched":
             return self.visit_reduction(node, vis)
         if op in ("dot", "matmul", "einsum"):
             return self.visit_linalg(node, vis)
@@ -448,7 +448,7 @@ class LoopVectorizer(IndexingMixin, BranchMixin, CarriedMixin):
             except Bail:
                 probes = ()
         ident = None
-        if node.op in VIEW_OPS and vis and vis[0].ident is not None:
+        if OPS[node.op].result == "view" and vis and vis[0].ident is not None:
             ident = vis[0].ident
         elif isinstance(node.type, ArrayType) and node.type.shape != ():
             ident = new
@@ -489,7 +489,7 @@ class LoopVectorizer(IndexingMixin, BranchMixin, CarriedMixin):
                 raise Bail(f"`{_op_text(node)}` inside a branch could fail where the loop never ran it")
             if self.compress is None:
                 raise Unsafe(f"`{_op_text(node)}` inside a branch could fail where the loop never ran it")
-        if op in DIVISION_OPS | {"pow"} and len(vis) == 2 and any(v.varying and P.is_py_scalar(v.probe)
+        if (OPS[op].domain == "division" or op == "pow") and len(vis) == 2 and any(v.varying and P.is_py_scalar(v.probe)
                                                                  for v in vis):
             d = vis[1]
             ival = d.ival if d.ival is not None else (self.interval(d.aff) if d.kind == "A" else None)
@@ -559,13 +559,13 @@ class LoopVectorizer(IndexingMixin, BranchMixin, CarriedMixin):
     def safe_op(self, node: Node, vis: list, op: Optional[str] = None) -> bool:
         """May this op run for iterations whose branch the loop did not take?"""
         op = op or node.op
-        if op in DIVISION_OPS:
+        if OPS[op].domain == "division":
             d = vis[1] if len(vis) > 1 else None
             return d is not None and d.has_const and isinstance(d.const, (int, float)) and d.const != 0
         if op == "pow":
             e = vis[1]
             return e.has_const and isinstance(e.const, int) and e.const >= 0
-        if op in DOMAIN_OPS:
+        if OPS[op].domain == "domain":
             return False
         if op in ("int",):
             return False
