@@ -325,8 +325,8 @@ def _check_loaded(graph, params: dict) -> None:
                                     or node.opdef.ufunc is None):
             raise GraphjitError(f"`{node.op}` has a bad `out` attribute", node.span)
         if node.op == "inplace":
-            from .graph.evaluate import INPLACE
-            if node.attrs.get("op") not in INPLACE:
+            from .graph.ops import OPS
+            if not getattr(OPS.get(node.attrs.get("op")), "inplace_symbol", ""):
                 raise GraphjitError(f"`inplace` with unknown operator {node.attrs.get('op')!r}", node.span)
 
 

@@ -22,15 +22,12 @@ from typing import Optional
 from ..graph.diagnostics import CodegenError
 from ..graph.ir import Graph, Node
 from ..graph.literals import Index, OperandRef, format_literal, is_literal
-from ..graph.ops import PREC_ATOM, PREC_CMP, PREC_NOT, PREC_UNARY, REGION_OPS
+from ..graph.ops import OPS, PREC_ATOM, PREC_CMP, PREC_NOT, PREC_UNARY, REGION_OPS
 from ..graph.paths import parse_path
 from ..graph.types import ArrayType
 
 RESERVED = {"np", "math", "operator", "_g", "_k", "_cells", "_make_fallback", "_select", "range", "len", "float", "int", "bool", "min",
             "max", "abs", "round", "print"}
-INPLACE_SYMBOL = {"add": "+=", "sub": "-=", "mul": "*=", "truediv": "/=", "floordiv": "//=", "mod": "%=",
-                  "pow": "**=", "matmul": "@=", "lshift": "<<=", "rshift": ">>=", "bitand": "&=",
-                  "bitor": "|=", "bitxor": "^="}
 
 
 @dataclass
@@ -243,7 +240,7 @@ class Emitter:
 
     def inplace(self, node: Node, indent: str, uses: dict) -> None:
         target, value = node.operands
-        symbol = INPLACE_SYMBOL[node.attrs["op"]]
+        symbol = OPS[node.attrs["op"]].inplace_symbol
         current = self.value(target)
         rebindable = target.op != "arg" or node.graph is self.graph or target.id in self.owned
         reuse = current.isidentifier() and target.graph is node.graph and rebindable \

@@ -121,11 +121,26 @@ def render() -> str:
         "operand after its inputs (`np.multiply(z, z, z)` writes `z`); a number is an operand position; "
         "*any*: every operand (opaque calls). A pure op that writes an operand is an effect: it is kept "
         "and ordered, and removed only when nothing reads the memory it writes.",
+        "* **Result**: the memory an array result may share (the alias analysis, `graph/alias.py`, reads it). "
+        "*fresh*: always a new buffer; *view*: may be a view of operand 0, or operand 0 itself; *views any*: "
+        "may be a view of any operand (`np.einsum('ii->i', a)` is a writeable view of `a`); empty: not known.",
+        "* **Reduction**: *reduce* reduces over its static `axis` attribute; *batched*: a reduction the "
+        "vectorizer runs on a whole batch of iterations at once; *scan* keeps the axis (`np.cumsum`).",
+        "* **Creates**: *alloc*: allocates an array of a given shape, then written (`np.zeros`); *build*: "
+        "builds an array from its arguments (`np.arange`). The front end never computes one at compile time.",
+        "* **In place**: the augmented assignment of an operator (`a += b` is an `inplace` node, attribute "
+        "`op=add`).",
+        "* **May raise**: where the op may raise for values its operand types allow (dead code elimination "
+        "keeps an unused node that may): *index*, *division* (by zero), *domain* (`log`, `sqrt`, `pow`), "
+        "*convert* (`int(nan)`), *identity* (`np.max` of nothing), *size* (`reshape`).",
+        "* **Effect**: an ordered effect outside the arrays (raise, Python attributes, globals, opaque calls), "
+        "never run speculatively or per batch.",
         "",
         "Kinds: " + ", ".join(f"{_KIND[k]} ({k}): {n}" for k, n in sorted(kinds.items())) + ".",
         "",
-        "| Op | Emitted as | Kind | Arity | Pure | Elementwise | Writes | Description |",
-        "|---|---|---|---|---|---|---|---|",
+        "| Op | Emitted as | Kind | Arity | Pure | Elementwise | Writes | Result | Reduction | Creates | In place "
+        "| May raise | Effect | Description |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for op in ops:
         spelled = spelling(op)
@@ -137,6 +152,12 @@ def render() -> str:
             _yes(op.pure),
             _yes(op.elementwise),
             markdown_gen.cell(op.writes.describe()),
+            op.result.replace("_", " "),
+            op.reduction,
+            op.creates,
+            f"`{op.inplace_symbol}`" if op.inplace_symbol else "",
+            op.domain,
+            _yes(op.effect),
             markdown_gen.cell(description(op)),
         ]) + " |")
     lines += [

@@ -1,4 +1,7 @@
-"""Which buffers a value may share memory with, and which buffers a node may write.
+"""Which buffers a value may share memory with, and which buffers a node may write: the one alias
+analysis, used by every pass and the vectorizer. What each op's result may share is the op table's
+`result` fact (graph/ops.py): `fresh`, a `view` of operand 0, `views_any` (a view of any operand,
+`np.einsum("ii->i", a)`), or unknown.
 
 Array mutation in the graph is an ordered effect on shared memory: a node writes the operands the
 op table's `writes` rule names (`setitem`, `inplace`, a `{out=k}` node, a ufunc's `out` given by
@@ -14,12 +17,21 @@ this module before it touches an array.
 
 Memory is named by *roots*: `EXTERNAL` is everything the caller (or an enclosing graph) can see:
 arguments, parameters and non-literal constants; all of it may alias all of it. A node whose op
-always allocates (`OpDef.fresh`) is its own root. A view or an op that might return (part of) its
+always allocates (`result` fresh) is its own root. A view or an op that might return (part of) its
 operand inherits the operand's roots; an op we know nothing about, every operand's roots plus its
 own. Python scalars (`int`, `float`, `bool`) are immutable and have no roots.
 
 In a region, argument k is `("arg", k)` together with `EXTERNAL`: it aliases whatever the region
 node passed in, which `region_writes` maps back to the region node's operands.
+
+Two ways to ask, over the same facts and the same map from region arguments to operands:
+
+- `Aliases(graph)`: the roots of every value of one graph, the writes of every node, what escapes
+  (the O1 passes: dead code, CSE, LICM, folding, memory planning).
+- `may_alias(a, b)` and `value_roots(node)`: two values anywhere in the nest of regions, traced
+  through region arguments to the values outside (the vectorizer's alias guards, scalarize). Here
+  an external root is `(EXTERNAL, node)`, and any two external roots may be the same memory; an op
+  of unknown result is external.
 """
 
 from __future__ import annotations
@@ -27,10 +39,10 @@ from __future__ import annotations
 from typing import Iterable, Optional
 
 from .ir import Graph, Node, literal_const
+from .ops import OPS, REGION_OPS
 from .types import ScalarType, TupleType, Type
 
 EXTERNAL = "external"
-REGION_OPS = ("if", "for_range", "while")
 Roots = frozenset
 
 
@@ -54,6 +66,13 @@ def arg_mapping(node: Node, region: Graph) -> list[Optional[Node]]:
 
 def carried_count(node: Node) -> int:
     return node.attrs.get("carried", 0) if node.op in ("for_range", "while") else 0
+
+
+def carried_init(node: Node, k: int) -> Optional[Node]:
+    """The initial value of carried value k of loop `node` (None: `node` carries no value k)."""
+    if k >= carried_count(node):
+        return None
+    return node.operands[3 + k] if node.op == "for_range" else node.operands[k]
 
 
 class Aliases:
@@ -103,7 +122,7 @@ class Aliases:
             return self.of_all(node.operands) | {node.id}
         if op in ("tuple", "tuple_get", "getitem"):
             return self.of_all(node.operands[:1] if op == "getitem" else node.operands)
-        if node.opdef.fresh and not node.opdef.views_any:
+        if node.opdef.result == "fresh":
             return Roots({node.id})
         return self.of_all(node.operands) | {node.id}  # unknown, or `views_any`: may view any operand
 
@@ -121,7 +140,7 @@ class Aliases:
                 node = out
             elif node.op == "inplace" and holds_memory(node.operands[0].type):
                 node = node.operands[0]
-            elif node.opdef.fresh and holds_memory(node.type) and not node.regions:
+            elif node.opdef.result == "fresh" and holds_memory(node.type) and not node.regions:
                 return node.id if self.roots.get(node.id) == Roots({node.id}) else None
             else:
                 return None
@@ -199,3 +218,65 @@ class Aliases:
                     return True
         return False
 
+
+
+# --- two values anywhere in a nest of regions ----------------------------------------------------
+def value_roots(node: Node, _seen: Optional[set] = None) -> frozenset:
+    """The fresh nodes `node` may be (a view of), and `(EXTERNAL, n)` for memory from outside."""
+    seen = _seen if _seen is not None else set()
+    if node.id in seen:
+        return frozenset()
+    seen.add(node.id)
+    op = node.op
+    if op in ("arg", "param"):
+        parent = node.graph.parent if node.graph is not None else None
+        if op == "arg" and parent is not None:
+            return _region_arg_roots(node, parent, seen)
+        return frozenset({(EXTERNAL, node)})
+    out = node.out_operand
+    if out is not None:  # `np.multiply(z, z, z)`, `np.sum(a, out=b)`: the result is the `out` array
+        return value_roots(out, seen)
+    result = OPS[op].result
+    if result == "fresh":
+        return frozenset({node})
+    if result == "view":
+        return value_roots(node.operands[0], seen)
+    if result == "views_any":  # a view of any operand, or a new array
+        found = frozenset({node})
+        for operand in node.operands:
+            found |= value_roots(operand, seen)
+        return found
+    if op == "tuple_get" and node.operands[0].op in REGION_OPS:
+        region_node = node.operands[0]
+        k = node.attrs["index"]
+        found = frozenset()
+        for region in region_node.regions:
+            if region.label != "cond" and k < len(region.outputs):
+                found |= value_roots(region.outputs[k], seen)
+        init = carried_init(region_node, k)
+        return found | value_roots(init, seen) if init is not None else found
+    return frozenset({(EXTERNAL, node)})
+
+
+def _region_arg_roots(arg: Node, parent: Node, seen: set) -> frozenset:
+    """Argument k of a region: the operand the region node passes in, and for a carried value also
+    what the body yields for the next iteration."""
+    region: Graph = arg.graph
+    k = region.args.index(arg)
+    if parent.op not in REGION_OPS or parent.op == "for_range" and k == 0:
+        return frozenset({(EXTERNAL, arg)})     # the loop index: not an array
+    found = value_roots(arg_mapping(parent, region)[k], seen)
+    carried = k - 1 if parent.op == "for_range" else k
+    if parent.op != "if" and carried < carried_count(parent):
+        found |= value_roots(parent.regions[-1].outputs[carried], seen)
+    return found
+
+
+def may_alias(a: Node, b: Node) -> bool:
+    """May `a` and `b` (distinct values) share memory?"""
+    ra, rb = value_roots(a), value_roots(b)
+    if ra & rb:
+        return True
+    external_a = any(isinstance(r, tuple) for r in ra)
+    external_b = any(isinstance(r, tuple) for r in rb)
+    return external_a and external_b

@@ -6,18 +6,11 @@ exactly what the node would have computed at run time.
 
 from __future__ import annotations
 
-import operator
 from typing import Any, Sequence
 
 from .callables import resolve_callable
 from .literals import OperandRef
 from .ops import OPS
-
-INPLACE = {"add": operator.iadd, "sub": operator.isub, "mul": operator.imul, "truediv": operator.itruediv,
-           "floordiv": operator.ifloordiv, "mod": operator.imod, "pow": operator.ipow,
-           "matmul": operator.imatmul, "lshift": operator.ilshift, "rshift": operator.irshift,
-           "bitand": operator.iand, "bitor": operator.ior, "bitxor": operator.ixor}
-
 
 def build_index(node, index, vals: Sequence[Any]) -> tuple:
     """The Python index `node.attrs['index']` denotes, `$k` taken from operand values."""
@@ -44,7 +37,7 @@ def evaluate(node, vals: Sequence[Any]) -> Any:
         vals[0][build_index(node, attrs["index"], vals)] = vals[1]
         return None
     if op == "inplace":
-        return INPLACE[attrs["op"]](vals[0], vals[1])
+        return OPS[attrs["op"]].inplace_fn(vals[0], vals[1])
     if op == "tuple":
         return tuple(vals)
     if op == "list":

@@ -16,6 +16,7 @@ import networkx as nx
 
 from . import ops as _ops
 from .literals import is_literal
+from .raising import may_raise
 from .spans import SourceSpan
 from .types import OBJECT, Type, type_of_value
 
@@ -67,7 +68,7 @@ class Node:
     @property
     def may_raise(self) -> bool:
         """Running it may raise (an index, a division, a conversion): unused, it still runs."""
-        return _ops.may_raise(self)
+        return may_raise(self)
 
     @property
     def removable(self) -> bool:

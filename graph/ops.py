@@ -1,17 +1,32 @@
-"""The op table: the one place that knows each graph op.
+"""The op table: the one place that knows each graph op. A new op is one row here.
 
-For every op: its name in graph text, the callable the interpreter (and constant folding) runs,
-how the NumPy backend spells it (`infix`, `prefix`, `call`, `method`, `attr`, or `special` for
-ops the emitter lays out itself), Python precedence of that spelling, arity, purity, whether it
-is elementwise, and its shape/dtype rule. What the optimizer needs is here too: whether constant
-folding may evaluate it (`foldable`), whether its array result is always a new buffer (`fresh`,
-for alias analysis) or may be a view of any operand (`views_any`), whether operands commute, and the
-NumPy function with an `out=` parameter that computes it into an existing buffer (`ufunc`, for memory
-planning), and where it may raise (`domain`, read by `may_raise`: dead code elimination keeps an unused
-node that may raise). `writes` says which operands a node writes in place (`setitem` its target, a ufunc
-its `out` argument, given by keyword or positionally, an opaque call any operand): every pass that
-removes, merges or moves nodes learns a node's effects on memory from it (`Node.writes`, graph/alias.py).
-`docs/ops.md` is generated from this table.
+Every fact about an op is a field of its `OpDef`; the rest of the compiler asks the table:
+
+- `name`: the op in graph text; `fn`: the callable the interpreter and constant folding run.
+- `emit`, `symbol`, `prec`: how the NumPy backend spells it (`infix`, `prefix`, `call`, `method`,
+  `attr`, or `special`, laid out by the emitter itself) and the precedence of that spelling.
+- `arity` (None: any), `doc`, `infer` (its shape/dtype rule, graph/shape_rules.py).
+- `pure`: no effects besides `writes`; `effect`: an ordered effect outside the arrays (raise,
+  Python attributes, globals, opaque calls), never run speculatively by the vectorizer.
+- `writes`: which operands a node writes in place (`setitem` its target, a ufunc its `out`
+  argument, by keyword or positionally, an opaque call any operand); every pass that removes,
+  merges or moves nodes learns a node's effects on memory from it (`Node.writes`, graph/alias.py).
+- `result`: the memory its result may share: `fresh` (a new buffer), `view` (of operand 0),
+  `views_any` (of any operand, `np.einsum`), or unknown; the alias analysis (graph/alias.py) reads it.
+- `elementwise`, `commutative`, `foldable` (constant folding may run it).
+- `reduction`: `reduce`, `batched` (a reduction the vectorizer runs on a whole batch) or `scan`;
+  all take `axis` as a static attribute.
+- `creates`: `alloc` (a new array of a given shape, then written: `np.zeros`) or `build` (an array
+  from arguments: `np.arange`); the front end never computes one at compile time.
+- `inplace_symbol`, `inplace_fn`: the augmented assignment of an infix op (`+=`, `operator.iadd`),
+  which the `inplace` node's `op` attribute names.
+- `ufunc`: the NumPy function with an `out=` parameter computing it into an existing buffer (memory
+  planning); `method`: the ndarray method computing it on an array operand.
+- `domain`: where it may raise for values its operand types allow (graph/raising.py `may_raise`:
+  dead code elimination keeps an unused node that may raise).
+- `region`: the node holds regions (`REGION_OPS`).
+
+`docs/ops.md` is generated from this table (`python docs/gen_ops.py`).
 """
 
 from __future__ import annotations
@@ -99,10 +114,25 @@ class OpDef:
     infer: Callable = field(default=lambda nodes, attrs: OBJECT, repr=False)
     doc: str = ""
     foldable: bool = True               # constant folding may run it (pure and deterministic)
-    fresh: bool = False                 # an array result never shares memory with the operands
-    # The result may be a view of any array operand, not only the first (`np.einsum("ii->i", a)`
-    # is a writeable view of `a`): both alias analyses read this fact.
-    views_any: bool = False
+    # What memory the result may share (graph/alias.py reads it): "fresh", a new buffer; "view", a
+    # view of operand 0 or operand 0 itself (`reshape`, `x[1:]`, `np.asarray`); "views_any", a view
+    # of any operand or a new buffer (`np.einsum("ii->i", a)` is a writeable view of `a`); "", not
+    # known (treated as possibly any memory its operands, or the caller, can reach).
+    result: str = ""
+    # "reduce": reduces over `axis` (a static attribute, also the second positional argument);
+    # "batched": such a reduction the vectorizer applies to the whole batch at once, `axis` shifted
+    # by one; "scan": keeps the reduced axis (`cumsum`); the front end takes `axis` as for reductions.
+    reduction: str = ""
+    # "alloc": allocates an array of a given shape, filled or not (`np.zeros`, `np.empty_like`), which
+    # code then writes into; "build": builds an array from its arguments (`np.arange`, `np.asarray`).
+    # Neither is computed at compile time (that would bake data into the code).
+    creates: str = ""
+    inplace_symbol: str = ""            # the augmented assignment: `+=` (the `inplace` node's `op` attr)
+    inplace_fn: Optional[Callable] = field(default=None, repr=False)  # operator.iadd
+    # An ordered effect on the world outside the arrays (raise, assert, Python attributes, module
+    # globals, opaque Python calls): the vectorizer never runs one speculatively or per batch.
+    effect: bool = False
+    region: bool = False                # the node holds regions (`if`, `for_range`, `while`)
     # Where the op may raise for values its operand types allow (see `may_raise`): "index"
     # (IndexError), "division" (by zero), "domain" (outside its mathematical domain: log, sqrt,
     # pow; on arrays NumPy warns, the vectorizer still never runs them speculatively), "convert"
@@ -115,6 +145,11 @@ class OpDef:
     # Python wrapper of `np.sum` (about 2 µs a call, which small arrays feel).
     method: str = ""
     writes: Writes = OUT                # which operands it writes in place (see Writes)
+
+    @property
+    def fresh(self) -> bool:
+        """An array result is always a new buffer."""
+        return self.result == "fresh"
 
     def __call__(self, *values, **attrs) -> Any:
         """Run the op on concrete values, as the interpreter and constant folding do."""
@@ -138,32 +173,37 @@ def _add(op: OpDef) -> OpDef:
 _INFIX_DOMAIN = {"truediv": "division", "floordiv": "division", "mod": "division", "pow": "domain"}
 # On arrays each operator is the NumPy ufunc named last (`a + b` is `np.add(a, b)`), which is what
 # memory planning calls with `out=`.
-for _name, _sym, _prec, _fn, _comm, _uf in [
-    ("add", "+", PREC_ADD, operator.add, True, np.add), ("sub", "-", PREC_ADD, operator.sub, False, np.subtract),
-    ("mul", "*", PREC_MUL, operator.mul, True, np.multiply),
-    ("truediv", "/", PREC_MUL, operator.truediv, False, np.true_divide),
-    ("floordiv", "//", PREC_MUL, operator.floordiv, False, np.floor_divide),
-    ("mod", "%", PREC_MUL, operator.mod, False, np.remainder),
-    ("pow", "**", PREC_POWER, operator.pow, False, None),  # `a ** 2` takes NumPy's np.square fast path
-    ("lshift", "<<", PREC_SHIFT, operator.lshift, False, np.left_shift),
-    ("rshift", ">>", PREC_SHIFT, operator.rshift, False, np.right_shift),
-    ("bitand", "&", PREC_BITAND, operator.and_, True, np.bitwise_and),
-    ("bitxor", "^", PREC_BITXOR, operator.xor, True, np.bitwise_xor),
-    ("bitor", "|", PREC_BITOR, operator.or_, True, np.bitwise_or),
-    ("eq", "==", PREC_CMP, operator.eq, True, np.equal), ("ne", "!=", PREC_CMP, operator.ne, True, np.not_equal),
-    ("lt", "<", PREC_CMP, operator.lt, False, np.less), ("le", "<=", PREC_CMP, operator.le, False, np.less_equal),
-    ("gt", ">", PREC_CMP, operator.gt, False, np.greater),
-    ("ge", ">=", PREC_CMP, operator.ge, False, np.greater_equal),
+# The in-place function (`operator.iadd`) is the augmented assignment `a += b` (symbol `+=`).
+for _name, _sym, _prec, _fn, _comm, _uf, _ifn in [
+    ("add", "+", PREC_ADD, operator.add, True, np.add, operator.iadd),
+    ("sub", "-", PREC_ADD, operator.sub, False, np.subtract, operator.isub),
+    ("mul", "*", PREC_MUL, operator.mul, True, np.multiply, operator.imul),
+    ("truediv", "/", PREC_MUL, operator.truediv, False, np.true_divide, operator.itruediv),
+    ("floordiv", "//", PREC_MUL, operator.floordiv, False, np.floor_divide, operator.ifloordiv),
+    ("mod", "%", PREC_MUL, operator.mod, False, np.remainder, operator.imod),
+    ("pow", "**", PREC_POWER, operator.pow, False, None, operator.ipow),  # `a ** 2`: NumPy's np.square fast path
+    ("lshift", "<<", PREC_SHIFT, operator.lshift, False, np.left_shift, operator.ilshift),
+    ("rshift", ">>", PREC_SHIFT, operator.rshift, False, np.right_shift, operator.irshift),
+    ("bitand", "&", PREC_BITAND, operator.and_, True, np.bitwise_and, operator.iand),
+    ("bitxor", "^", PREC_BITXOR, operator.xor, True, np.bitwise_xor, operator.ixor),
+    ("bitor", "|", PREC_BITOR, operator.or_, True, np.bitwise_or, operator.ior),
+    ("eq", "==", PREC_CMP, operator.eq, True, np.equal, None),
+    ("ne", "!=", PREC_CMP, operator.ne, True, np.not_equal, None),
+    ("lt", "<", PREC_CMP, operator.lt, False, np.less, None), ("le", "<=", PREC_CMP, operator.le, False, np.less_equal, None),
+    ("gt", ">", PREC_CMP, operator.gt, False, np.greater, None),
+    ("ge", ">=", PREC_CMP, operator.ge, False, np.greater_equal, None),
 ]:
     _add(OpDef(_name, _fn, "infix", _sym, _prec, 2, elementwise=True, infer=R.elementwise(_fn),
-               doc=f"`a {_sym} b`", fresh=True, commutative=_comm, ufunc=_uf, domain=_INFIX_DOMAIN.get(_name, "")))
+               doc=f"`a {_sym} b`", result="fresh", commutative=_comm, ufunc=_uf, domain=_INFIX_DOMAIN.get(_name, ""),
+               inplace_symbol=_sym + "=" if _ifn else "", inplace_fn=_ifn))
 
-_add(OpDef("matmul", operator.matmul, "infix", "@", PREC_MUL, 2, infer=R.matmul, doc="`a @ b`", fresh=True))
+_add(OpDef("matmul", operator.matmul, "infix", "@", PREC_MUL, 2, infer=R.matmul, doc="`a @ b`", result="fresh",
+           inplace_symbol="@=", inplace_fn=operator.imatmul))
 
 for _name, _sym, _fn, _uf in [("neg", "-", operator.neg, np.negative), ("pos", "+", operator.pos, np.positive),
                               ("invert", "~", operator.invert, np.invert)]:
     _add(OpDef(_name, _fn, "prefix", _sym, PREC_UNARY, 1, elementwise=True, infer=R.elementwise(_fn),
-               doc=f"`{_sym}a`", fresh=True, ufunc=_uf))
+               doc=f"`{_sym}a`", result="fresh", ufunc=_uf))
 _add(OpDef("not", operator.not_, "prefix", "not ", PREC_NOT, 1, infer=R.fixed(BOOL), doc="`not a`"))
 
 # --- NumPy ufuncs (elementwise) -------------------------------------------------------------
@@ -184,25 +224,29 @@ for _u in UFUNCS:
     _name = _u if _u not in OPS else f"np_{_u}"
     _fn = getattr(np, _u)
     _add(OpDef(_name, _fn, "call", f"np.{_u}", arity=None, elementwise=True, infer=R.elementwise(_fn),
-               doc=f"`np.{_u}(...)`", fresh=True, ufunc=_fn, domain=_UFUNC_DOMAIN.get(_u, ""),
+               doc=f"`np.{_u}(...)`", result="fresh", ufunc=_fn, domain=_UFUNC_DOMAIN.get(_u, ""),
                writes=Writes(nin=_fn.nin),
                commutative=_u in ("add", "multiply", "maximum", "minimum", "fmax", "fmin", "hypot",
                                   "logical_and", "logical_or", "logical_xor", "equal", "not_equal")))
 
 _add(OpDef("where", np.where, "call", "np.where", arity=3, elementwise=True, infer=R.elementwise(np.where),
-           doc="`np.where(c, a, b)`", fresh=True))
+           doc="`np.where(c, a, b)`", result="fresh"))
 _add(OpDef("select", select, "call", "_select", arity=3, elementwise=True, infer=R.elementwise(np.where),
            doc="`_select(c, a, b)`: `np.where(c, a, b)` bit for bit, blended without branches on big arrays "
-           "whose condition is unpredictable (graph/blend.py); the tile pass makes it", fresh=True))
+           "whose condition is unpredictable (graph/blend.py); the tile pass makes it", result="fresh"))
 _add(OpDef("clip", np.clip, "call", "np.clip", arity=3, elementwise=True, infer=R.elementwise(np.clip),
-           doc="`np.clip(a, lo, hi)`", fresh=True, ufunc=np.clip))
+           doc="`np.clip(a, lo, hi)`", result="fresh", ufunc=np.clip))
 
 # --- Reductions: axis/keepdims are static attributes ----------------------------------------
-for _r in ["sum", "mean", "max", "min", "prod", "any", "all", "std", "var", "argmax", "argmin",
-           "nansum", "nanmean", "nanmax", "nanmin", "median", "amax", "amin"]:
+for _r, _reduction in [
+    ("sum", "batched"), ("mean", "batched"), ("max", "batched"), ("min", "batched"), ("prod", "batched"),
+    ("any", "batched"), ("all", "batched"), ("std", "reduce"), ("var", "reduce"), ("argmax", "reduce"),
+    ("argmin", "reduce"), ("nansum", "batched"), ("nanmean", "reduce"), ("nanmax", "batched"),
+    ("nanmin", "batched"), ("median", "reduce"), ("amax", "batched"), ("amin", "batched"),
+]:
     _fn = getattr(np, _r)
     _add(OpDef(_r if _r not in OPS else f"np_{_r}", _fn, "call", f"np.{_r}", infer=R.reduction(_fn),
-               doc=f"`np.{_r}(a, axis=..., keepdims=...)`", fresh=True,
+               doc=f"`np.{_r}(a, axis=..., keepdims=...)`", result="fresh", reduction=_reduction,
                domain="identity" if _r in ("max", "min", "argmax", "argmin", "nanmax", "nanmin", "amax", "amin")
                else "",
                writes=Writes((0,), when="overwrite_input") if _r == "median" else OUT,
@@ -210,22 +254,24 @@ for _r in ["sum", "mean", "max", "min", "prod", "any", "all", "std", "var", "arg
 
 # --- Linear algebra --------------------------------------------------------------------------
 _add(OpDef("dot", np.dot, "call", "np.dot", arity=2, infer=R.by_evaluation(np.dot), doc="`np.dot(a, b)`",
-           fresh=True))
-# einsum is not `fresh`: np.einsum("ii->i", a) is a writeable view of a.
+           result="fresh"))
+# einsum is not fresh: np.einsum("ii->i", a) is a writeable view of a.
 _add(OpDef("einsum", np.einsum, "call", "np.einsum", infer=R.by_evaluation(np.einsum), doc="`np.einsum(spec, ...)`",
-           views_any=True))
+           result="views_any"))
 _add(OpDef("outer", np.outer, "call", "np.outer", arity=2, infer=R.by_evaluation(np.outer), doc="`np.outer(a, b)`",
-           fresh=True))
+           result="fresh"))
 _add(OpDef("tensordot", np.tensordot, "call", "np.tensordot", infer=R.by_evaluation(np.tensordot),
-           doc="`np.tensordot(a, b, axes)`", fresh=True))
+           doc="`np.tensordot(a, b, axes)`", result="fresh"))
 
 # --- Shapes and layout -----------------------------------------------------------------------
-_add(OpDef("reshape", None, "method", "reshape", arity=2, infer=R.reshape, doc="`a.reshape(shape)`", domain="size"))
-_add(OpDef("T", None, "attr", "T", arity=1, infer=R.transpose, doc="`a.T`"))
-_add(OpDef("transpose", np.transpose, "call", "np.transpose", infer=R.transpose, doc="`np.transpose(a, axes)`"))
-_add(OpDef("astype", None, "method", "astype", arity=1, infer=R.astype, doc="`a.astype(dtype)`", fresh=True))
-_add(OpDef("copy", None, "method", "copy", arity=1, infer=R.same_as_first, doc="`a.copy()`", fresh=True))
-# Views (or the operand itself) unless listed in _FRESH_LAYOUT: results may share the operand's memory.
+_add(OpDef("reshape", None, "method", "reshape", arity=2, infer=R.reshape, doc="`a.reshape(shape)`", domain="size",
+           result="view"))
+_add(OpDef("T", None, "attr", "T", arity=1, infer=R.transpose, doc="`a.T`", result="view"))
+_add(OpDef("transpose", np.transpose, "call", "np.transpose", infer=R.transpose, doc="`np.transpose(a, axes)`",
+           result="view"))
+_add(OpDef("astype", None, "method", "astype", arity=1, infer=R.astype, doc="`a.astype(dtype)`", result="fresh"))
+_add(OpDef("copy", None, "method", "copy", arity=1, infer=R.same_as_first, doc="`a.copy()`", result="fresh"))
+# Views of operand 0 (or the operand itself) unless listed in _FRESH_LAYOUT.
 _FRESH_LAYOUT = {"concatenate", "stack", "hstack", "vstack", "roll", "tile", "repeat", "cumsum", "cumprod", "diff",
                  "sort", "argsort", "pad", "triu", "tril", "take"}
 for _s in ["expand_dims", "squeeze", "ravel", "concatenate", "stack", "hstack", "vstack", "broadcast_to",
@@ -233,30 +279,33 @@ for _s in ["expand_dims", "squeeze", "ravel", "concatenate", "stack", "hstack", 
            "argsort", "pad", "diag", "triu", "tril", "take", "atleast_1d", "atleast_2d", "ascontiguousarray"]:
     _fn = getattr(np, _s)
     _add(OpDef(_s, _fn, "call", f"np.{_s}", infer=R.by_evaluation(_fn), doc=f"`np.{_s}(...)`",
-               fresh=_s in _FRESH_LAYOUT))
+               result="fresh" if _s in _FRESH_LAYOUT else "view",
+               reduction="scan" if _s in ("cumsum", "cumprod") else ""))
 
 _add(OpDef("count_nonzero", np.count_nonzero, "call", "np.count_nonzero", arity=1,
            infer=R.fixed(ArrayType("int64", ())), doc="`np.count_nonzero(a)`: the number of true (non-zero) "
            "elements"))
 _add(OpDef("correlate", np.correlate, "call", "np.correlate", arity=2, infer=R.by_evaluation(np.correlate),
-           doc="`np.correlate(a, v, mode=...)`: sliding dot products of `v` along `a`"))
+           doc="`np.correlate(a, v, mode=...)`: sliding dot products of `v` along `a`", result="fresh"))
 _swv = np.lib.stride_tricks.sliding_window_view
 _add(OpDef("sliding_window_view", _swv, "call", "np.lib.stride_tricks.sliding_window_view",
            infer=R.by_evaluation(_swv), doc="`np.lib.stride_tricks.sliding_window_view(a, window_shape, axis=...)`: "
-           "every window as a read-only view"))
+           "every window as a read-only view", result="view"))
 
 # --- Creation --------------------------------------------------------------------------------
 # `empty` and `empty_like` are not foldable: their contents are whatever memory held.
 for _c in ["zeros", "ones", "empty"]:
     _add(OpDef(_c, getattr(np, _c), "call", f"np.{_c}", infer=R.creation, doc=f"`np.{_c}(shape, dtype=...)`",
-               fresh=True, foldable=_c != "empty"))
+               result="fresh", creates="alloc", foldable=_c != "empty"))
 for _c in ["zeros_like", "ones_like", "empty_like"]:
     _add(OpDef(_c, getattr(np, _c), "call", f"np.{_c}", arity=1, infer=R.like, doc=f"`np.{_c}(a)`",
-               fresh=True, foldable=_c != "empty_like"))
+               result="fresh", creates="alloc", foldable=_c != "empty_like"))
 for _c in ["full", "full_like", "arange", "linspace", "eye", "asarray", "array"]:
     _fn = getattr(np, _c)
     _add(OpDef(_c, _fn, "call", f"np.{_c}", infer=R.by_evaluation(_fn), doc=f"`np.{_c}(...)`",
-               fresh=_c not in ("asarray", "array")))  # asarray returns its operand; array(copy=False) may
+               creates="alloc" if _c in ("full", "full_like") else "build",
+               # asarray returns its operand; array(a, copy=False) too
+               result="view" if _c in ("asarray", "array") else "fresh"))
 
 # --- Writes into an existing array: operand 0 is written, the call yields None -------------------
 for _w, _doc in [("copyto", "`np.copyto(dst, src, casting=..., where=...)`: copies `src` into `dst`"),
@@ -322,13 +371,19 @@ _SPECIAL_WRITES = {
     "setitem": Writes((0,)), "inplace": Writes((0,)), "setattr": Writes((0,)),
     "pycall": Writes(every=True), "call": Writes(every=True), "fallback": Writes(every=True),
 }
+# Views of operand 0: an index, an in-place update, `refresh`; `getattr` may be a bound method
+# (`a.fill`) holding its array, which calling it writes.
+_SPECIAL_VIEWS = ("getitem", "inplace", "refresh", "getattr")
+_SPECIAL_EFFECTS = ("raise", "assert", "setattr", "getattr", "load_global", "store_global", "pycall", "fallback",
+                    "call")
 for _name, _arity, _pure, _infer, _doc in _SPECIAL:
     _writes = _SPECIAL_WRITES.get(_name, OUT)
     _add(OpDef(_name, None, "special", _name, arity=_arity, pure=_pure, infer=_infer, doc=_doc, writes=_writes,
                foldable=_pure and _writes is OUT and _name not in ("const", "arg", "param", "refresh"),
-               domain="index" if _name == "getitem" else ""))
+               domain="index" if _name == "getitem" else "", result="view" if _name in _SPECIAL_VIEWS else "",
+               effect=_name in _SPECIAL_EFFECTS, region=_name in ("if", "for_range", "while")))
 
-REGION_OPS = frozenset({"if", "for_range", "while"})
+REGION_OPS = frozenset(name for name, d in OPS.items() if d.region)
 
 # Functions the front end maps onto table ops by identity (`np.exp` -> exp, builtin `abs` -> py_abs).
 OP_BY_CALLABLE: dict[int, str] = {}
@@ -356,7 +411,7 @@ _add(OpDef("copy_flat", None, "method", "flatten", arity=1,
            infer=lambda n, a: R.ArrayType(getattr(n[0].type, "dtype", None),
                                           (math.prod(n[0].type.shape),) if getattr(n[0].type, "is_static", False)
                                           else (None,)),
-           doc="`a.flatten()`", fresh=True))
+           doc="`a.flatten()`", result="fresh"))
 
 
 def op(name: str) -> OpDef:
@@ -369,164 +424,3 @@ def infer_type(name: str, operands, attrs) -> Type:
         return OPS[name].infer(operands, attrs)
     except Exception:
         return R.ANY_ARRAY if name not in ("call",) else OBJECT
-
-
-# --- Which nodes may raise -------------------------------------------------------------------
-# Dead code elimination removes an unused pure node only when running it cannot raise for any
-# value its operands' types allow: eager Python would raise there, so compiled code must too.
-def may_raise(node) -> bool:
-    """May running `node` raise? False only when its operand types rule every failure out."""
-    opdef = OPS[node.op]
-    if opdef.emit == "special":
-        return node.op == "getitem" and _index_may_raise(node)
-    rule = _DOMAIN_RULES.get(opdef.domain)
-    if rule is not None and rule(node):
-        return True
-    return not _typed_statically(node)
-
-
-def _typed_statically(node) -> bool:
-    """Every operand (and the result) has a type whose shape and dtype are known, and the op's
-    type rule accepted them: a mismatch (shapes that do not broadcast, a reshape to another size)
-    leaves the result's type unknown."""
-    return all(_static_type(o) for o in node.operands) and _static_type(node)
-
-
-def _static_type(node) -> bool:
-    from .literals import is_literal
-    if node.op == "const":
-        return is_literal(node.attrs["value"])
-    t = node.type
-    if isinstance(t, ArrayType):
-        return t.is_static and all(d >= 0 for d in t.shape)
-    return isinstance(t, R.ScalarType) and t.kind in ("int", "float", "bool", "complex")
-
-
-def _python_scalar(node) -> bool:
-    """A Python number (not a NumPy one): its operators raise where NumPy's warn."""
-    if node.op == "const":
-        value = node.attrs["value"]
-        return isinstance(value, (bool, int, float, complex)) and not isinstance(value, np.generic)
-    return not isinstance(node.type, ArrayType)
-
-
-def _nonzero_const(node) -> bool:
-    if node.op != "const":
-        return False
-    value = node.attrs["value"]
-    return isinstance(value, (bool, int, float, np.number)) and value != 0
-
-
-def _division_may_raise(node) -> bool:
-    """`a // 0` on Python numbers raises ZeroDivisionError; NumPy ufuncs warn instead."""
-    if node.opdef.emit != "infix" or len(node.operands) != 2:
-        return False
-    a, b = node.operands
-    return _python_scalar(a) and _python_scalar(b) and not _nonzero_const(b)
-
-
-def _domain_may_raise(node) -> bool:
-    """`0 ** -1` and `10.0 ** 400` raise on Python numbers; integer arrays to negative integer
-    powers raise ValueError. Other domain errors (`np.log(-1)`) are NaN and a warning."""
-    if node.op not in ("pow", "power") or len(node.operands) != 2:
-        return False
-    base, exponent = node.operands
-    if node.op == "pow" and _python_scalar(base) and _python_scalar(exponent):
-        return True
-    if isinstance(exponent.type, ArrayType) and exponent.type.dtype is not None \
-            and exponent.type.dtype.startswith("float"):
-        return False
-    value = exponent.attrs["value"] if exponent.op == "const" else None
-    return not (isinstance(value, (int, float, np.number)) and value >= 0) and not _float_dtype(base)
-
-
-def _float_dtype(node) -> bool:
-    t = node.type
-    if node.op == "const":
-        return isinstance(node.attrs["value"], (float, np.floating))
-    return isinstance(t, ArrayType) and t.dtype is not None and t.dtype.startswith("float") or t == FLOAT
-
-
-def _convert_may_raise(node) -> bool:
-    """`int(nan)`, `float(huge)`, `bool(array)`, `len(scalar)`, `round(inf)`, `.item()` of a
-    non-scalar array: safe only on an operand that already is the kind asked for."""
-    if len(node.operands) != 1:
-        return True
-    t = node.operands[0].type
-    if node.op in ("int", "bool"):
-        return not (isinstance(t, R.ScalarType) and t.kind in ("int", "bool"))
-    if node.op == "float":
-        return not (isinstance(t, R.ScalarType) and t.kind in ("float", "bool"))
-    if node.op == "len":
-        return not (isinstance(t, ArrayType) and t.shape is not None and len(t.shape) >= 1)
-    if node.op == "item":
-        return not (isinstance(t, ArrayType) and t.is_static and math.prod(t.shape) == 1)
-    return True
-
-
-def _identity_may_raise(node) -> bool:
-    """`np.max` (and argmax, min, ...) of an empty array raises ValueError."""
-    t = node.operands[0].type if node.operands else None
-    return not (isinstance(t, ArrayType) and t.is_static and 0 not in t.shape)
-
-
-def _index_may_raise(node) -> bool:
-    """An index raises unless every item is a slice, `None`, `...` or a compile-time int within a
-    static axis, and there are no more of them than axes."""
-    from .literals import OperandRef
-    base = node.operands[0].type
-    if not isinstance(base, ArrayType) or base.shape is None:
-        return True
-    items = list(node.attrs["index"])
-    items = [_const_item(node, it) if isinstance(it, OperandRef) else it for it in items]
-    if items.count(Ellipsis) > 1:
-        return True
-    axes = [it for it in items if it is not None and it is not Ellipsis]
-    if len(axes) > len(base.shape):
-        return True
-    if Ellipsis in items:
-        cut = items.index(Ellipsis)
-        front = [it for it in items[:cut] if it is not None]
-        back = [it for it in items[cut + 1:] if it is not None]
-        placed = list(zip(front, base.shape)) + list(zip(back, base.shape[len(base.shape) - len(back):]))
-    else:
-        placed = list(zip(axes, base.shape))
-    return any(_item_may_raise(node, item, dim) for item, dim in placed)
-
-
-_RUNTIME_ITEM = object()
-
-
-def _const_item(node, ref):
-    """An operand that is a compile-time int stands for itself; any other stays a run-time item."""
-    operand = node.operands[ref.index]
-    if operand.op == "const" and isinstance(operand.attrs["value"], (int, np.integer)) \
-            and not isinstance(operand.attrs["value"], bool):
-        return int(operand.attrs["value"])
-    return _RUNTIME_ITEM if not isinstance(operand.type, R.ScalarType) or operand.type.kind != "int" else ref
-
-
-def _item_may_raise(node, item, dim) -> bool:
-    from .literals import OperandRef
-    if isinstance(item, slice):  # slices never raise, with bounds that are ints (or None)
-        return any(isinstance(p, OperandRef) and not _int_operand(node, p) for p in (item.start, item.stop, item.step))\
-            or item.step == 0
-    if isinstance(item, (int, np.integer)) and not isinstance(item, bool):
-        return dim is None or not -dim <= item < dim
-    return True  # a run-time int, an array or a mask
-
-
-def _int_operand(node, ref) -> bool:
-    t = node.operands[ref.index].type
-    return isinstance(t, R.ScalarType) and t.kind in ("int", "bool") or \
-        isinstance(t, ArrayType) and t.shape == () and t.dtype is not None and "int" in t.dtype
-
-
-def _size_may_raise(node) -> bool:
-    before, after = node.operands[0].type, node.type
-    return not (isinstance(before, ArrayType) and before.is_static and isinstance(after, ArrayType)
-                and after.is_static and math.prod(before.shape) == math.prod(after.shape))
-
-
-_DOMAIN_RULES = {"size": _size_may_raise, "division": _division_may_raise, "domain": _domain_may_raise, "convert": _convert_may_raise,
-                 "identity": _identity_may_raise}

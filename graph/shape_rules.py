@@ -14,6 +14,7 @@ from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
+from .stand_ins import stand_in
 from .types import (ANY_ARRAY, BOOL, FLOAT, INT, NONE, OBJECT, ArrayType, ScalarType, TupleType, Type,
                     type_of_value)
 
@@ -332,7 +333,7 @@ def _index_probe(item, nodes):
         if isinstance(t, ArrayType) and t.dtype == "bool":
             raise _Unknown  # a mask: the result size depends on the values
         if isinstance(t, ArrayType) and t.is_static:
-            return np.zeros(t.shape, dtype=t.dtype)
+            return stand_in(t)
         raise _Unknown
     if isinstance(item, slice):
         parts = [(0 if isinstance(p, OperandRef) else p) for p in (item.start, item.stop, item.step)]

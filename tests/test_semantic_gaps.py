@@ -4,8 +4,8 @@
    used to be `None`), and keeps its old value when it was bound before the loop.
 2. An index read, integer division or conversion whose value is unused still raises what eager
    raises: dead code elimination keeps an op that may raise (the op table's `domain` fact).
-3. A write through `np.einsum("ii->i", a)`, a view of `a`, is a write to `a` for both alias
-   analyses (the op table's `views_any` fact), so the vectorizer keeps the loop's order.
+3. A write through `np.einsum("ii->i", a)`, a view of `a`, is a write to `a` for the alias
+   analysis (the op table's `result` fact, `views_any`), so the vectorizer keeps the loop's order.
 
 Each case runs eagerly and compiled at O0/O1/O2, through the generated code and the interpreter,
 at every syntax level that compiles it: same result, same argument mutation or same exception.
@@ -19,7 +19,7 @@ import pytest
 
 import graphjit
 from graphjit import JitConfig
-from graphjit.graph.analysis import aliasing
+from graphjit.graph import alias
 from graphjit.graph.ops import OPS
 
 LEVELS = ["O0", "O1", "O2"]
@@ -120,14 +120,13 @@ def test_write_through_einsum_view_is_a_write_to_its_operand(fn, jit_level, exec
     assert_same_as_eager(fn, (x,), jit_level, exec_mode)
 
 
-def test_both_alias_models_read_einsum_as_a_possible_view():
-    """The op table says einsum may view any operand; neither analysis calls its result fresh."""
-    assert OPS["einsum"].views_any and not OPS["einsum"].fresh
-    assert not any(OPS[name].views_any for name in aliasing.FRESH_OPS)
+def test_both_alias_queries_read_einsum_as_a_possible_view():
+    """The op table says einsum may view any operand; the alias analysis does not call its result fresh."""
+    assert OPS["einsum"].result == "views_any" and not OPS["einsum"].fresh
     graph = graphjit.jit(einsum_diag_fresh_base, jit_level="O0").graph(np.arange(4.0))
     einsum = next(n for n in graph.nodes if n.op == "einsum")
     base = next(n for n in graph.nodes if n.op == "zeros")
-    assert aliasing.may_alias(einsum, base)
+    assert alias.may_alias(einsum, base)
     from graphjit.graph.alias import Aliases
     assert base.id in Aliases(graph).of(einsum)
 
@@ -267,8 +266,9 @@ def test_hoisting_does_not_raise_where_the_loop_never_ran(jit_level, exec_mode):
                              exec_mode)
 
 
-def test_vectorizer_domain_sets_come_from_the_op_table():
-    from graphjit.graph.vectorize.values import DIVISION_OPS, DOMAIN_OPS
+def test_division_and_domain_ops_in_the_op_table():
+    DIVISION_OPS = {name for name, d in OPS.items() if d.domain == "division"}
+    DOMAIN_OPS = {name for name, d in OPS.items() if d.domain == "domain"}
     assert DIVISION_OPS == {"truediv", "floordiv", "mod", "divide", "true_divide", "floor_divide", "np_mod", "fmod"}
     assert DOMAIN_OPS == {"log", "log2", "log10", "log1p", "sqrt", "arcsin", "arccos", "arccosh", "arctanh", "power",
                           "float_power", "reciprocal", "pow"}

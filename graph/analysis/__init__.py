@@ -1,1 +1,1 @@
-"""Analyses over the graph that passes share: affine index forms, dependences, aliasing."""
+"""Analyses over the graph that passes share: affine index forms and dependences (aliasing: graph/alias.py)."""

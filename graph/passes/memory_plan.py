@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Optional
 
 from ..alias import Aliases
-from ..evaluate import INPLACE
 from ..ir import Graph, Node
 from ..types import ArrayType
 
@@ -30,7 +29,7 @@ def run(graph: Graph) -> bool:
     A binary operator whose left operand is reusable becomes `inplace` (Python's `t += b`; for
     `+ * & | ^ == !=` the right operand too, by commuting); any other op with an `out=` form in
     the op table (`OpDef.ufunc`) gets `{out=k}`. Operand k is reusable when:
-      * it *is* a buffer this graph allocated (`OpDef.fresh`, or an earlier in-place result on
+      * it *is* a buffer this graph allocated (`OpDef.result` fresh, or an earlier in-place result on
         one), never an argument, a parameter, a constant, a region argument or a view (a
         `getitem`/`reshape`/`T` result may be the caller's memory);
       * no value sharing that buffer is used after this node, returned, yielded or captured by a
@@ -111,7 +110,7 @@ def _reusable(aliases: Aliases, node: Node, operand: Node) -> bool:
 
 def _apply(graph: Graph, node: Node, k: int) -> Node:
     opdef = node.opdef
-    if opdef.emit == "infix" and node.op in INPLACE and (k == 0 or opdef.commutative):
+    if opdef.inplace_symbol and (k == 0 or opdef.commutative):
         target, other = node.operands[k], node.operands[1 - k]
         new = graph.add("inplace", [target, other], {"op": node.op}, node.type, node.span, node.name, before=node)
     else:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from ..analysis.aliasing import EXTERNAL, roots
+from ..alias import EXTERNAL, value_roots
 from ..ir import Graph, Node
 from ..literals import Index, OperandRef
 from ..types import FLOAT, INT, NONE, OBJECT, ArrayType
@@ -120,11 +120,11 @@ def _plan(loop: Node, reads: list) -> list:
             raise _No
     written = [(a, o) for a, o in plan if _writes(body, a)]
     for a, o in written:
-        ra = roots(o)
+        ra = value_roots(o)
         if any(isinstance(r, tuple) and r[0] == EXTERNAL for r in ra):
             raise _No   # the caller could see the array before the write-back
         for b, p in plan:
-            if p is not o and roots(p) & ra:
+            if p is not o and value_roots(p) & ra:
                 raise _No
     return plan
 

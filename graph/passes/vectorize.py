@@ -7,6 +7,7 @@ import os
 from typing import Optional
 
 from ..ir import Graph, Node
+from ..ops import OPS
 from ..types import NONE, ArrayType, ScalarType, TupleType
 from ..vectorize.build import check_inputs, live_nodes, splice
 from . import dce
@@ -60,12 +61,6 @@ def run(graph: Graph) -> bool:
     return changed
 
 
-# Ops whose result is a new array no other value refers to (so it can take over a fresh array's role).
-_NEW_ARRAY_OPS = {"matmul", "dot", "einsum", "correlate", "cumsum", "cumprod", "concatenate", "where", "clip",
-                  "copy", "astype", "outer", "tensordot", "sum", "prod", "max", "min", "nanmax", "nanmin", "mean"}
-_CREATION_OPS = {"zeros", "empty", "ones", "full", "zeros_like", "empty_like", "ones_like", "full_like"}
-
-
 def forward_stores(graph: Graph) -> bool:
     """`out = np.empty_like(x); out[:] = expr` -> `out = expr` when expr is a new array of out's type.
 
@@ -79,7 +74,7 @@ def forward_stores(graph: Graph) -> bool:
             continue
         target, value = store.operands
         index = store.attrs["index"]
-        if target.op not in _CREATION_OPS or target.graph is not graph:
+        if OPS[target.op].creates != "alloc" or target.graph is not graph:
             continue
         if not all(isinstance(it, slice) and it == slice(None) for it in index):
             continue
@@ -133,7 +128,7 @@ def forward_guarded_stores(graph: Graph) -> bool:
         then_g, else_g = node.regions
         for k, target in enumerate(node.operands[1:]):
             t = target.type
-            if target.op not in _CREATION_OPS or target.graph is not graph or not isinstance(t, ArrayType) \
+            if OPS[target.op].creates != "alloc" or target.graph is not graph or not isinstance(t, ArrayType) \
                     or not t.is_static or sum(o is target for o in node.operands) != 1:
                 continue
             position = {n.id: p for p, n in enumerate(graph.nodes)}
@@ -195,11 +190,9 @@ def _sink_into_fallback(graph: Graph, node: Node, k: int, target: Node) -> None:
 
 
 def _new_array(graph: Graph, node: Node, t: ArrayType, allow_users: int) -> bool:
-    from ..ops import OPS
     if node.graph is not graph or node.type != t or len(graph.users(node)) > allow_users or graph.is_output(node):
         return False
-    op = OPS.get(node.op)
-    return node.op in _NEW_ARRAY_OPS or (op is not None and op.elementwise and node.op not in ("inplace",))
+    return OPS[node.op].result == "fresh"  # a new array no other value refers to
 
 
 def vectorize_as_rectangle(graph: Graph, loop: Node) -> bool:

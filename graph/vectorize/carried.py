@@ -19,7 +19,7 @@ from .indexing import access_label, base_array_type, parse_index, plan_index, re
 from .materialize import checked, eager_probes, lookup, materialize, probes_of_outer, value_node
 from .reads import getitem_probes
 from .state import LoopState
-from .values import (IDENTITY, NO_LITERAL, SELF, VI, Bail, ValueKind, _iadd, _imul, _isub, extreme_identity,
+from .values import (IDENTITY, NO_LITERAL, SELF, VI, Bail, ValueKind, extreme_identity,
                      index_literal, is_identity, line_of, op_text, shift_refs)
 
 
@@ -368,7 +368,7 @@ def build_reduction(st: LoopState, upd: VI, init: Node, init_probes: tuple, init
     if kind in ("add", "sub", "mul"):
         fn = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b}[kind]
         if upd.inplace and isinstance(init_probe, np.ndarray):
-            fn = {"add": _iadd, "sub": _isub, "mul": _imul}[kind]
+            fn = lambda a, b, inplace=OPS[kind].inplace_fn: inplace(a.copy(), b)  # noqa: E731
         p1 = checked(fn, [init_probe, tprobe], {})
         if self_results:
             inits.append(p1)

@@ -9,7 +9,6 @@ from typing import Optional
 import numpy as np
 
 from ..analysis.affine import Affine
-from ..analysis.aliasing import VIEW_OPS
 from ..analysis.dependence import ANY, Access
 from ..ir import Node
 from ..ops import OPS
@@ -18,7 +17,7 @@ from . import probes as P
 from .integers import interval
 from .materialize import checked, eager_probes, value_node
 from .state import LoopState
-from .values import (DIVISION_OPS, DOMAIN_OPS, VI, Bail, Unsafe, ValueKind, int_interval, line_of, op_text,
+from .values import (VI, Bail, Unsafe, ValueKind, int_interval, line_of, op_text,
                      static_attrs)
 
 
@@ -39,7 +38,7 @@ def uniform(st: LoopState, node: Node, vis: list) -> VI:
         except Bail:
             probes = ()
     ident = None
-    if node.op in VIEW_OPS and vis and vis[0].ident is not None:
+    if OPS[node.op].result == "view" and vis and vis[0].ident is not None:
         ident = vis[0].ident
     elif isinstance(node.type, ArrayType) and node.type.shape != ():
         ident = new
@@ -82,7 +81,7 @@ def elementwise(st: LoopState, node: Node, vis: list, op: Optional[str] = None, 
             raise Bail(f"`{op_text(node)}` inside a branch could fail where the loop never ran it")
         if st.compress is None:
             raise Unsafe(f"`{op_text(node)}` inside a branch could fail where the loop never ran it")
-    if op in DIVISION_OPS | {"pow"} and len(vis) == 2 and any(v.varying and P.is_py_scalar(v.probe)
+    if (OPS[op].domain == "division" or op == "pow") and len(vis) == 2 and any(v.varying and P.is_py_scalar(v.probe)
                                                               for v in vis):
         d = vis[1]
         ival = d.ival if d.ival is not None else (interval(st, d.aff) if d.kind == ValueKind.AFFINE else None)
@@ -148,13 +147,13 @@ def weak_casts(st: LoopState, vis, operands, vprobes):
 def safe_op(node: Node, vis: list, op: Optional[str] = None) -> bool:
     """May this op run for iterations whose branch the loop did not take?"""
     op = op or node.op
-    if op in DIVISION_OPS:
+    if OPS[op].domain == "division":
         d = vis[1] if len(vis) > 1 else None
         return d is not None and d.has_const and isinstance(d.const, (int, float)) and d.const != 0
     if op == "pow":
         e = vis[1]
         return e.has_const and isinstance(e.const, int) and e.const >= 0
-    if op in DOMAIN_OPS:
+    if OPS[op].domain == "domain":
         return False
     if op in ("int",):
         return False

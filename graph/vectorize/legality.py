@@ -4,9 +4,10 @@ the run-time checks that send a call to the original loop."""
 
 from __future__ import annotations
 
-from ..analysis.aliasing import VIEW_OPS, may_alias
+from ..alias import may_alias
 from ..analysis.dependence import Access, conflict
 from ..ir import Node
+from ..ops import OPS
 from ..types import ArrayType
 from .build import check_inputs
 from .state import LoopState
@@ -15,7 +16,7 @@ from .values import VI, Bail
 
 def _memory_root(node: Node) -> Node:
     """The array whose memory `node` reads (through views and in-place updates)."""
-    while node.op in VIEW_OPS and node.operands:
+    while OPS[node.op].result == "view" and node.operands:
         node = node.operands[0]
     return node
 

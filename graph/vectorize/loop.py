@@ -37,7 +37,7 @@ from .legality import add_check, alias_guards, check_checks, check_dependences
 from .materialize import bind_args, const_vi, eager_probes, lookup, value_node
 from .reads import visit_getitem
 from .state import LoopState
-from .values import EFFECT_OPS, GUARD, REDUCTION_OPS, SWV, VI, Bail, Result, ValueKind, op_text, render_op, static_dim
+from .values import GUARD, SWV, VI, Bail, Result, ValueKind, op_text, render_op, static_dim
 from .writes import visit_inplace, visit_setitem
 
 
@@ -91,7 +91,7 @@ def visit(st: LoopState, node: Node) -> Optional[VI]:
         raise Bail(f"it contains a loop that stays a loop (line {line})")
     if op == "call":
         return visit_call(st, node)
-    if op in EFFECT_OPS or (not node.is_pure and op not in ("setitem", "inplace", "if")):
+    if OPS[op].effect or (not node.is_pure and op not in ("setitem", "inplace", "if")):
         raise Bail(f"`{op_text(node)}` is an effect that must run in order")
     if op == "if":
         if GUARD in node.attrs and node.id in st.guard_leaves:
@@ -142,7 +142,7 @@ def visit(st: LoopState, node: Node) -> Optional[VI]:
         return visit_builtin(st, node, vis)
     if op in ("float", "bool", "int"):
         return visit_conversion(st, node, vis)
-    if op in REDUCTION_OPS:
+    if OPS[op].reduction == "batched":
         return visit_reduction(st, node, vis)
     if op in ("dot", "matmul", "einsum"):
         return visit_linalg(st, node, vis)

@@ -16,6 +16,7 @@ from typing import Any, Optional
 
 import numpy as np
 
+from ..stand_ins import NUMBER_KINDS, NoStandIn, stand_in
 from ..types import ArrayType, ScalarType, Type
 
 PY_SCALARS = (bool, int, float, complex)
@@ -31,25 +32,24 @@ def small_shape(shape) -> tuple:
 
 
 def eager_probe(t: Type) -> Any:
-    """A value of the exact eager type of `t` (NumPy scalar, Python scalar or small array)."""
-    if isinstance(t, ArrayType):
-        if t.dtype is None or t.shape is None:
-            raise ProbeError(f"type {t} is not known")
-        if t.shape == ():
-            return np.dtype(t.dtype).type(1)
-        return np.ones(small_shape(t.shape), dtype=t.dtype)
-    if isinstance(t, ScalarType):
-        table = {"int": 1, "float": 1.0, "bool": True, "complex": 1 + 0j}
-        if t.kind in table:
-            return table[t.kind]
+    """A value of the exact eager type of `t` (NumPy scalar, Python number or small array) holding 1."""
+    if isinstance(t, ArrayType) and t.shape is not None:
+        try:
+            return stand_in(t, 1, shape=small_shape(t.shape))
+        except NoStandIn:
+            pass
+    elif isinstance(t, ScalarType) and t.kind in NUMBER_KINDS:
+        return stand_in(t, 1)
     raise ProbeError(f"type {t} is not known")
 
 
 def probe_of_value(value: Any) -> Any:
+    """A number stands for itself; an array by a small one of its dtype and rank holding 1."""
     if type(value) in PY_SCALARS or isinstance(value, (np.generic, str)):
         return value
     if isinstance(value, np.ndarray):
-        return np.ones(small_shape(value.shape), dtype=value.dtype)
+        return stand_in(ArrayType(value.dtype.name, value.shape), 1, shape=small_shape(value.shape), dtype=value.dtype,
+                        as_array=True)
     raise ProbeError(f"value {value!r} is not a number or an array")
 
 

@@ -71,14 +71,6 @@ MATH_FUNCS = {
     # math.degrees returns inf silently where np.rad2deg warns of overflow: run the loop there
     "degrees": MathFn("rad2deg", ("gt", 3e306, True), True), "radians": MathFn("deg2rad"),
 }
-# Ops that may fail (or take a value outside their domain) on elements the loop never computed:
-# not evaluated for all iterations when the loop only ran them under a condition.
-# (The op table's `domain` fact.)
-DOMAIN_OPS = {name for name, d in OPS.items() if d.domain == "domain"}
-DIVISION_OPS = {name for name, d in OPS.items() if d.domain == "division"}
-REDUCTION_OPS = {"sum", "mean", "max", "min", "prod", "any", "all", "nansum", "nanmax", "nanmin", "amax", "amin"}
-EFFECT_OPS = {"raise", "assert", "setattr", "getattr", "load_global", "store_global", "pycall", "fallback",
-              "call"}
 IDENTITY = {"add": 0, "sub": 0, "mul": 1, "or": False, "and": True}
 SWV = "sliding_window_view"
 SAME_SHAPE_OPS = {"empty_like", "zeros_like", "ones_like", "full_like", "copy"}
@@ -204,24 +196,6 @@ def as_affine(v) -> Affine:
 
 # Stand-in for an inner loop's previous result among the initial values of a chained reduction.
 SELF = "<the loop's own result>"
-
-
-def _iadd(a, b):
-    a = a.copy()
-    a += b
-    return a
-
-
-def _isub(a, b):
-    a = a.copy()
-    a -= b
-    return a
-
-
-def _imul(a, b):
-    a = a.copy()
-    a *= b
-    return a
 
 
 def is_identity(literal, identity) -> bool:
