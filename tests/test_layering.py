@@ -97,12 +97,7 @@ LAZY_IMPORTS = {
 
 # Private names imported from another module, and import cycles, that other branches of the #11
 # refactor are removing. Delete an entry when its branch merges (the test says which are stale).
-KNOWN_PRIVATE_IMPORTS = {
-    # vectorizer (graph/vectorize/*): the in-place reduction helpers, until the op table holds them
-    ("graph.vectorize.carried", "graph.vectorize.values", "_iadd"),
-    ("graph.vectorize.carried", "graph.vectorize.values", "_imul"),
-    ("graph.vectorize.carried", "graph.vectorize.values", "_isub"),
-}
+KNOWN_PRIVATE_IMPORTS: set = set()
 
 KNOWN_CYCLES = {
     # op table (graph/ops.py and its shape rules): being removed by the #11 refactor
