@@ -1,9 +1,5 @@
-"""Algebraic simplification (graph/passes/simplify.py): graph text in, graph text out, including where
-it must not fire.
-
-Each case also runs the graph before and after the pass on seeded inputs (interpreter, and the
-emitted NumPy code for the result) and checks results and argument mutation agree
-(tests/graph_testing.py).
+"""Algebraic simplification (graph/passes/simplify.py): graph text in, graph text out (tests/graph_testing.py),
+including where it must not fire.
 """
 
 from graphjit.graph.passes import simplify
