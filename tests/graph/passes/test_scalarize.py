@@ -19,6 +19,7 @@ from graphjit.graph import parse
 from graphjit.graph.passes import scalarize
 
 from graph_testing import assert_pass_leaves, assert_pass_output
+import vector_programs as V
 
 
 # --- graph text in, graph text out -----------------------------------------------------------------
@@ -283,13 +284,7 @@ def test_scalarize_is_switched_off_by_its_environment_variable(monkeypatch):
 
 
 # --- programs the pass changes: compiled == eager at every level, both ways ------------------------
-
-def recurrence(b):
-    x = np.zeros_like(b)
-    for i in range(1, len(b)):
-        x[i] = 0.5 * x[i - 1] + b[i]
-    return x
-
+# (and V.recurrence of tests/vector_programs.py)
 
 def decay_and_count(b):
     x = np.zeros_like(b)
@@ -312,7 +307,7 @@ def smooth_between(a, w):
     return x
 
 
-PROGRAMS = {recurrence: 1, decay_and_count: 1, smooth_between: 2}   # function: number of array arguments
+PROGRAMS = {V.recurrence: 1, decay_and_count: 1, smooth_between: 2}   # function: number of array arguments
 
 
 def _arguments(fn, size, seed):
