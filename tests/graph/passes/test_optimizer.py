@@ -16,9 +16,9 @@ from graphjit.graph import parse, verify
 from graphjit.graph.diagnostics import PassError, VerifyError
 from graphjit.graph.passes import manager
 
+from eager_vs_compiled import run_both
 from locations import REPO as ROOT
 from programs import CASES
-from test_constructs import run_both
 
 LEVELS = ["O0", "O1", "O2"]
 MODES = ["auto", "no_sink"]
