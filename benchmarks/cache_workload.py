@@ -1,8 +1,15 @@
-"""Functions the cache benchmark compiles (in a file: graphjit and Numba both need the source)."""
+"""Functions the cache benchmark compiles (in a file: graphjit and Numba both need the source).
+
+`Network` is the tutorial's network, samples/network.py (the tests compile it too), not a copy.
+"""
+
+import pathlib
+import sys
 
 import numpy as np
 
-from graphjit import nn
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "samples"))
+from network import Network  # noqa: E402,F401
 
 
 def ident(x):
@@ -23,15 +30,3 @@ def args4(x, g1, g2, g3, g4):
 
 def globals4(x):
     return x + G1 + G2 + G3 + G4
-
-
-class Network(nn.Cell):
-    def __init__(self):
-        super().__init__()
-        self.flatten = nn.Flatten()
-        self.dense_relu_sequential = nn.SequentialCell(
-            nn.Dense(28 * 28, 512), nn.ReLU(), nn.Dense(512, 512), nn.ReLU(), nn.Dense(512, 10))
-
-    def construct(self, x):
-        x = self.flatten(x)
-        return self.dense_relu_sequential(x)

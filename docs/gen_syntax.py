@@ -3,7 +3,7 @@
     python docs/gen_syntax.py            # rewrite docs/syntax.md
     python docs/gen_syntax.py --check    # exit 1 if docs/syntax.md is out of date
 
-`render()` returns the Markdown text; tests/test_syntax_levels.py checks that docs/syntax.md equals it.
+`render()` returns the Markdown text; tests/transpiler/test_syntax_levels.py checks that docs/syntax.md equals it.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The syntax corpus: one small function per construct, each tagged with its row of the rule table.
 
-tests/test_syntax_levels.py compiles every function here at STRICT, COMPATIBLE and LAX. Where the
+tests/transpiler/test_syntax_levels.py compiles every function here at STRICT, COMPATIBLE and LAX. Where the
 row's level accepts the construct, the compiled function must do exactly what the eager one does
 (two calls with fresh seeded inputs: results, argument mutation, printed output, module state,
 raised exceptions). Where it does not, compiling must raise `GraphSyntaxError` with exactly the
@@ -1111,7 +1111,7 @@ def decorated_with_wrapper(x):
     return scale(x)
 
 
-# past the compile budget (transpiler/budget.py); tests/test_compile_budget.py tests it further
+# past the compile budget (transpiler/budget.py); tests/transpiler/test_compile_budget.py tests it further
 WORDS = ("word",) * 1100  # more items than the unrolling limit, and not numbers
 
 

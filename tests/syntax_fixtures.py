@@ -1,4 +1,4 @@
-"""Functions for tests/test_syntax_levels.py that are not one-construct corpus entries.
+"""Functions for tests/transpiler/test_syntax_levels.py that are not one-construct corpus entries.
 
 Markers (`# <- CODE:COL`) as in tests/syntax_corpus.py.
 """

@@ -3,7 +3,7 @@
 Each example is Python source text (straight-line array code with in-place updates, writes through
 views of the arguments, scalars, a loop and a branch now and then), written to a temporary
 module, imported, and compiled at every level; results and argument mutation must equal eager
-execution (tests/test_constructs.py: run_both).
+execution (tests/eager_vs_compiled.py: run_both).
 """
 
 import contextlib
@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from graphjit.graph.passes import tile
-from test_constructs import run_both
+from eager_vs_compiled import run_both
 
 _counter = itertools.count()
 

@@ -1,4 +1,4 @@
-"""Loop kernels for tests/test_vectorize.py: each is a plain Python loop over array indices.
+"""Loop kernels for tests/graph/passes/test_vectorize.py: each is a plain Python loop over array indices.
 
 CASES[name] = (function, make_args(rng, n), expectation). The expectation says what O2 does
 with the loops: "vectorized" (no loop left), "partial" (an outer loop stays, inner ones are

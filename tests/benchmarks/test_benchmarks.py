@@ -1,12 +1,12 @@
 """The benchmark scripts keep working: each runs in its quick mode and prints its table."""
 
-import pathlib
 import subprocess
 import sys
 
 import pytest
 
-BENCHMARKS = pathlib.Path(__file__).parent.parent / "benchmarks"
+from locations import BENCHMARKS
+
 SCRIPTS = sorted(p.name for p in BENCHMARKS.glob("bench_*.py"))
 
 

@@ -3,7 +3,6 @@ dumps of every pass, the CLI, and docs/passes.md kept in step with PIPELINES."""
 
 import math
 import os
-import pathlib
 import re
 
 import numpy as np
@@ -17,10 +16,10 @@ from graphjit.graph import parse, verify
 from graphjit.graph.diagnostics import PassError, VerifyError
 from graphjit.graph.passes import manager
 
+from eager_vs_compiled import run_both
+from locations import REPO as ROOT
 from programs import CASES
-from test_constructs import run_both
 
-ROOT = pathlib.Path(__file__).parent.parent
 LEVELS = ["O0", "O1", "O2"]
 MODES = ["auto", "no_sink"]
 

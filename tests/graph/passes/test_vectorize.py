@@ -19,6 +19,7 @@ import pytest
 
 import graphjit
 import vector_programs as V
+from locations import BENCHMARKS
 
 RTOL = {np.dtype("float64"): 1e-12, np.dtype("float32"): 1e-5}
 
@@ -295,8 +296,7 @@ def test_dependent_loops_run_on_python_floats(rng):
 def test_benchmark_kernels_at_full_size_tile_and_match_eager(name):
     """At the benchmark's size the vectorized chains are tiled and `where` blends without branches."""
     import importlib.util
-    import pathlib
-    path = pathlib.Path(__file__).parent.parent / "benchmarks" / "kernels.py"
+    path = BENCHMARKS / "kernels.py"
     spec = importlib.util.spec_from_file_location("bench_kernels", path)
     K = importlib.util.module_from_spec(spec)
     import sys

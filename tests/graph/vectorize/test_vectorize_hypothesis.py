@@ -5,7 +5,7 @@ bounds, steps and index offsets; statements that write `out` or the input `a` it
 indices (so some loops carry dependences), accumulate into a scalar (`+=`, `max`), or write under
 a per-element `if`; expressions over `a`, `b`, `out`, the indices and constants. Each kernel
 runs eagerly and compiled at O2; results and the mutated arrays must agree (rtol 1e-12, see the
-tolerance note in tests/test_vectorize.py), or both must raise the same exception type.
+tolerance note in tests/graph/passes/test_vectorize.py), or both must raise the same exception type.
 """
 
 import copy

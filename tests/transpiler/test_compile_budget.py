@@ -23,6 +23,8 @@ from graphjit.transpiler import budget
 from graphjit.graph.diagnostics import GraphjitFallbackWarning
 from graphjit.transpiler.lower import lower_function
 
+from locations import DOCS
+
 LEVELS = ("LAX", "COMPATIBLE", "STRICT")
 JIT_LEVELS = ("O0", "O1", "O2")
 MODES = ("auto", "no_sink")
@@ -393,8 +395,7 @@ def test_recursion_within_the_budget_is_still_inlined():
 # --- the limits are in one place ----------------------------------------------------------------
 
 def test_limits_are_documented():
-    import pathlib
-    text = (pathlib.Path(__file__).resolve().parents[1] / "docs" / "syntax.md").read_text()
+    text = (DOCS / "syntax.md").read_text()
     for name in ("MAX_UNROLL_ITERATIONS", "MAX_GRAPH_NODES", "MAX_INLINE_DEPTH", "MAX_INLINED_NODES"):
         assert name in budget.__doc__ and name in text
         assert f"{getattr(budget, name):,}".replace(",", " ") in text or str(getattr(budget, name)) in text

@@ -6,8 +6,6 @@ eager Python is tested elsewhere (test_constructs.py, test_samples.py); here a c
 users see cannot slip through unseen.
 """
 
-import pathlib
-
 import numpy as np
 import pytest
 
@@ -15,10 +13,10 @@ import graphjit
 from graphjit.cli import transpile_file
 
 from golden_files import check_golden
+from locations import GOLDEN, SAMPLES
 from programs import CASES
 
-EMITTED = pathlib.Path(__file__).parent / "golden" / "emitted"
-SAMPLES = pathlib.Path(__file__).parent.parent / "samples"
+EMITTED = GOLDEN / "emitted"
 SAMPLE_INPUTS = {"x": "f32[64,1,28,28]"}
 LEVELS = ["O1", "O2"]
 

@@ -17,7 +17,7 @@ import graphjit as ms
 from graphjit.backends import disk_cache
 from graphjit.cli import main
 
-REPO = pathlib.Path(__file__).parent.parent
+from locations import REPO
 
 
 def triple(x):

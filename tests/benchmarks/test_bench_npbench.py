@@ -1,13 +1,14 @@
 """The NPBench harness without NPBench: kernels loaded from a two-kernel NPBench-like layout written
 to tmp_path, checked against eager, and the differences it must report."""
 
-import pathlib
 import sys
 
 import numpy as np
 import pytest
 
-sys.path.insert(0, str(pathlib.Path(__file__).parent.parent / "benchmarks"))
+from locations import BENCHMARKS
+
+sys.path.insert(0, str(BENCHMARKS))
 
 import bench_npbench  # noqa: E402
 import npbench_layout as layout  # noqa: E402

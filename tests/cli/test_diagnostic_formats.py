@@ -5,7 +5,6 @@ file; and the examples in docs/diagnostics.md, which must be what the code print
 import io
 import json
 import linecache
-import pathlib
 import re
 
 import pytest
@@ -15,7 +14,8 @@ from graphjit.graph.diagnostics import Diagnostic
 from graphjit.graph.spans import SourceSpan
 from graphjit.transpiler.rules import BY_CODE
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+from locations import REPO as ROOT
+
 DOCS = ROOT / "docs"
 SCHEMA = json.loads((DOCS / "diagnostics.schema.json").read_text())
 

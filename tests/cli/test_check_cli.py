@@ -1,7 +1,6 @@
 """`graphjit check`: every problem in one run, four formats, exit statuses, no file executed."""
 
 import json
-import pathlib
 import subprocess
 import sys
 
@@ -10,7 +9,8 @@ from click.testing import CliRunner
 
 from graphjit.cli import main
 
-ROOT = pathlib.Path(__file__).parent.parent
+from locations import REPO as ROOT
+
 SAMPLES = ROOT / "samples"
 UNSUPPORTED = SAMPLES / "unsupported.py"
 

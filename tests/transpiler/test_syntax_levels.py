@@ -26,6 +26,7 @@ from graphjit.transpiler import rules
 from graphjit.graph.diagnostics import GraphjitFallbackWarning
 
 import syntax_corpus
+from locations import DOCS
 from syntax_corpus import CORPUS
 
 LEVELS = rules.LEVELS
@@ -273,8 +274,7 @@ def test_cell_with_python_state(level):
 
 def test_syntax_md_is_generated_from_the_rule_table():
     import importlib.util
-    import pathlib
-    docs = pathlib.Path(__file__).resolve().parent.parent / "docs"
+    docs = DOCS
     spec = importlib.util.spec_from_file_location("graphjit_docs_gen_syntax", docs / "gen_syntax.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

@@ -1,7 +1,6 @@
 """`graphjit transpile`: reads files without running them; the printed module runs and matches eager."""
 
 import importlib.util
-import pathlib
 import subprocess
 import sys
 
@@ -12,7 +11,8 @@ from click.testing import CliRunner
 import graphjit as ms
 from graphjit.cli import main
 
-SAMPLES = pathlib.Path(__file__).parent.parent / "samples"
+from locations import SAMPLES
+
 X = np.ones([64, 1, 28, 28], dtype=np.float32)
 
 

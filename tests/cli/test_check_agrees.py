@@ -32,9 +32,9 @@ from graphjit.transpiler.source import read_text
 import programs
 import syntax_corpus
 from syntax_corpus import CORPUS
+from locations import REPO as ROOT
 
 LEVELS = rules.LEVELS
-ROOT = pathlib.Path(__file__).parent.parent
 SAMPLES = sorted((ROOT / "samples").glob("*.py"))
 SAMPLE_INPUT = np.ones([64, 1, 28, 28], dtype=np.float32)
 
