@@ -326,6 +326,13 @@ _add(OpDef("tolist", None, "method", "tolist", arity=1, infer=lambda n, a: OBJEC
            doc="`a.tolist()`: the elements as Python scalars in (nested) lists"))
 
 # --- Structure: emitted by the backend itself ------------------------------------------------
+def _inplace_type(nodes, attrs) -> Type:
+    """`a op= b` keeps an array's dtype and shape; on numbers it is the plain operator's type."""
+    if isinstance(nodes[0].type, ArrayType):
+        return nodes[0].type
+    return OPS[attrs["op"]].infer(nodes, {})
+
+
 _SPECIAL = [
     ("const", 0, True, R.fixed(OBJECT), "a compile-time value, printed inline where it is used"),
     ("arg", 0, True, R.fixed(OBJECT), "a function argument (graph header)"),
@@ -340,7 +347,7 @@ _SPECIAL = [
     ("dim", 1, True, R.fixed(INT), "`a.shape[axis]`"),
     ("ndim", 1, True, R.fixed(INT), "`a.ndim`"),
     ("size", 1, True, R.fixed(INT), "`a.size`"),
-    ("inplace", 2, True, R.inplace, "`a op= b` (attr `op`): in place on arrays, as Python does"),
+    ("inplace", 2, True, _inplace_type, "`a op= b` (attr `op`): in place on arrays, as Python does"),
     ("raise", None, False, R.fixed(R.NONE), "`raise E(args...)`; operand 0 is the class (`'builtins.ValueError'` "
      "or a compile-time class)"),
     ("assert", None, False, R.fixed(R.NONE), "`assert cond, msg`"),

@@ -377,14 +377,6 @@ def scalar_of(kind: ScalarType) -> Callable:
     return lambda nodes, attrs: kind
 
 
-def inplace(nodes, attrs) -> Type:
-    """`a op= b` keeps an array's dtype and shape; on scalars it is the plain operator."""
-    from .ops import OPS
-    if isinstance(nodes[0].type, ArrayType):
-        return nodes[0].type
-    return OPS[attrs["op"]].infer(nodes, {})
-
-
 def tuple_rule(nodes, attrs) -> Type:
     return TupleType(tuple(n.type for n in nodes))
 

@@ -99,10 +99,7 @@ LAZY_IMPORTS = {
 # refactor are removing. Delete an entry when its branch merges (the test says which are stale).
 KNOWN_PRIVATE_IMPORTS: set = set()
 
-KNOWN_CYCLES = {
-    # op table (graph/ops.py and its shape rules): being removed by the #11 refactor
-    ("graph.ops", "graph.shape_rules"),
-}
+KNOWN_CYCLES: set = set()
 
 PACKAGE_FILES = [p for p in sorted(ROOT.rglob("*.py"))
                  if p.relative_to(ROOT).parts[0] not in {"tests", "samples", "benchmarks", "docs"}

@@ -19,11 +19,9 @@ from .control import NeedsStatic, Return, Stop
 from .expressions import binary, iterate
 from .operators import BINARY
 
-AUG = {cst.AddAssign: "add", cst.SubtractAssign: "sub", cst.MultiplyAssign: "mul",
-       cst.DivideAssign: "truediv", cst.FloorDivideAssign: "floordiv", cst.ModuloAssign: "mod",
-       cst.PowerAssign: "pow", cst.MatrixMultiplyAssign: "matmul", cst.LeftShiftAssign: "lshift",
-       cst.RightShiftAssign: "rshift", cst.BitAndAssign: "bitand", cst.BitOrAssign: "bitor",
-       cst.BitXorAssign: "bitxor"}
+# `a += b` is the op whose in-place form is `+=` (the op table's `inplace_symbol`).
+AUG_BY_SYMBOL = {op.inplace_symbol: name for name, op in _ops.OPS.items() if op.inplace_symbol}
+_EMPTY_MODULE = cst.Module([])          # renders an operator node as its text (`+=`)
 
 
 def lower_assign(state, stmt: cst.Assign, frame) -> None:
@@ -38,7 +36,7 @@ def lower_annotated_assign(state, stmt: cst.AnnAssign, frame) -> None:
 
 
 def lower_augmented_assign(state, stmt: cst.AugAssign, frame) -> None:
-    op = AUG[type(stmt.operator)]
+    op = AUG_BY_SYMBOL[_EMPTY_MODULE.code_for_node(stmt.operator).strip()]
     span = state.span(stmt, frame)
     target = stmt.target
     if isinstance(target, cst.Name):

@@ -9,7 +9,8 @@ import numpy as np
 
 from ...graph.diagnostics import LoweringError
 from ...graph.ir import Node
-from ...graph.types import ArrayType, ScalarType, TupleType
+from ...graph.stand_ins import NoStandIn, stand_in
+from ...graph.types import ArrayType, TupleType
 from ..values import RangeVal, Seq, Static, is_static, static_value
 from .call_nodes import raise_later
 from .control import NeedsStatic
@@ -166,9 +167,10 @@ def _probes_for(t) -> list:
     """Values of every Python type a run-time value of graph type `t` may have; [object()] if unknown."""
     if isinstance(t, ArrayType):
         if t.shape is not None and len(t.shape) > 0:
-            return [np.empty((0,) * len(t.shape))]
-        scalars = [np.dtype(t.dtype).type(0)] if t.dtype is not None else [np.float64(0), np.int64(0), np.bool_(0)]
-        return [np.empty(())] + scalars  # a 0-d result may be a NumPy scalar or a 0-d array
+            return [stand_in(t, shape=(0,) * len(t.shape), dtype="float64")]
+        dtypes = [t.dtype] if t.dtype is not None else ["float64", "int64", "bool"]
+        # a 0-d result may be a 0-d array or a NumPy scalar
+        return [stand_in(t, shape=(), dtype="float64", as_array=True)] + [stand_in(t, shape=(), dtype=d) for d in dtypes]
     probe = _probe_for(t)
     return [probe] if probe is not None or getattr(t, "kind", "") == "none" else [object(), np.empty(0), 0.0]
 
@@ -188,10 +190,8 @@ def _class_names(classes):
 
 
 def _probe_for(t):
-    if isinstance(t, ArrayType):
-        return np.empty(0)
-    if isinstance(t, TupleType):
-        return ()
-    if isinstance(t, ScalarType):
-        return {"int": 0, "float": 0.0, "bool": False, "complex": 0j, "str": "", "none": None}.get(t.kind)
-    return None
+    """A value of the Python type a run-time value of graph type `t` has (an array for any array)."""
+    try:
+        return stand_in(t, shape=(0,), dtype="float64") if isinstance(t, ArrayType) else stand_in(t)
+    except NoStandIn:
+        return None

@@ -14,8 +14,8 @@ from ...graph.literals import is_literal
 from ..values import Seq, Static, freeze, is_static, static_value
 from .callables import out_by_keyword
 
-REDUCTIONS = {"sum", "mean", "max", "min", "prod", "any", "all", "std", "var", "argmax", "argmin",
-              "nansum", "nanmean", "nanmax", "nanmin", "median", "amax", "amin", "cumsum", "cumprod"}
+# Reductions take `axis` as their second argument (the op table's `reduction` fact).
+REDUCTIONS = frozenset(name for name, op in _ops.OPS.items() if op.reduction)
 
 
 def op_call(state, op_name: str, args: list, kwargs: dict, span, extra: Optional[dict] = None) -> Node:

@@ -35,8 +35,7 @@ from .inline import inline, inline_cell, inline_source
 from .methods import array_method, dict_method, seq_method
 
 # Ops that build or draw arrays: never computed at compile time (that would bake data in).
-ARRAY_MAKERS = {"zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like",
-                "arange", "linspace", "eye", "asarray", "array"}
+ARRAY_MAKERS = frozenset(name for name, op in _ops.OPS.items() if op.creates)
 
 
 # Builtins that are pure and may run at compile time on compile-time arguments.
