@@ -26,7 +26,7 @@ from ..graph.ops import PREC_ATOM, PREC_CMP, PREC_NOT, PREC_UNARY, REGION_OPS
 from ..graph.paths import parse_path
 from ..graph.types import ArrayType
 
-RESERVED = {"np", "math", "operator", "_g", "_k", "_cells", "_make_fallback", "_select", "range", "len", "float", "int", "bool", "min",
+RESERVED = {"np", "math", "operator", "_g", "_k", "_cells", "_make_fallback", "_select", "_sum_to", "range", "len", "float", "int", "bool", "min",
             "max", "abs", "round", "print"}
 INPLACE_SYMBOL = {"add": "+=", "sub": "-=", "mul": "*=", "truediv": "/=", "floordiv": "//=", "mod": "%=",
                   "pow": "**=", "matmul": "@=", "lshift": "<<=", "rshift": ">>=", "bitand": "&=",

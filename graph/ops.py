@@ -25,6 +25,7 @@ import numpy as np
 
 from . import shape_rules as R
 from .blend import select
+from .unbroadcast import sum_to
 from .types import BOOL, FLOAT, INT, OBJECT, ArrayType, Type
 
 # Python precedence, higher binds tighter (used to parenthesize emitted expressions).
@@ -357,6 +358,16 @@ _add(OpDef("copy_flat", None, "method", "flatten", arity=1,
                                           (math.prod(n[0].type.shape),) if getattr(n[0].type, "is_static", False)
                                           else (None,)),
            doc="`a.flatten()`", fresh=True))
+
+
+# --- Autodiff: what the backward pass needs beyond the ops above -----------------------------
+_add(OpDef("sum_to", sum_to, "call", "_sum_to", arity=2, infer=lambda nodes, attrs: nodes[1].type,
+           doc="`_sum_to(g, like)`: `g` summed over the axes broadcasting stretched, to `like`'s shape "
+           "(graph/unbroadcast.py; the backward pass uses it where shapes are known only at run time)",
+           fresh=True))
+_add(OpDef("append", None, "method", "append", arity=2, infer=R.fixed(R.NONE), foldable=False,
+           writes=Writes((0,)), doc="`tape.append(v)`: the forward pass of a differentiated loop records its "
+           "state for the backward pass"))
 
 
 def op(name: str) -> OpDef:
