@@ -140,6 +140,7 @@ class JitFunction:
         self._lock = threading.RLock()
         self._hits = _dispatch.new_counter()
         self._warned_recompiles = False
+        self.transform = None             # a graph transform after lowering (graphjit.grad sets one)
         self.stats = {"misses": 0, "compiles": 0, "disk_loads": 0, "reuses": 0, "recompiles": 0,
                       "disk_writes": 0, "compile_seconds": 0.0, "load_seconds": 0.0}
         # a class of its own, whose generated `__call__` knows this function's recent entries
@@ -355,7 +356,7 @@ class JitFunction:
             log.info("passes", "%s: %s, %d round(s): %s", name, config.jit_level, compiled.report.rounds,
                      ", ".join(f"{d} {t * 1e3:.2f} ms" for d, t in compiled.report.timings.items()) or "no passes")
         why_not = _why_not_on_disk(config, guards, lowered, compiled, self.cache) or unportable
-        if lowered is not None and guards.portable:
+        if lowered is not None and guards.portable and self.transform is None:
             try:
                 variant.recipes = const_recipes(compiled.consts, lowered.consts, lowered.recipes)
                 self._variants.setdefault(skey, []).append(variant)
@@ -412,6 +413,8 @@ class JitFunction:
         options = {"static": tuple(self._static)}
         if keywords:
             options["kwargs"] = keywords
+        if self.transform is not None:
+            options["transform"] = self.transform
         return compile_for(self.__graphjit_fn__, tuple(positional), config, **options)
 
     def _report(self, entry: Entry, reason: Optional[str], first: bool, how: str = "") -> None:
@@ -513,7 +516,7 @@ class BoundJitFunction:
 
 
 def compile_for(fn: Callable, args: tuple, config: JitConfig, static: tuple = (),
-                kwargs: Optional[dict] = None) -> CompiledEntry:
+                kwargs: Optional[dict] = None, transform: Optional[Callable] = None) -> CompiledEntry:
     """Front end, passes and backend for one call signature; errors point at the user's code."""
     from .backends.compile import compile_emitted
     from .backends.emit_numpy import emit_function
@@ -530,6 +533,11 @@ def compile_for(fn: Callable, args: tuple, config: JitConfig, static: tuple = ()
         lowered = lower_function(fn, args, kwargs or {}, static=static, level=level)
         graph = lowered.graph
         dump = dump_directory_from_env(graph.name)
+        if transform is not None:
+            if dump is not None:
+                dump.write("before_transform.txt", str(graph))
+            transform(lowered, args, _make_roots(lowered.arg_names, args, lowered.globals, lowered.closure,
+                                                 lowered.consts))
         report = run_pipeline(graph, config.jit_level, dump=dump)
         emitted = emit_function(graph, consts=lowered.consts)
         if dump is not None:
