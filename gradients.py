@@ -14,6 +14,7 @@ import numpy as np
 
 from .graph.autodiff.function import GradRequest
 from .graph.diagnostics import GraphjitError
+from .graph.ops import stop_gradient
 
 
 class GradArgumentError(GraphjitError, ValueError):
@@ -214,7 +215,3 @@ class GradOperation:
                               names, False, sens=self.sens_param)
         return GradFunction(fn, request, items)
 
-
-def stop_gradient(x):
-    """`x` itself, through which no gradient flows (compiled, it costs nothing)."""
-    return x

@@ -299,13 +299,13 @@ def to_float(b, node, g):
 
 
 def getitem(b, node, g):
-    """The cotangent lands where the index read: `z = np.zeros_like(x); z[index] = g`. Only for
-    basic indices (ints, slices, None, ...), which never name an element twice."""
+    """The cotangent lands where the index read: `z = np.zeros_like(x); z[index] = g` for a basic
+    index (ints, slices), which never names an element twice; `np.add.at(z, index, g)` for a
+    gather by arrays, where repeated indices add up."""
     x = node.operands[0]
-    if any(not isinstance(o.type, ScalarType) for o in node.operands[1:]):
-        raise NotImplementedError("an index by an array (its gradient needs np.add.at)")
     zero = b.op("zeros_like", x)
-    b.op("setitem", zero, g, *node.operands[1:], index=shift_refs(node.attrs["index"], 1))
+    gather = any(not isinstance(o.type, ScalarType) for o in node.operands[1:])
+    b.op("add_at" if gather else "setitem", zero, g, *node.operands[1:], index=shift_refs(node.attrs["index"], 1))
     return (zero,) + (None,) * (len(node.operands) - 1)
 
 

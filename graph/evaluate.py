@@ -9,6 +9,8 @@ from __future__ import annotations
 import operator
 from typing import Any, Sequence
 
+import numpy as np
+
 from .callables import resolve_callable
 from .literals import OperandRef
 from .ops import OPS
@@ -43,6 +45,11 @@ def evaluate(node, vals: Sequence[Any]) -> Any:
     if op == "setitem":
         vals[0][build_index(node, attrs["index"], vals)] = vals[1]
         return None
+    if op == "add_at":
+        np.add.at(vals[0], build_index(node, attrs["index"], vals), vals[1])
+        return None
+    if op == "stop_gradient":
+        return vals[0]
     if op == "inplace":
         return INPLACE[attrs["op"]](vals[0], vals[1])
     if op == "tuple":

@@ -292,6 +292,10 @@ _SPECIAL = [
     ("dim", 1, True, R.fixed(INT), "`a.shape[axis]`"),
     ("ndim", 1, True, R.fixed(INT), "`a.ndim`"),
     ("size", 1, True, R.fixed(INT), "`a.size`"),
+    ("add_at", None, True, R.fixed(R.NONE), "`np.add.at(a, index, v)`: adds `v` at `a[index]`, repeated indices adding "
+     "up (operands: a, v, index parts; the gradient of a gather)"),
+    ("stop_gradient", 1, True, R.same_as_first, "`ops.stop_gradient(a)`: `a` itself, through which no gradient "
+     "flows; emitted as `a`"),
     ("inplace", 2, True, R.inplace, "`a op= b` (attr `op`): in place on arrays, as Python does"),
     ("raise", None, False, R.fixed(R.NONE), "`raise E(args...)`; operand 0 is the class (`'builtins.ValueError'` "
      "or a compile-time class)"),
@@ -320,7 +324,7 @@ _SPECIAL = [
 ]
 # Which operands the specials write (the others write none).
 _SPECIAL_WRITES = {
-    "setitem": Writes((0,)), "inplace": Writes((0,)), "setattr": Writes((0,)),
+    "setitem": Writes((0,)), "add_at": Writes((0,)), "inplace": Writes((0,)), "setattr": Writes((0,)),
     "pycall": Writes(every=True), "call": Writes(every=True), "fallback": Writes(every=True),
 }
 for _name, _arity, _pure, _infer, _doc in _SPECIAL:
@@ -340,6 +344,14 @@ for _name, _fn in [("float", float), ("int", int), ("bool", bool), ("len", len),
                    ("py_max", max), ("py_abs", abs), ("py_round", round)]:
     OP_BY_CALLABLE[id(_fn)] = _name
 OP_BY_CALLABLE[id(np.matmul)] = "matmul"
+
+
+def stop_gradient(x):
+    """`x` itself, through which no gradient flows (`graphjit.stop_gradient`, `ops.stop_gradient`)."""
+    return x
+
+
+OP_BY_CALLABLE[id(stop_gradient)] = "stop_gradient"
 
 # Array methods the front end maps onto ops: `x.sum(axis=1)` -> sum(x) {axis=1}.
 METHOD_OPS = {

@@ -174,6 +174,8 @@ def between(graph: Graph, wrt: Sequence[Node], outputs: Sequence[Node]) -> set:
 def carries(node: Node) -> bool:
     """Can a gradient flow through `node`'s result? Not through integers and booleans (a
     comparison, an index); through an `object` value it may, so it is followed."""
+    if node.op == "stop_gradient":
+        return False
     return has_gradient(node) or bool(node.writes) or isinstance(node.type, TupleType) or node.op in regions.RULES
 
 
