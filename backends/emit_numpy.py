@@ -532,12 +532,13 @@ class Emitter:
         return path.to_python(root)
 
     def comment_for(self, span, indent: str) -> None:
-        key = (span.file, span.line)
+        key = (span.file, span.line, span.backward)
         if key == self.last_line:
             return
         self.last_line = key
         text = linecache.getline(span.file, span.line).strip()
-        self.lines.append(f"{indent}# {span.short_file}:{span.line}  {text}".rstrip())
+        role = "grad of " if span.backward else ""
+        self.lines.append(f"{indent}# {role}{span.short_file}:{span.line}  {text}".rstrip())
 
 
 def _callee(qualified: str) -> str:

@@ -23,6 +23,7 @@ from .. import derivatives as D
 from ..ir import Graph, Node
 from ..types import TupleType
 from .fill import ones_like
+from .kinds import backward_span
 from .transform import NotDifferentiableError, backward
 
 
@@ -52,7 +53,7 @@ def gradient_of(graph: Graph, request: GradRequest, inputs: Sequence[Node], weig
     function does not use it: its gradient is `zeros_for(k)`).
     """
     b = D.Backward(graph)
-    b.span = output.span
+    b.span = backward_span(output.span)
     primary, aux = _split_output(b, request, output)
     seed = sens if sens is not None else ones_like(b, primary)
     wanted = [inputs[k] for k in request.positions or ()]

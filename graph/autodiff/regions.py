@@ -22,7 +22,7 @@ from ..ir import Graph, Node, clone_region
 from ..literals import Index, OperandRef
 from ..types import INT, OBJECT, ArrayType, TupleType, join
 from .fill import zeros_like
-from .kinds import has_gradient
+from .kinds import backward_span, has_gradient
 
 # Ops the backward pass cannot run a second time without changing what the program does.
 NOT_REPLAYABLE = {"pycall": "calls Python code", "call": "calls a function graphjit does not know",
@@ -94,13 +94,13 @@ def _loop_backward(b, node: Node, g: dict, backward, error, inits, captures, fir
     dsums = [back_body.add_arg(f"dcap{m}", v.type) for m, v in zip(taken, sums)]
     tape_arg = back_body.add_arg("tape", OBJECT)
     cap_args = [back_body.add_arg(a.name, a.type, a.span) for a in original.args[first_arg + c:]]
-    state = back_body.add("getitem", [tape_arg, k], {"index": Index([OperandRef(1)])}, OBJECT, node.span)
-    recorded = [back_body.add("tuple_get", [state], {"index": n}, a.type, node.span, a.name)
+    state = back_body.add("getitem", [tape_arg, k], {"index": Index([OperandRef(1)])}, OBJECT, b.span)
+    recorded = [back_body.add("tuple_get", [state], {"index": n}, a.type, b.span, a.name)
                 for n, a in enumerate(original.args[:first_arg + c])]
     outs = inline(back_body, original, [*recorded, *cap_args])
     grads = backward(back_body, [recorded[first_arg + j] for j in slots] + [cap_args[m] for m in taken],
                      [(outs[j], d) for j, d in zip(slots, douts)])
-    summed = [back_body.add("add", [s, gc], span=node.span) for s, gc in zip(dsums, grads[len(slots):])]
+    summed = [back_body.add("add", [s, gc], span=b.span) for s, gc in zip(dsums, grads[len(slots):])]
     back_body.set_outputs([*grads[:len(slots)], *summed])
     last = b.op("sub", b.op("len", tape), b.const(1))
     carried = [*start, *sums]

@@ -27,7 +27,7 @@ from ..ir import Graph, Node
 from ..types import ArrayType, ScalarType, TupleType
 from . import inplace, regions
 from .fill import ones_like, zeros_like
-from .kinds import has_gradient
+from .kinds import backward_span, has_gradient
 
 
 class NotDifferentiableError(GraphjitError):
@@ -61,7 +61,7 @@ def backward(graph: Graph, wrt: Sequence[Node], seeds: list) -> list:
     for node in reversed(graph.nodes):
         if node.id not in relevant or node.id in inputs or not any(o.id in relevant for o in node.operands):
             continue                   # not on a path, an input, or a source (`np.zeros` a write fills)
-        b.span = node.span
+        b.span = backward_span(node.span)
         if node.id in writes:
             writes[node.id].flow(b, node, cotangents)
             continue
@@ -73,7 +73,7 @@ def backward(graph: Graph, wrt: Sequence[Node], seeds: list) -> list:
                 cotangents.add(operand, cot)
     grads = []
     for w in wrt:
-        b.span = w.span
+        b.span = backward_span(w.span)
         g = cotangents.pop(w)
         grads.append(g if g is not None else zeros_like(b, w))
     return grads
