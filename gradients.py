@@ -12,7 +12,7 @@ from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
-from .graph.autodiff.function import GradRequest
+from .graph.autodiff.request import GradRequest
 from .graph.diagnostics import GraphjitError
 from .graph.ops import stop_gradient
 

@@ -6,6 +6,16 @@ the gradient of each node of `wrt`: transform.py walks straight-line code with e
 inplace.py makes in-place writes (`a[i] = v`, `a += b`) safe to differentiate.
 """
 
-from .transform import NotDifferentiableError, differentiate, sum_to
+_EXPORTS = {"NotDifferentiableError": ".transform", "differentiate": ".transform", "sum_to": ".transform",
+            "gradient_of": ".function", "GradRequest": ".request"}
 
-__all__ = ["NotDifferentiableError", "differentiate", "sum_to"]
+
+def __getattr__(name):
+    """Loaded on first use, so `import graphjit` does not pay for networkx."""
+    if name in _EXPORTS:
+        import importlib
+        return getattr(importlib.import_module(_EXPORTS[name], __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = sorted(_EXPORTS)
