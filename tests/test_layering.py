@@ -19,6 +19,7 @@ FORBIDDEN = {
     "log": {"graph", "transpiler", "backends", "api", "cli", "nn", "context", "export_load"},
     "api": {"cli", "export_load"},
     "export_load": {"cli"},
+    "gradients": {"cli", "export_load", "nn"},
     "nn": {"transpiler", "backends", "cli", "export_load"},
     "cli": {"nn"},
 }
