@@ -235,7 +235,9 @@ def extreme(b, node, g):
     """max/min: the gradient is shared by the elements equal to the extreme (as autograd does)."""
     x = node.operands[0]
     hit = b.op("eq", x, _keep_reduced_axes(b, node, node))
-    hits = b.op("sum", hit, **_axis_attrs(node, keepdims=True))
+    dtype = getattr(x.type, "dtype", None)
+    count = {"dtype": _np_dtype(dtype)} if dtype and dtype.startswith("float") else {}
+    hits = b.op("sum", hit, **_axis_attrs(node, keepdims=True), **count)    # a float32 gradient stays float32
     share = b.op("truediv", _keep_reduced_axes(b, node, g), hits)
     return (b.op("where", hit, share, b.const(0.0)),)
 

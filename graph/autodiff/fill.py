@@ -9,8 +9,8 @@ from ..types import ArrayType, ScalarType, TupleType
 
 def ones_like(b, node: Node):
     """The all-ones sensitivity: a tuple gets one per item (MindSpore's default `sens`)."""
-    if isinstance(node.type, ArrayType) and node.type.rank != 0:
-        return b.op("ones_like", node)
+    if isinstance(node.type, ArrayType):
+        return b.op("ones_like", node)        # its dtype: a float32 loss gets float32 gradients
     if isinstance(node.type, TupleType):
         return {k: ones_like(b, b.op("tuple_get", node, index=k)) for k in range(len(node.type.items))}
     return b.const(1.0)

@@ -10,7 +10,7 @@ returns what MindSpore's function returns:
     grad(f, None, weights)(x)                (dw1, dw2)
     grad(f, 0, weights)(x)                   (dx, (dw1, dw2))
     grad(f, has_aux=True)(x)                 (dx, (aux1, ...))
-    value_and_grad(f, ...)(x)                (f(x), <the above>)
+    value_and_grad(f, ...)(x)                (f(x), <the above, without the aux outputs>)
     return_ids=True                          each gradient as (position or weight name, gradient)
 """
 
@@ -56,7 +56,7 @@ def gradient_of(graph: Graph, request: GradRequest, inputs: Sequence[Node], weig
             parts.append(_with_id(b, request, request.weight_names[k], total if total is not None else zeros_for(k)))
         result.append(parts[0] if request.weights_is_single else _tuple(b, parts))
     gradient = result[0] if len(result) == 1 else _tuple(b, result)
-    if aux is not None:
+    if aux is not None and not request.with_value:      # value_and_grad's value holds the aux outputs
         gradient = _tuple(b, [gradient, aux])
     return _tuple(b, [output, gradient]) if request.with_value else gradient
 

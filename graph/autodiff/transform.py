@@ -182,7 +182,8 @@ def carries(node: Node) -> bool:
 def sum_to(b: D.Backward, cot: Node, like: Node) -> Node:
     """`cot` summed over the axes broadcasting added or stretched, so it has `like`'s shape."""
     target, have = like.type, cot.type
-    if isinstance(target, ScalarType):
+    if isinstance(target, ScalarType) or isinstance(have, ScalarType) and isinstance(target, ArrayType) \
+            and target.rank == 0:
         return b.op("sum", cot) if isinstance(have, ArrayType) and have.rank != 0 else cot
     if not (isinstance(target, ArrayType) and isinstance(have, ArrayType)) or target.shape is None \
             or have.shape is None or None in target.shape or None in have.shape:
