@@ -28,11 +28,12 @@ from .transform import NotDifferentiableError, backward
 
 
 def gradient_of(graph: Graph, request: GradRequest, inputs: Sequence[Node], weights: Sequence[Sequence[Node]],
-                output: Node, sens: Optional[Node] = None, zeros_for=None) -> Node:
+                output: Node, sens: Optional[Node] = None, zeros_for=None, first: Optional[Node] = None) -> Node:
     """Append the backward pass of `output` and return the node holding what the caller gets.
 
     `inputs[k]` is argument k's value; `weights[k]` the nodes that read weight k (none when the
-    function does not use it: its gradient is `zeros_for(k)`).
+    function does not use it: its gradient is `zeros_for(k)`). `first` is the first node of the
+    function's body when it was inlined into a longer graph.
     """
     b = D.Backward(graph)
     b.span = backward_span(output.span)
@@ -42,7 +43,7 @@ def gradient_of(graph: Graph, request: GradRequest, inputs: Sequence[Node], weig
     for nodes in weights:
         wanted.extend(nodes)
     unique = list({n.id: n for n in wanted}.values())
-    grads = dict(zip((n.id for n in unique), backward(graph, unique, [(primary, seed)]))) if unique else {}
+    grads = dict(zip((n.id for n in unique), backward(graph, unique, [(primary, seed)], first))) if unique else {}
     result = []
     if request.positions is not None:
         parts = [_with_id(b, request, k, grads[inputs[k].id]) for k in request.positions]

@@ -45,15 +45,17 @@ def differentiate(graph: Graph, wrt: Sequence[Node], output: Node, seed: Optiona
     return backward(graph, wrt, [(output, seed if seed is not None else ones_like(b, output))])
 
 
-def backward(graph: Graph, wrt: Sequence[Node], seeds: list) -> list:
+def backward(graph: Graph, wrt: Sequence[Node], seeds: list, first: Optional[Node] = None) -> list:
     """The gradients of `wrt` given the cotangent of each `(output, cotangent)` in `seeds`; the
-    backward nodes are appended to `graph` (a function body or a region)."""
+    backward nodes are appended to `graph` (a function body or a region). With `first`, only the
+    nodes from `first` on are differentiated (a function inlined into a longer graph: the code
+    before it made the inputs, which are constants to this gradient)."""
     b = D.Backward(graph)
-    relevant = between(graph, wrt, [out for out, _ in seeds])
+    relevant = between(graph, wrt, [out for out, _ in seeds], first)
     check_path(graph, relevant)
     writes = inplace.prepare(graph, relevant, NotDifferentiableError)
     if writes:
-        relevant = between(graph, wrt, [out for out, _ in seeds])   # with the copies `prepare` took
+        relevant = between(graph, wrt, [out for out, _ in seeds], first)   # with the copies `prepare` took
     cotangents = Cotangents(b)
     for out, seed in seeds:
         cotangents.add(out, seed)
@@ -155,11 +157,12 @@ def check_path(graph: Graph, relevant: set) -> None:
             raise not_differentiable(node)
 
 
-def between(graph: Graph, wrt: Sequence[Node], outputs: Sequence[Node]) -> set:
+def between(graph: Graph, wrt: Sequence[Node], outputs: Sequence[Node], first: Optional[Node] = None) -> set:
     """Ids of the nodes on some path from a node of `wrt` to one of `outputs` (program order is
-    topological; a node writing a value in place counts as a use that changes it)."""
+    topological; a node writing a value in place counts as a use that changes it), from `first` on."""
     reached = {w.id for w in wrt}
-    for node in graph.nodes:
+    start = graph.nodes.index(first) if first is not None and first in graph.nodes else 0
+    for node in graph.nodes[start:]:
         if any(o.id in reached for o in node.operands) and carries(node):
             reached.add(node.id)
             reached.update(w.id for w in node.writes)
