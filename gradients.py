@@ -29,33 +29,43 @@ class GradFunction:
         self.fn = fn
         self.request = request
         self.weights = tuple(weights)
-        plain, self._jit_config = _plain_function(fn)
-        self._check_positions(plain)
-        self._jit = JitFunction(plain, jit_config=self._jit_config, cache=False)
+        plain, config = _plain_function(fn)
+        if request.sens:                # the sensitivity rides along as the last argument
+            plain = _with_sensitivity(fn)
+        else:
+            self._check_positions(plain)
+        self._jit = JitFunction(plain, jit_config=config, cache=False)
         self._jit.transform = _GradTransform(self)
 
     def _check_positions(self, plain) -> None:
         params = [p for p in inspect.signature(plain).parameters.values()
                   if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        count = len(params) - (1 if self._owner() is not None else 0)
         for k in self.request.positions or ():
-            if not 0 <= k < len(params) - (1 if self.request.sens else 0):
-                raise GradArgumentError(f"grad_position {k} is out of range: {_name(self.fn)} takes "
-                                        f"{len(params)} positional argument(s)")
+            if not 0 <= k < count:
+                raise GradArgumentError(f"grad_position {k} is out of range: {_name(self.fn)} takes {count} "
+                                        f"positional argument(s)")
 
     def __call__(self, *args, **kwargs):
         self._check_arguments(args)
         return self._jit(*self._bound_self(args), **kwargs)
 
-    def _bound_self(self, args: tuple) -> tuple:
+    def _owner(self):
+        """The object a method or Cell is called on (compiled as the first argument), or None."""
+        if self.request.sens:
+            return None
         owner = getattr(self.fn, "__self__", None)
-        if owner is None and _is_cell(self.fn):
-            owner = self.fn
+        return self.fn if owner is None and _is_cell(self.fn) else owner
+
+    def _bound_self(self, args: tuple) -> tuple:
+        owner = self._owner()
         return args if owner is None else (owner,) + args
 
     def _check_arguments(self, args: tuple) -> None:
+        count = len(args) - (1 if self.request.sens else 0)
         for k in self.request.positions or ():
-            if k >= len(args):
-                raise GradArgumentError(f"grad_position {k} is out of range: the call passed {len(args)} "
+            if k >= count:
+                raise GradArgumentError(f"grad_position {k} is out of range: the call passed {count} "
                                         f"argument(s)")
             value = args[k]
             dtype = getattr(value, "dtype", None)
@@ -69,6 +79,13 @@ class GradFunction:
         return self._jit.source(*self._bound_self(args), **kwargs)
 
 
+def _with_sensitivity(fn):
+    """`fn` called on all arguments but the last, which comes back beside its value (the seed)."""
+    def call_with_sensitivity(*args):
+        return fn(*args[:-1]), args[-1]
+    return call_with_sensitivity
+
+
 class _GradTransform:
     """What the compiler runs on the lowered graph of the gradient function's `fn`."""
 
@@ -78,31 +95,48 @@ class _GradTransform:
     def __call__(self, lowered, args: tuple, roots) -> None:
         from .graph.autodiff.function import gradient_of
         graph = lowered.graph
-        request = self.owner.request
-        shift = 1 if self.owner._bound_self(()) else 0      # the method's `self`
-        by_name = {a.name: a for a in graph.args}
-        names = lowered.arg_names
+        owner = self.owner
+        output, sens = graph.outputs[0], None
+        if owner.request.sens:
+            output, sens = output.operands
+            values = dict(enumerate(args))             # the call spreads `*args`
+            inputs = {k: _item(graph, graph.args[0], k) for k in owner.request.positions or ()}
+            by_value = [(values[k], inputs.get(k) or _item(graph, graph.args[0], k)) for k in values]
+        else:
+            inputs = self._arguments(lowered)
+            by_value = [(dict(zip(lowered.arg_names, args)).get(a.name), a) for a in graph.args]
+        weights = [[node for value, node in by_value if value is w] + _nodes_reading(graph, w, roots)
+                   for w in owner.weights]
+        positions = [inputs.get(k) for k in range(max(inputs, default=-1) + 1)]
+        result = gradient_of(graph, owner.request, positions, weights, output, sens, _Zeros(graph, owner.weights))
+        graph.set_outputs([result])
+
+    def _arguments(self, lowered) -> dict:
+        """The graph argument of each position asked for."""
+        shift = 1 if self.owner._owner() is not None else 0      # the method's `self`
+        by_name = {a.name: a for a in lowered.graph.args}
         inputs = {}
-        for k in request.positions or ():
-            name = names[k + shift]
+        for k in self.owner.request.positions or ():
+            name = lowered.arg_names[k + shift]
             if name not in by_name:
                 raise GradArgumentError(f"argument {k} ({name}) of {_name(self.owner.fn)} is compiled as a "
                                         f"constant: pass a floating-point array to differentiate with respect to it")
             inputs[k] = by_name[name]
-        values = dict(zip(names, args))
-        weights = [[a for a in graph.args if values.get(a.name) is w] + _nodes_reading(graph, w, roots)
-                   for w in self.owner.weights]
-        sens = None
-        if request.sens:
-            sens = by_name.get(names[-1])
-        b_zero = _Zeros(graph, self.owner.weights)
-        output = graph.outputs[0]
-        result = gradient_of(graph, request, [inputs.get(k) for k in range(max(inputs, default=-1) + 1)], weights,
-                             output, sens, b_zero)
-        graph.set_outputs([result])
+        return inputs
+
+
+def _item(graph, tuple_arg, k: int):
+    """`args[k]` of a `*args` argument: the node the graph already has, or a new one."""
+    for node in graph.nodes:
+        if node.op == "tuple_get" and node.operands[0] is tuple_arg and node.attrs["index"] == k:
+            return node
+    first = graph.nodes[0] if graph.nodes else None
+    return graph.add("tuple_get", [tuple_arg], {"index": k}, tuple_arg.type.items[k], before=first)
 
 
 class _Zeros:
+    """The gradient of a weight the function never reads: zeros of its shape and dtype."""
+
     def __init__(self, graph, weights):
         self.graph = graph
         self.weights = weights
@@ -206,7 +240,7 @@ class GradOperation:
         plain, _ = _plain_function(fn)
         params = [p for p in inspect.signature(plain).parameters.values()
                   if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-        count = len(params) - (1 if inspect.ismethod(fn) or _is_cell(fn) else 0) - (1 if self.sens_param else 0)
+        count = len(params) - (1 if inspect.ismethod(fn) or _is_cell(fn) else 0)
         positions = tuple(range(count)) if self.get_all else (0,)
         items, _ = _weights(weights if self.get_by_list else None)
         names = tuple(getattr(w, "name", None) or f"weights[{k}]" for k, w in enumerate(items)) \

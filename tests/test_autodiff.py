@@ -159,3 +159,16 @@ def test_an_op_without_a_rule_is_an_error_naming_the_line():
     with pytest.raises(gj.GraphjitError) as info:
         gj.grad(opaque_loss)(np.ones(3))
     assert "cannot differentiate" in str(info.value)
+
+
+def test_grad_operation_with_sensitivity_takes_it_as_the_last_argument():
+    x, w = rng_arrays((4,), (4,))
+    sens = np.array([1.0, 2.0, 3.0, 4.0])
+    dx = gj.GradOperation(sens_param=True)(elementwise_product)(x, w, sens)
+    np.testing.assert_allclose(dx, w * sens)
+    dx, dw = gj.GradOperation(get_all=True, sens_param=True)(elementwise_product)(x, w, sens)
+    np.testing.assert_allclose(dw, x * sens)
+
+
+def elementwise_product(x, w):
+    return x * w
