@@ -116,7 +116,8 @@ def autograd_step(weights, x, labels):
         logp = z - anp.log(anp.sum(anp.exp(z), axis=1, keepdims=True))
         return -anp.mean(logp[np.arange(labels.shape[0]), labels])
     step = autograd.value_and_grad(loss)
-    return lambda: step(list(weights))
+    plain = [w.view(np.ndarray) for w in weights]        # autograd traces plain arrays only
+    return lambda: step(plain)
 
 
 def jax_step(weights, x, labels):

@@ -172,3 +172,38 @@ def test_grad_operation_with_sensitivity_takes_it_as_the_last_argument():
 
 def elementwise_product(x, w):
     return x * w
+
+
+def test_network_parameters_have_mindspore_names_and_take_gradients():
+    from graphjit import nn
+
+    class Net(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.flatten = nn.Flatten()
+            self.dense_relu_sequential = nn.SequentialCell(nn.Dense(12, 8), nn.ReLU(), nn.Dense(8, 3))
+
+        def construct(self, x):
+            return self.dense_relu_sequential(self.flatten(x))
+    net = Net()
+    params = net.trainable_params()
+    assert [p.name for p in params] == ["dense_relu_sequential.0.weight", "dense_relu_sequential.0.bias",
+                                        "dense_relu_sequential.2.weight", "dense_relu_sequential.2.bias"]
+    assert all(isinstance(p, gj.Parameter) for p in params)
+    x = np.random.default_rng(0).standard_normal((5, 3, 4)).astype(np.float32)
+    out = gj.jit(net)(x)
+    assert type(out) is np.ndarray                       # results are plain arrays
+
+    def loss(x):
+        return (net(x) ** 2).mean()
+    grad_fn = gj.grad(loss, None, gj.ParameterTuple(params), return_ids=True)
+    named = grad_fn(x)
+    assert [n for n, _ in named] == [p.name for p in params]
+    for p, (_, g) in zip(params, named):
+        assert g.shape == p.shape and g.dtype == np.float32
+    before = float(loss(x))
+    for p, (_, g) in zip(params, named):                 # one SGD step, in place
+        p -= 0.1 * g
+    assert all(isinstance(p, gj.Parameter) for p in net.trainable_params())
+    assert float(loss(x)) < before
+    assert float(gj.jit(loss)(x)) == pytest.approx(float(loss(x)), rel=1e-6)

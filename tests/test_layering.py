@@ -20,6 +20,7 @@ FORBIDDEN = {
     "api": {"cli", "export_load"},
     "export_load": {"cli"},
     "gradients": {"cli", "export_load", "nn"},
+    "parameter": {"transpiler", "backends", "api", "cli", "nn", "export_load", "gradients"},
     "nn": {"transpiler", "backends", "cli", "export_load"},
     "cli": {"nn"},
 }
