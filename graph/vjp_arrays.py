@@ -189,7 +189,8 @@ def astype(b, node, g):
 
 
 def to_float(b, node, g):
-    return (g,)
+    """`float(a)` of a 0-d array: the cotangent goes back as a 0-d array."""
+    return (b.op("asarray", g) if isinstance(node.operands[0].type, ArrayType) else g,)
 
 
 def item(b, node, g):
@@ -377,32 +378,47 @@ def sort(b, node, g):
 
 
 def take(b, node, g):
-    """`np.take(x, idx, axis)`: an index may repeat, so the cotangent is gathered back through a
-    one-hot table `hit[..., j] = idx[...] == j` (a matrix product adds the repeats up)."""
+    """`np.take(x, idx, axis)`: see `gather`."""
     x, idx = node.operands[:2]
+    return none_for_rest(node, gather(b, x, idx, argument(node, 2, "axis"), g))
+
+
+def gather(b, x, idx, axis, g):
+    """The cotangent of `x` in `np.take(x, idx, axis)`. An index may repeat, so the cotangent is
+    gathered back through a one-hot table `hit[..., j] = idx[...] == j` (a tensordot adds the
+    repeats up)."""
     shape = static_shape(x, "the array")
-    axis = argument(node, 2, "axis")
     n = math.prod(shape) if axis is None else shape[axis % len(shape)]
     at = 0 if axis is None else axis % len(shape)
     idx_rank = known_rank(idx, "the indices")
+    if not isinstance(idx.type, ArrayType):
+        idx = b.op("asarray", idx)
     wrapped = b.op("np_mod", idx, b.const(n))
     hit = b.op("astype", b.op("eq", b.op("expand_dims", wrapped, b.const(-1)), b.op("arange", b.const(n))),
                dtype=np_dtype("float64"))
     axes = (tuple(range(at, at + idx_rank)), tuple(range(idx_rank)))
     gathered = b.op("tensordot", g, hit, axes=axes)
     if axis is None:
-        return none_for_rest(node, b.op("reshape", gathered, b.const(shape)))
-    return none_for_rest(node, b.op("moveaxis", gathered, b.const(-1), b.const(at)))
+        return b.op("reshape", gathered, b.const(shape))
+    return b.op("moveaxis", gathered, b.const(-1), b.const(at))
 
 
 def getitem(b, node, g):
-    """The cotangent lands where the index read: `z = np.zeros_like(x); z[index] = g`. Only for
-    basic indices (ints, slices, None, ...), which never name an element twice."""
+    """The cotangent lands where the index read: `z = np.zeros_like(x); z[index] = g` for basic
+    indices (ints, slices, None, ...), which never name an element twice; `x[idx]` by one integer
+    array is `np.take(x, idx, axis=0)`."""
     x = node.operands[0]
-    if any(not isinstance(o.type, ScalarType) for o in node.operands[1:]):
-        raise NotImplementedError("an index by an array (its gradient needs np.add.at)")
+    index = node.attrs["index"]
+    arrays = [o for o in node.operands[1:] if not isinstance(o.type, ScalarType)]
+    if arrays:
+        idx = node.operands[1] if len(node.operands) == 2 else None
+        dtype = getattr(idx.type, "dtype", None) if idx is not None else None
+        if list(index) != [OperandRef(1)] or dtype is None or not dtype.startswith(("int", "uint")):
+            raise NotImplementedError("an index by arrays other than one integer array (its gradient needs "
+                                      "np.add.at)")
+        return none_for_rest(node, gather(b, x, idx, 0, g))
     zero = b.op("zeros_like", x)
-    b.op("setitem", zero, g, *node.operands[1:], index=shift_refs(node.attrs["index"], 1))
+    b.op("setitem", zero, g, *node.operands[1:], index=shift_refs(index, 1))
     return none_for_rest(node, zero)
 
 
