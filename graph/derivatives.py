@@ -63,11 +63,15 @@ RULES: dict = {
     "getitem": A.getitem, "take": A.take,
     # products
     "matmul": L.matmul, "dot": L.dot, "outer": L.outer, "tensordot": L.tensordot, "einsum": L.einsum,
+    "correlate": L.correlate, "sliding_window_view": L.sliding_window_view,
     # creation: the values do not depend on the operands', only the fill value does
     "zeros": A.constant, "ones": A.constant, "empty": A.constant, "zeros_like": A.constant,
     "ones_like": A.constant, "empty_like": A.constant, "eye": A.constant, "arange": A.constant,
     "full": A.full, "full_like": A.full, "linspace": A.linspace,
 }
+
+# Rules that send nothing back: the gradient is zero (docs/ops.md lists these ops apart).
+ZERO_RULES = (E.flat, A.constant)
 
 # Ops the transform handles itself: a tuple's cotangent is kept per item (`tuple` sends each item
 # to its operand, `tuple_get` fills one item), and the leaves (`arg`, `param`, `const`) have no
@@ -105,6 +109,4 @@ WHY_NOT: dict = {
     "if": "a run-time `if` (not differentiated yet)",
     "for_range": "a run-time loop (not differentiated yet)",
     "while": "a run-time `while` loop (not differentiated yet)",
-    "correlate": "no derivative rule yet (write the sliding products with slices and `*`)",
-    "sliding_window_view": "no derivative rule yet (its windows overlap: write them with slices)",
 }

@@ -38,6 +38,7 @@ def differentiate(graph: Graph, wrt: Sequence[Node], output: Node, seed: Optiona
     `output` (MindSpore's `sens`); by default ones shaped like `output`."""
     b = D.Backward(graph)
     relevant = _between(graph, wrt, output)
+    wanted = {w.id for w in wrt}
     cotangents = Cotangents(b)
     cotangents.add(output, seed if seed is not None else _ones_like(b, output))
     for node in reversed(graph.nodes):
@@ -46,6 +47,8 @@ def differentiate(graph: Graph, wrt: Sequence[Node], output: Node, seed: Optiona
         g = cotangents.pop(node)
         if g is None:
             continue
+        if node.id in wanted:           # a gradient asked for (not an argument): keep it for the end
+            cotangents.add(node, g)
         b.span = node.span
         for operand, cot in zip(node.operands, _rule_of(node)(b, node, g)):
             if cot is not None and operand.id in relevant:
@@ -75,6 +78,9 @@ class Cotangents:
                 mine[k] = part if k not in mine else self.b.op("add", mine[k], part)
             return
         if not D.differentiable(node):
+            if _type_unknown(node):     # a float hidden behind an unknown type: never a silent zero
+                origin = _origin(node)
+                raise _not_differentiable(origin, D.WHY_NOT.get(origin.op, "the type of its result is not known"))
             return
         cot = sum_to(self.b, cot, node)
         self.total[node.id] = cot if node.id not in self.total else self.b.op("add", self.total[node.id], cot)
@@ -83,6 +89,19 @@ class Cotangents:
         if node.id in self.items:
             return self.items.pop(node.id)
         return self.total.pop(node.id, None)
+
+
+def _type_unknown(node: Node) -> bool:
+    t = node.type
+    return not isinstance(t, (ArrayType, ScalarType, TupleType)) or isinstance(t, ArrayType) and t.dtype is None
+
+
+def _origin(node: Node) -> Node:
+    """Where an unknown type comes from: the first operand of unknown type, followed back."""
+    for o in node.operands:
+        if o.op != "const" and _type_unknown(o):
+            return _origin(o)
+    return node
 
 
 def _item(b, cot, k):

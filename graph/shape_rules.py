@@ -261,17 +261,11 @@ def by_evaluation(fn: Callable) -> Callable:
 
 
 def _probe(node) -> Any:
-    """A stand-in for an operand. A tuple built in the graph (`np.concatenate((a, b))`) is probed
-    item by item when each item is a constant or an array: a run-time number could be a size."""
-    if node.op == "tuple":
-        return tuple(_probe_item(o) for o in node.operands)
+    """A stand-in for an operand. A tuple of arrays built in the graph (`np.concatenate((a, b))`)
+    is probed item by item (a tuple of numbers stays unknown: a run-time number could be a size)."""
+    if node.op == "tuple" and node.operands and all(isinstance(o.type, ArrayType) for o in node.operands):
+        return tuple(shape_probe(o.type) for o in node.operands)
     return shape_probe(node.type, const_value(node))
-
-
-def _probe_item(node) -> Any:
-    if node.op in ("const", "tuple") or isinstance(node.type, ArrayType):
-        return _probe(node)
-    raise _Unknown
 
 
 def fixed(t: Type) -> Callable:

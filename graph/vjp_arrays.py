@@ -59,7 +59,13 @@ def sum_(b, node, g):
 
 
 def mean(b, node, g):
-    return (b.op("truediv", spread(b, node, g), b.const(reduced_count(node))),)
+    x = node.operands[0]
+    if isinstance(x.type, ArrayType) and x.type.is_static:
+        count = b.const(reduced_count(node))
+    else:                                   # read at run time: elements per result
+        count = b.op("floordiv", b.op("size", x), b.op("size", node)) if isinstance(node.type, ArrayType) \
+            and node.type.rank else b.op("size", x)
+    return (b.op("truediv", spread(b, node, g), count),)
 
 
 def nansum(b, node, g):
@@ -339,10 +345,9 @@ def diag(b, node, g):
     m, n = shape
     length = static_shape(node, "the diagonal")[0]
     mask = b.op("eye", b.const(m), b.const(n), b.const(k))
+    laid = g if length == (m if k >= 0 else n) else b.op("pad", g, b.const((0, (m if k >= 0 else n) - length)))
     if k >= 0:
-        laid = b.op("expand_dims", b.op("pad", g, b.const((0, m - length))), b.const(-1))
-    else:
-        laid = b.op("pad", g, b.const((0, n - length)))
+        laid = b.op("expand_dims", laid, b.const(-1))
     return none_for_rest(node, b.op("mul", mask, laid))
 
 
@@ -391,9 +396,10 @@ def gather(b, x, idx, axis, g):
     n = math.prod(shape) if axis is None else shape[axis % len(shape)]
     at = 0 if axis is None else axis % len(shape)
     idx_rank = known_rank(idx, "the indices")
-    if not isinstance(idx.type, ArrayType):
-        idx = b.op("asarray", idx)
-    wrapped = b.op("np_mod", idx, b.const(n))
+    if idx.op == "const" or idx.op == "tuple":      # wrapped into range at compile time
+        wrapped = b.const(_nested_tuple(np.mod(np.asarray(static_value(idx, "the indices")), n).tolist()))
+    else:
+        wrapped = b.op("np_mod", idx if isinstance(idx.type, ArrayType) else b.op("asarray", idx), b.const(n))
     hit = b.op("astype", b.op("eq", b.op("expand_dims", wrapped, b.const(-1)), b.op("arange", b.const(n))),
                dtype=np_dtype("float64"))
     axes = (tuple(range(at, at + idx_rank)), tuple(range(idx_rank)))
@@ -401,6 +407,10 @@ def gather(b, x, idx, axis, g):
     if axis is None:
         return b.op("reshape", gathered, b.const(shape))
     return b.op("moveaxis", gathered, b.const(-1), b.const(at))
+
+
+def _nested_tuple(value):
+    return tuple(_nested_tuple(v) for v in value) if isinstance(value, list) else value
 
 
 def getitem(b, node, g):

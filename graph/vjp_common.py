@@ -82,9 +82,6 @@ def differentiable(node: Node) -> bool:
     return False
 
 
-_RUNTIME = object()
-
-
 def static_value(node: Node, what: str = "this argument") -> Any:
     """The compile-time value of `node`: a constant, or a tuple or list built of constants."""
     if node.op == "const":

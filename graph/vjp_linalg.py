@@ -1,4 +1,5 @@
-"""VJP rules of the products: `@`, `np.dot`, `np.outer`, `np.tensordot`, `np.einsum`.
+"""VJP rules of the products: `@`, `np.dot`, `np.outer`, `np.tensordot`, `np.einsum`, and of the
+sliding windows (`np.correlate`, `sliding_window_view`).
 
 The cotangent of one factor is the product of the result's cotangent with the other factors,
 contracted over the axes the factor does not have, then laid out in the factor's axis order:
@@ -8,7 +9,7 @@ whose output subscripts are the factor's own for `np.einsum`.
 
 from __future__ import annotations
 
-from .vjp_common import argument, known_rank, rank, static_value
+from .vjp_common import argument, known_rank, rank, static_shape, static_value
 from .vjp_elementwise import mul
 
 
@@ -118,3 +119,41 @@ def einsum(b, node, g):
             gk = b.op("broadcast_to", b.op("expand_dims", gk, b.const(missing)), b.shape_of(factor))
         out.append(gk)
     return tuple(out)
+
+
+# --- sliding windows ------------------------------------------------------------------------------
+def correlate(b, node, g):
+    """`np.correlate(a, v, mode)` is the 'valid' correlation of `a` padded by the mode: `v`'s
+    cotangent correlates that padded `a` with `g`; `a`'s is the full convolution of `g` with `v`
+    (a correlation with `v` reversed), cut back to `a`."""
+    a, v = node.operands[:2]
+    (la,), (lv,) = static_shape(a, "the signal"), static_shape(v, "the filter")
+    mode = argument(node, 2, "mode", "valid")
+    if la < lv or mode not in ("valid", "same", "full"):
+        raise NotImplementedError("np.correlate of a signal shorter than its filter")
+    before, after = {"valid": (0, 0), "same": (lv // 2, lv - 1 - lv // 2), "full": (lv - 1, lv - 1)}[mode]
+    padded = a if before == after == 0 else b.op("pad", a, b.const((before, after)))
+    gv = b.op("correlate", padded, g)
+    spread = b.op("pad", g, b.const((lv - 1, lv - 1))) if lv > 1 else g
+    ga = b.op("correlate", spread, b.op("flip", v))
+    if before or after:
+        ga = b.op("getitem", ga, index=(slice(before, before + la),))
+    return (ga, gv) + (None,) * (len(node.operands) - 2)
+
+
+def sliding_window_view(b, node, g):
+    """Windows `out[i, j] = x[i + j]` of a 1-D `x`: element m sums `g` over the anti-diagonal
+    `i + j = m`. Each row of `g` is shifted right by its number (padding every row by r zeros and
+    reading the flat buffer with rows one shorter), then the rows are added."""
+    x = node.operands[0]
+    shape = static_shape(x, "the array")
+    window, axis = argument(node, 1, "window_shape"), argument(node, 2, "axis")
+    window = window[0] if isinstance(window, (tuple, list)) and len(window) == 1 else window
+    if len(shape) != 1 or not isinstance(window, int) or axis not in (None, 0, -1) \
+            or node.attrs.get("subok") or len(node.operands) > 2 and "axis" not in node.attrs.get("kw", ()):
+        raise NotImplementedError("np.lib.stride_tricks.sliding_window_view of an array with more than one axis")
+    (n,) = shape
+    rows = n - window + 1
+    padded = b.op("ravel", b.op("pad", g, b.const(((0, 0), (0, rows)))))
+    shifted = b.op("reshape", b.op("getitem", padded, index=(slice(None, -rows),)), b.const((rows, n)))
+    return (b.op("sum", shifted, axis=0),) + (None,) * (len(node.operands) - 1)
