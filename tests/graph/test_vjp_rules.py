@@ -193,7 +193,7 @@ for _name, _domain in [
         ("rad2deg", "real")]:
     unary(_name, getattr(anp, _name), _domain)
 unary("cbrt", None, "nonzero")   # autograd has no VJP for these
-unary("fabs", None, "nonzero")
+unary("fabs", anp.fabs, "nonzero")
 unary("neg", lambda x: -x)
 unary("pos", None)              # autograd's boxes have no unary `+`
 unary("py_abs", abs, "nonzero")
@@ -207,7 +207,7 @@ for _name, _ref, _domain in [
         ("float_power", None, ("positive", "real")),
         ("mod", anp.mod, ("real", "nonzero")), ("np_mod", anp.mod, ("real", "nonzero")),
         ("fmod", None, ("real", "nonzero")),
-        ("floordiv", None, ("real", "nonzero")), ("floor_divide", None, ("real", "nonzero")),
+        ("floordiv", None, ("real", "nonzero")), ("floor_divide", anp.floor_divide, ("real", "nonzero")),
         ("maximum", anp.maximum, None), ("minimum", anp.minimum, None), ("fmax", anp.fmax, None),
         ("fmin", anp.fmin, None), ("hypot", anp.hypot, None), ("arctan2", anp.arctan2, ("nonzero", "nonzero")),
         ("copysign", None, ("nonzero", "nonzero")), ("heaviside", None, ("nonzero", "real"))]:
@@ -226,8 +226,8 @@ for _op in ("where", "select"):   # autograd's np.where does not sum broadcast g
 
 case("clip",
      Case(((2, 3),), lambda b, x: b("clip", x, -0.5, 0.5), lambda x: anp.clip(x, -0.5, 0.5)),
-     Case(((2, 3),), lambda b, x: b("clip", x, None, 0.5)),
-     Case(((2, 3),), lambda b, x: b("clip", x, -0.5, None)),
+     Case(((2, 3),), lambda b, x: b("clip", x, None, 0.5), lambda x: anp.clip(x, None, 0.5)),
+     Case(((2, 3),), lambda b, x: b("clip", x, -0.5, None), lambda x: anp.clip(x, -0.5, None)),
      Case(((2, 3), (3,), ()), lambda b, x, lo, hi: b("clip", x, lo, hi), None, ("real", "real", "positive")))
 
 for _op, _fn in (("py_max", max), ("py_min", min)):
@@ -280,7 +280,7 @@ case("copy_flat", Case(((2, 3),), lambda b, x: b("copy_flat", x), anp.ravel))
 case("squeeze", Case(((1, 3),), lambda b, x: b("squeeze", x), anp.squeeze),
      Case(((2, 1),), lambda b, x: b("squeeze", x, 1), lambda x: anp.squeeze(x, 1)))
 case("expand_dims", Case(((3,),), lambda b, x: b("expand_dims", x, 0), lambda x: anp.expand_dims(x, 0)),
-     Case(((2, 3),), lambda b, x: b("expand_dims", x, (0, 3)), None))
+     Case(((2, 3),), lambda b, x: b("expand_dims", x, (0, 3)), lambda x: anp.expand_dims(x, (0, 3))))
 case("atleast_1d", Case(((),), lambda b, x: b("atleast_1d", x), anp.atleast_1d))
 case("atleast_2d", Case(((3,),), lambda b, x: b("atleast_2d", x), anp.atleast_2d))
 case("T", Case(((2, 3),), lambda b, x: b("T", x), lambda x: x.T))
@@ -295,12 +295,13 @@ case("flip", Case(((2, 3),), lambda b, x: b("flip", x, 1)), Case(((2, 3),), lamb
 case("roll", Case(((2, 3),), lambda b, x: b("roll", x, 1, axis=1), lambda x: anp.roll(x, 1, axis=1)),
      Case(((2, 3),), lambda b, x: b("roll", x, 2), lambda x: anp.roll(x, 2)),
      Case(((2, 3),), lambda b, x: b("roll", x, (1, 2), axis=(0, 1))))
-case("tile", Case(((2, 3),), lambda b, x: b("tile", x, (2, 1))),
-     Case(((3,),), lambda b, x: b("tile", x, 2)), Case(((3,),), lambda b, x: b("tile", x, (2, 2))))
+case("tile", *[Case((s,), lambda b, x, r=r: b("tile", x, r), lambda x, r=r: anp.tile(x, r))
+               for s, r in [((2, 3), (2, 1)), ((3,), 2), ((3,), (2, 2))]],
+     Case(((2, 3),), lambda b, x: b("tile", x, 2)))     # autograd: wrong when reps has fewer axes than x
 case("repeat", Case(((2, 3),), lambda b, x: b("repeat", x, 2, axis=0), lambda x: anp.repeat(x, 2, axis=0)),
      Case(((2, 3),), lambda b, x: b("repeat", x, 2), lambda x: anp.repeat(x, 2)))
 case("pad", Case(((2, 3),), lambda b, x: b("pad", x, ((1, 0), (0, 2))), lambda x: anp.pad(x, ((1, 0), (0, 2)), mode="constant")),
-     Case(((3,),), lambda b, x: b("pad", x, 2)))
+     Case(((3,),), lambda b, x: b("pad", x, 2), lambda x: anp.pad(x, 2, mode="constant")))
 case("diag", *[Case((s,), lambda b, x, k=k: b("diag", x, k), lambda x, k=k: anp.diag(x, k))
                for s, k in [((3,), 0), ((3,), 1), ((3, 3), 1)]],
      *[Case((s,), lambda b, x, k=k: b("diag", x, k))            # autograd assumes square matrices
@@ -374,9 +375,10 @@ case("ones", Case(((2, 3),), lambda b, x: b("mul", x, b("ones", (2, 3))), lambda
 case("empty", Case(((2, 3),), lambda b, x: b("where", True, x, b("empty", (2, 3))), lambda x: x))
 case("eye", Case(((2, 3),), lambda b, x: b("matmul", x, b("eye", 3)), lambda x: x))
 case("arange", Case(((3,),), lambda b, x: b("mul", x, b("arange", 3.0)), lambda x: x * anp.arange(3.0)))
-case("full", Case((PY_FLOAT,), lambda b, v: b("full", (2, 3), v)), Case(((),), lambda b, v: b("full", (2, 3), v)))
-case("full_like", Case(((2, 3), PY_FLOAT), lambda b, x, v: b("mul", x, b("full_like", x, v))))
-case("linspace", Case((PY_FLOAT, PY_FLOAT), lambda b, a, z: b("linspace", a, z, 5)),
+case("full", Case((PY_FLOAT,), lambda b, v: b("full", (2, 3), v), lambda v: anp.full((2, 3), v)),
+     Case(((),), lambda b, v: b("full", (2, 3), v)))
+case("full_like", Case(((2, 3), PY_FLOAT), lambda b, x, v: b("mul", x, b("full_like", x, v))))  # autograd: zero for v
+case("linspace", Case((PY_FLOAT, PY_FLOAT), lambda b, a, z: b("linspace", a, z, 5), lambda a, z: anp.linspace(a, z, 5)),
      Case(((), ()), lambda b, a, z: b("linspace", a, z, 4, endpoint=False)))
 
 # --- what the transform handles: tuples and the leaves ---
