@@ -93,7 +93,9 @@ WHY_NOT: dict = {
     **{name: INTEGER for name in (
         "argmax", "argmin", "argsort", "count_nonzero", "int", "len", "shape", "dim", "ndim", "size",
         "invert", "lshift", "rshift", "bitand", "bitxor", "bitor")},
-    **{name: WRITE for name in ("copyto", "put", "place", "putmask", "setattr", "store_global")},
+    **{name: WRITE for name in ("copyto", "put", "place", "putmask")},
+    "setattr": "a write to an attribute of a Python object (a statement without a result)",
+    "store_global": "a write to a module global (a statement without a result)",
     "setitem": "an in-place write (`a[i] = v`) into a value the gradient flows through (not differentiated yet)",
     "inplace": "an in-place update (`a += b`) of a value the gradient flows through (not differentiated yet)",
     "refresh": "an array whose shape or dtype was changed in place (`a.shape = s`)",
