@@ -8,13 +8,13 @@ generated NumPy. Each signature compiles once, as with `jit`; `.source(*args)` s
 from __future__ import annotations
 
 import inspect
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from .graph.autodiff.request import GradRequest
 from .graph.diagnostics import GraphjitError
-from .graph.ops import stop_gradient
+from .graph.ops import stop_gradient  # noqa: F401  (public: graphjit.stop_gradient)
 
 
 class GradArgumentError(GraphjitError, ValueError):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import pathlib
 import sys
 
+from graphjit.graph import derivatives as _derivatives
 from graphjit.graph import ops as _ops
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
@@ -154,7 +155,35 @@ def render() -> str:
     ]
     for method, name in _ops.METHOD_OPS.items():
         lines.append(f"| `x.{method}(...)` | `{name}` |")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + gradients()) + "\n"
+
+
+def gradients() -> list:
+    """The gradients section: which ops have a VJP rule (`graph/derivatives.py`) and why the others have none."""
+    names = list(_ops.OPS)
+    zero = [n for n in names if _derivatives.RULES.get(n) in _derivatives.ZERO_RULES]
+    ruled = [n for n in names if n in _derivatives.RULES and n not in zero]
+    lines = [
+        "",
+        "## Gradients",
+        "",
+        "Reverse-mode differentiation (`graph/reverse_mode.py`) sends the cotangent of each op's result back "
+        "to its operands with the op's VJP rule (`graph/derivatives.py`). Broadcasting is undone by summing "
+        "a cotangent to its operand's shape; integer and boolean values carry none.",
+        "",
+        f"* **With a rule** ({len(ruled)}): " + ", ".join(f"`{n}`" for n in ruled) + ".",
+        f"* **Zero gradient** ({len(zero)}): piecewise constant, or the result does not depend on the operands' "
+        "values: " + ", ".join(f"`{n}`" for n in zero) + ".",
+        "* **Handled by the transform**: " + ", ".join(f"`{n}`" for n in names if n in _derivatives.BY_TRANSFORM)
+        + ".",
+        "",
+        "Differentiating through any other op is an error (GJ501) naming the op and the line:",
+        "",
+        "| Op | Why it has no gradient |",
+        "|---|---|",
+    ]
+    lines += [f"| `{n}` | {markdown_gen.cell(_derivatives.WHY_NOT[n])} |" for n in names if n in _derivatives.WHY_NOT]
+    return lines
 
 
 def main(argv=None) -> int:

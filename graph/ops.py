@@ -271,9 +271,10 @@ for _w, _doc in [("copyto", "`np.copyto(dst, src, casting=..., where=...)`: copi
 for _name, _fn, _t in [("float", float, FLOAT), ("int", int, INT), ("bool", bool, BOOL), ("len", len, INT)]:
     _add(OpDef(_name, _fn, "call", _name, arity=1, infer=R.scalar_of(_t), doc=f"`{_name}(a)`", domain="convert"))
 for _name, _fn in [("py_min", min), ("py_max", max), ("py_abs", abs), ("py_round", round)]:
-    _add(OpDef(_name, _fn, "call", _name[3:], infer=R.elementwise(_fn), doc=f"`{_name[3:]}(...)`",
+    _add(OpDef(_name, _fn, "call", _name[3:], doc=f"`{_name[3:]}(...)`",
+               infer=R.python_extreme(_fn) if _name in ("py_min", "py_max") else R.elementwise(_fn),
                domain="convert" if _name == "py_round" else ""))
-_add(OpDef("item", None, "method", "item", arity=1, infer=lambda n, a: OBJECT, doc="`a.item()`", domain="convert"))
+_add(OpDef("item", None, "method", "item", arity=1, infer=R.element, doc="`a.item()`", domain="convert"))
 _add(OpDef("tolist", None, "method", "tolist", arity=1, infer=lambda n, a: OBJECT,
            doc="`a.tolist()`: the elements as Python scalars in (nested) lists"))
 

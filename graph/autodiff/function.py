@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
-from .. import derivatives as D
+from ..vjp_common import Backward
 from ..ir import Graph, Node
 from ..types import TupleType
 from .fill import ones_like
@@ -35,7 +35,7 @@ def gradient_of(graph: Graph, request: GradRequest, inputs: Sequence[Node], weig
     function does not use it: its gradient is `zeros_for(k)`). `first` is the first node of the
     function's body when it was inlined into a longer graph.
     """
-    b = D.Backward(graph)
+    b = Backward(graph)
     b.span = backward_span(output.span)
     primary, aux = _split_output(b, request, output)
     seed = sens if sens is not None else ones_like(b, primary)

@@ -17,7 +17,7 @@ with an error naming the line; so is any other op that writes an operand (`out=`
 
 from __future__ import annotations
 
-from ..derivatives import shift_refs
+from ..vjp_arrays import shift_refs
 from ..ir import Graph, Node
 from ..types import ArrayType
 
@@ -28,7 +28,7 @@ VIEWING = {"getitem", "reshape", "T", "transpose", "ravel", "squeeze", "expand_d
 
 def is_write(node: Node) -> bool:
     """`a[i] = v`, or `a op= b` on an array that has memory (a number's `+=` is a plain op)."""
-    return node.op == "setitem" or node.op == "inplace" and _has_buffer(node.operands[0])
+    return node.op in ("setitem", "add_at") or node.op == "inplace" and _has_buffer(node.operands[0])
 
 
 def _has_buffer(node: Node) -> bool:
@@ -105,6 +105,11 @@ class Write:
         target = node.operands[0]
         after = _gather(b, cotangents, node, target)
         if after is None:
+            return
+        if node.op == "add_at":             # `np.add.at(a, index, v)`: v's cotangent is gathered back
+            index = node.attrs["index"]
+            cotangents.add(node.operands[1], b.op("getitem", after, *node.operands[2:], index=shift_refs(index, -1)))
+            cotangents.replace(target, after)
             return
         if node.op == "setitem":
             index = node.attrs["index"]

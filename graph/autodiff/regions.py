@@ -17,12 +17,11 @@ from outside the loop or writes attributes or globals is an error naming that st
 
 from __future__ import annotations
 
-from .. import derivatives as D
 from ..ir import Graph, Node, clone_region
 from ..literals import Index, OperandRef
 from ..types import INT, OBJECT, ArrayType, TupleType, join
 from .fill import zeros_like
-from .kinds import backward_span, has_gradient
+from .kinds import has_gradient
 
 # Ops the backward pass cannot run a second time without changing what the program does.
 NOT_REPLAYABLE = {"pycall": "calls Python code", "call": "calls a function graphjit does not know",

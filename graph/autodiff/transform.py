@@ -22,6 +22,7 @@ from __future__ import annotations
 from typing import Optional, Sequence
 
 from .. import derivatives as D
+from ..vjp_common import Backward
 from ..diagnostics import GraphjitError
 from ..ir import Graph, Node
 from ..types import ArrayType, ScalarType, TupleType
@@ -41,7 +42,7 @@ def differentiate(graph: Graph, wrt: Sequence[Node], output: Node, seed: Optiona
     (zeros shaped like it when `output` does not depend on it). `seed` is the cotangent of
     `output` (MindSpore's `sens`); by default ones shaped like `output`, so the gradient of a
     non-scalar or tuple output is the gradient of the sum of its elements."""
-    b = D.Backward(graph)
+    b = Backward(graph)
     return backward(graph, wrt, [(output, seed if seed is not None else ones_like(b, output))])
 
 
@@ -50,7 +51,7 @@ def backward(graph: Graph, wrt: Sequence[Node], seeds: list, first: Optional[Nod
     backward nodes are appended to `graph` (a function body or a region). With `first`, only the
     nodes from `first` on are differentiated (a function inlined into a longer graph: the code
     before it made the inputs, which are constants to this gradient)."""
-    b = D.Backward(graph)
+    b = Backward(graph)
     relevant = between(graph, wrt, [out for out, _ in seeds], first)
     check_path(graph, relevant)
     writes = inplace.prepare(graph, relevant, NotDifferentiableError)
@@ -60,9 +61,10 @@ def backward(graph: Graph, wrt: Sequence[Node], seeds: list, first: Optional[Nod
     for out, seed in seeds:
         cotangents.add(out, seed)
     inputs = {w.id for w in wrt}
+    kept = {}                          # the gradients of inner values asked for (the walk goes on past them)
     for node in reversed(graph.nodes):
-        if node.id not in relevant or node.id in inputs or not any(o.id in relevant for o in node.operands):
-            continue                   # not on a path, an input, or a source (`np.zeros` a write fills)
+        if node.id not in relevant or not any(o.id in relevant for o in node.operands):
+            continue                   # not on a path, or a source (an input, `np.zeros` a write fills)
         b.span = backward_span(node.span)
         if node.id in writes:
             writes[node.id].flow(b, node, cotangents)
@@ -70,13 +72,15 @@ def backward(graph: Graph, wrt: Sequence[Node], seeds: list, first: Optional[Nod
         g = cotangents.pop(node)
         if g is None:
             continue
+        if node.id in inputs:
+            kept[node.id] = g
         for operand, cot in zip(node.operands, rule_of(node)(b, node, g)):
             if cot is not None and operand.id in relevant:
                 cotangents.add(operand, cot)
     grads = []
     for w in wrt:
         b.span = backward_span(w.span)
-        g = cotangents.pop(w)
+        g = kept[w.id] if w.id in kept else cotangents.pop(w)
         grads.append(g if g is not None else zeros_like(b, w))
     return grads
 
@@ -85,7 +89,7 @@ class Cotangents:
     """The cotangent each value has received so far, summed over its uses. A tuple's cotangent is
     kept per item (`tuple_get` fills one item), so only the items used get one."""
 
-    def __init__(self, b: D.Backward):
+    def __init__(self, b: Backward):
         self.b = b
         self.total: dict[int, Node] = {}
         self.items: dict[int, dict] = {}
@@ -182,7 +186,7 @@ def carries(node: Node) -> bool:
     return has_gradient(node) or bool(node.writes) or isinstance(node.type, TupleType) or node.op in regions.RULES
 
 
-def sum_to(b: D.Backward, cot: Node, like: Node) -> Node:
+def sum_to(b: Backward, cot: Node, like: Node) -> Node:
     """`cot` summed over the axes broadcasting added or stretched, so it has `like`'s shape."""
     target, have = like.type, cot.type
     if isinstance(target, ScalarType) or isinstance(have, ScalarType) and isinstance(target, ArrayType) \
