@@ -10,6 +10,8 @@ import numpy as _np
 # directory name is not an identifier (a worktree such as `wt-opt`), where relative imports fail.
 from graphjit import nn
 from graphjit.api import BoundJitFunction, JitFunction, Tensor, jit, set_seed
+from graphjit.gradients import GradOperation, grad, stop_gradient, value_and_grad
+from graphjit.parameter import Parameter, ParameterTuple
 from graphjit.graph.diagnostics import (GraphjitError, GraphjitFallbackWarning, GraphjitWarning, GraphSyntaxError,
                                        LoweringError, UnsupportedSyntaxError)
 from graphjit.context import (COMPATIBLE, GRAPH_MODE, LAX, PYNATIVE_MODE, STRICT, JitConfig, get_context,
@@ -39,5 +41,5 @@ uint8, bool_ = _np.uint8, _np.bool_
 __version__ = "0.1.0"
 
 __all__ = ["export", "load", "GraphSyntaxError", "GraphjitFallbackWarning", "GraphjitError", "GraphjitWarning", "LoweringError", "UnsupportedSyntaxError", "jit", "JitConfig", "JitFunction", "BoundJitFunction", "set_context", "get_context", "GRAPH_MODE",
-           "PYNATIVE_MODE", "STRICT", "COMPATIBLE", "LAX", "Tensor", "nn", "set_seed", "float16", "float32",
+           "PYNATIVE_MODE", "grad", "value_and_grad", "Parameter", "ParameterTuple", "GradOperation", "stop_gradient", "STRICT", "COMPATIBLE", "LAX", "Tensor", "nn", "set_seed", "float16", "float32",
            "float64", "int8", "int16", "int32", "int64", "uint8", "bool_"]

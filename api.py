@@ -33,8 +33,9 @@ class JitFunction:
 
     def __init__(self, fn: Callable, jit_config: Optional[JitConfig] = None, jit_level: Optional[str] = None,
                  exec_mode: Optional[str] = None, fullgraph: Optional[bool] = None, *, cache: Optional[bool] = None,
-                 static_argnums=None, static_argnames=None, dynamic=None):
+                 static_argnums=None, static_argnames=None, dynamic=None, transform: Optional[Callable] = None):
         self.fn = fn
+        self.transform = transform        # a graph transform after lowering (graphjit.grad gives one)
         self.__graphjit_fn__ = _unwrap(fn)
         functools.update_wrapper(self, fn)
         self.jit_config = jit_config
@@ -53,7 +54,7 @@ class JitFunction:
         self.entries = EntryCache(plain, self._names, self._kinds,
                                   dict(static_argnums=self.static_argnums, static_argnames=self.static_argnames,
                                        static=tuple(self._static), dynamic=self.dynamic),
-                                  self.cache, self._install_call)
+                                  self.cache, self._install_call, share_variants=transform is None)
         # a class of its own, whose generated `__call__` knows this function's recent entries
         self.__class__ = type("JitFunction", (JitFunction,), {"__module__": __name__})
         self._install_call()
@@ -121,7 +122,8 @@ class JitFunction:
 
     def _front_end(self, args: tuple, config: JitConfig):
         """Lower (arrays with dynamic dimensions as their types), run the passes, emit, compile."""
-        return compiler.compile_call(self.__graphjit_fn__, self._sig, args, self._kinds, tuple(self._static), config)
+        return compiler.compile_call(self.__graphjit_fn__, self._sig, args, self._kinds, tuple(self._static), config,
+                                     self.transform)
 
     # --- inspection ------------------------------------------------------------------------
     def entry_for(self, *args, **kwargs) -> Entry:

@@ -24,13 +24,15 @@ from .context import JitConfig
 
 
 def compile_call(fn: Callable, sig: inspect.Signature, args: tuple, kinds: list, static: tuple,
-                 config: JitConfig) -> CompiledEntry:
+                 config: JitConfig, transform: Optional[Callable] = None) -> CompiledEntry:
     """Compile `fn` for bound arguments `args` (one per parameter of `sig`): arrays with dynamic
     dimensions are lowered as their types, `static` names the compile-time arguments."""
     positional, keywords = call_arguments(sig, [abstract_argument(value, kind) for value, kind in zip(args, kinds)])
     options = {"static": static}
     if keywords:
         options["kwargs"] = keywords
+    if transform is not None:
+        options["transform"] = transform
     return compile_for(fn, tuple(positional), config, **options)
 
 
@@ -44,8 +46,10 @@ def abstract_argument(a: Any, kind: Any):
 
 
 def compile_for(fn: Callable, args: tuple, config: JitConfig, static: tuple = (),
-                kwargs: Optional[dict] = None) -> CompiledEntry:
-    """Front end, passes and backend for one call signature; errors point at the user's code."""
+                kwargs: Optional[dict] = None, transform: Optional[Callable] = None) -> CompiledEntry:
+    """Front end, passes and backend for one call signature; errors point at the user's code.
+    `transform(lowered, args, roots)` changes the lowered graph before the passes (`graphjit.grad`
+    appends the backward pass)."""
     from .backends.compile import compile_emitted
     from .backends.emit_numpy import emit_function
     from .backends.interpreter import Interpreter
@@ -60,6 +64,13 @@ def compile_for(fn: Callable, args: tuple, config: JitConfig, static: tuple = ()
         lowered = lower_function(fn, args, kwargs or {}, static=static, level=level)
         graph = lowered.graph
         dump = dump_directory_from_env(graph.name)
+        if transform is not None:
+            if dump is not None:
+                dump.write("before_transform.txt", str(graph))
+            transform(lowered, args, Roots(dict(zip(lowered.arg_names, args)), lowered.globals, lowered.closure,
+                                           lowered.consts))
+            if dump is not None:
+                dump.write("after_transform.txt", str(graph))
         report = run_pipeline(graph, config.jit_level, dump=dump)
         emitted = emit_function(graph, consts=lowered.consts)
         if dump is not None:

@@ -120,8 +120,9 @@ class EntryCache:
     """
 
     def __init__(self, fn: Callable, names: list, kinds: list, key_options: dict, cache: bool,
-                 on_new_entry: Callable[[], None]):
+                 on_new_entry: Callable[[], None], share_variants: bool = True):
         self.fn, self.names, self.kinds = fn, names, kinds
+        self.share_variants = share_variants   # False: a graph transform made it for these objects only
         self.key_options, self.cache, self.on_new_entry = key_options, cache, on_new_entry
         self.table: dict[tuple, list] = {}
         self.order: list = []            # every entry, oldest first
@@ -285,7 +286,7 @@ class EntryCache:
             log.info("passes", "%s: %s, %d round(s): %s", name, config.jit_level, compiled.report.rounds,
                      ", ".join(f"{d} {t * 1e3:.2f} ms" for d, t in compiled.report.timings.items()) or "no passes")
         why_not = why_not_on_disk(config, guards, lowered, compiled, self.cache) or unportable
-        if lowered is not None and guards.portable:
+        if lowered is not None and guards.portable and self.share_variants:
             try:
                 variant.recipes = const_recipes(compiled.consts, lowered.consts, lowered.recipes)
                 self.variants.setdefault(skey, []).append(variant)

@@ -37,7 +37,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from .. import context as _ctx
-from ..graph.guards import Guard
+from ..graph.guards import ARRAY_CLASSES, Guard
 from ..graph.paths import default_slot
 
 _ND = np.ndarray
@@ -216,7 +216,7 @@ def guard_condition(guard: Guard, live: Any, arg_names: set, roots, bind) -> Opt
         return f"{PREFIX}len({expr}) == {guard.expected}"
     if guard.kind == "array":
         dtype, shape = guard.expected
-        return (f"({v} := {expr}).__class__ is {PREFIX}nd and {v}.dtype is {bind(np.dtype(dtype))} "
+        return (f"({v} := {expr}).__class__ in {bind(ARRAY_CLASSES)} and {v}.dtype is {bind(np.dtype(dtype))} "
                 f"and {v}.shape == {bind(tuple(shape))}")
     if guard.kind == "hasattr":
         name, expected = guard.expected

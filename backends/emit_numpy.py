@@ -26,7 +26,7 @@ from ..graph.ops import OPS, PREC_ATOM, PREC_CMP, PREC_NOT, PREC_UNARY, REGION_O
 from ..graph.paths import parse_path
 from ..graph.types import ArrayType
 
-RESERVED = {"np", "math", "operator", "_g", "_k", "_cells", "_make_fallback", "_select", "range", "len", "float", "int", "bool", "min",
+RESERVED = {"np", "math", "operator", "_g", "_k", "_cells", "_make_fallback", "_select", "_sum_to", "range", "len", "float", "int", "bool", "min",
             "max", "abs", "round", "print"}
 
 
@@ -167,6 +167,10 @@ class Emitter:
             return
         if op == "inplace":
             self.inplace(node, indent, uses)
+            return
+        if op == "add_at":
+            self.lines.append(f"{indent}np.add.at({self.atom(node.operands[0])}, "
+                              f"{self.index_value(node, node.attrs['index'])}, {self.value(node.operands[1])})")
             return
         if op == "raise":
             cls = node.operands[0]
@@ -472,15 +476,22 @@ class Emitter:
             names = [_callee(c) for c in node.attrs["classes"]]
             classes = names[0] if len(names) == 1 else "(" + ", ".join(names) + ")"
             return (f"isinstance({self.value(ops[0])}, {classes})", PREC_ATOM)
-        if op == "refresh":
-            return (self.atom(ops[0]), PREC_ATOM)  # the same array, its type changed by a write
+        if op in ("refresh", "stop_gradient"):
+            return (self.atom(ops[0]), PREC_ATOM)  # the same array (its type changed by a write; no gradient)  # the same array, its type changed by a write
         if op == "format":
             return (f"{format_literal(node.attrs['template'])}.format({', '.join(self.value(o) for o in ops)})",
                     PREC_ATOM)
-        if op in ("setitem", "inplace", "raise", "assert", "setattr", "store_global", "fallback", "note") \
+        if op in ("setitem", "add_at", "inplace", "raise", "assert", "setattr", "store_global", "fallback", "note") \
                 or op in REGION_OPS:
             return ("", PREC_ATOM)
         raise CodegenError(f"cannot emit op {op}", node.span)
+
+    def index_value(self, node: Node, index) -> str:
+        """An index as a value passed to a function: `i`, `(i, j)`, `np.s_[:, i]`."""
+        text = self.index(node, index)
+        if any(isinstance(item, slice) or item is Ellipsis or item is None for item in index):
+            return f"np.s_[{text}]"
+        return f"({text})" if len(index) > 1 else text
 
     def index(self, node: Node, index) -> str:
         parts = []
@@ -518,12 +529,13 @@ class Emitter:
         return path.to_python(root)
 
     def comment_for(self, span, indent: str) -> None:
-        key = (span.file, span.line)
+        key = (span.file, span.line, span.backward)
         if key == self.last_line:
             return
         self.last_line = key
         text = linecache.getline(span.file, span.line).strip()
-        self.lines.append(f"{indent}# {span.short_file}:{span.line}  {text}".rstrip())
+        role = "grad of " if span.backward else ""
+        self.lines.append(f"{indent}# {role}{span.short_file}:{span.line}  {text}".rstrip())
 
 
 def _callee(qualified: str) -> str:

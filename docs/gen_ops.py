@@ -11,6 +11,7 @@ from __future__ import annotations
 import pathlib
 import sys
 
+from graphjit.graph import derivatives as _derivatives
 from graphjit.graph import ops as _ops
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
@@ -175,7 +176,37 @@ def render() -> str:
     ]
     for method, name in _ops.METHOD_OPS.items():
         lines.append(f"| `x.{method}(...)` | `{name}` |")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + gradients()) + "\n"
+
+
+def gradients() -> list:
+    """The gradients section, from the table's `vjp` and `no_grad` columns."""
+    ops = _ops.OPS
+    names = list(ops)
+    zero = [n for n in names if ops[n].vjp in _derivatives.ZERO_RULES]
+    ruled = [n for n in names if ops[n].vjp is not None and n not in zero]
+    lines = [
+        "",
+        "## Gradients",
+        "",
+        "Reverse-mode differentiation (`graph/autodiff/`) sends the cotangent of each op's result back "
+        "to its operands with the op's VJP rule (the `vjp` column, written in `graph/derivatives.py`). Broadcasting is undone by summing "
+        "a cotangent to its operand's shape; integer and boolean values carry none.",
+        "",
+        f"* **With a rule** ({len(ruled)}): " + ", ".join(f"`{n}`" for n in ruled) + ".",
+        f"* **Zero gradient** ({len(zero)}): piecewise constant, or the result does not depend on the operands' "
+        "values: " + ", ".join(f"`{n}`" for n in zero) + ".",
+        "* **Handled by the transform** (tuples, regions, in-place writes, `stop_gradient`): "
+        + ", ".join(f"`{n}`" for n in names if ops[n].vjp is None and not ops[n].no_grad)
+        + ".",
+        "",
+        "Differentiating through any other op is an error (GJ501) naming the op and the line:",
+        "",
+        "| Op | Why it has no gradient |",
+        "|---|---|",
+    ]
+    lines += [f"| `{n}` | {markdown_gen.cell(ops[n].no_grad)} |" for n in names if ops[n].no_grad]
+    return lines
 
 
 def main(argv=None) -> int:

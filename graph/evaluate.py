@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+import numpy as np
+
 from .callables import resolve_callable
 from .literals import OperandRef
 from .ops import OPS
@@ -36,6 +38,11 @@ def evaluate(node, vals: Sequence[Any]) -> Any:
     if op == "setitem":
         vals[0][build_index(node, attrs["index"], vals)] = vals[1]
         return None
+    if op == "add_at":
+        np.add.at(vals[0], build_index(node, attrs["index"], vals), vals[1])
+        return None
+    if op == "stop_gradient":
+        return vals[0]
     if op == "inplace":
         return OPS[attrs["op"]].inplace_fn(vals[0], vals[1])
     if op == "tuple":

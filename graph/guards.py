@@ -35,6 +35,9 @@ from .paths import MISSING, Path, resolve_shared
 # guarded: `np.exp` is not going to be rebound under a running program.
 TRUSTED_MODULES = frozenset({"numpy", "math", "cmath", "builtins", "operator", "functools", "itertools",
                              "collections", "typing", "graphjit", "abc", "types"})
+# The classes of arrays a guard reads by dtype and shape: NumPy's, and `graphjit.Parameter` (a thin
+# subclass naming a weight), which registers itself here when it is defined.
+ARRAY_CLASSES = {np.ndarray}
 WATCHED = "_graphjit_watched"  # nn/cell.py: a watched Cell bumps the epoch when it changes
 _MISSING = MISSING   # no parent object (GuardRecorder.read), or a path that no longer resolves
 VALUE_TYPES = (bool, int, float, complex, str, type(None))
@@ -126,7 +129,7 @@ class GuardRecorder:
             # resolved through the parent (`np.add.outer`: a new bound method at each access), which
             # its own guard pins
             return
-        if type(value) is np.ndarray:
+        if type(value) in ARRAY_CLASSES:
             self._add(Guard(path, "array", (value.dtype.str, value.shape), per_call), None)
         elif is_value(value):  # a list can change in place, unseen by any epoch: check it every call
             self._add(Guard(path, "value", _copy(value), per_call or type(value) is list), None)

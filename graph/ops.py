@@ -25,6 +25,10 @@ Every fact about an op is a field of its `OpDef`; the rest of the compiler asks 
 - `domain`: where it may raise for values its operand types allow (graph/raising.py `may_raise`:
   dead code elimination keeps an unused node that may raise).
 - `region`: the node holds regions (`REGION_OPS`).
+- `vjp`: its derivative, a vector-Jacobian product rule (graph/vjp_*.py, reverse-mode autodiff in
+  graph/autodiff/), or `no_grad`: why it has none. Ops the transform differentiates by their place
+  in the program (tuples, regions, in-place writes, `stop_gradient`) have neither. The column is
+  written in graph/derivatives.py beside the rules it names, as `infer` names graph/shape_rules.py.
 
 `docs/ops.md` is generated from this table (`python docs/gen_ops.py`).
 """
@@ -33,13 +37,14 @@ from __future__ import annotations
 
 import math
 import operator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Optional
 
 import numpy as np
 
 from . import shape_rules as R
 from .blend import select
+from .unbroadcast import sum_to
 from .types import BOOL, FLOAT, INT, OBJECT, ArrayType, Type
 
 # Python precedence, higher binds tighter (used to parenthesize emitted expressions).
@@ -145,6 +150,8 @@ class OpDef:
     # Python wrapper of `np.sum` (about 2 µs a call, which small arrays feel).
     method: str = ""
     writes: Writes = OUT                # which operands it writes in place (see Writes)
+    vjp: Optional[Callable] = field(default=None, repr=False)   # rule(b, node, g) -> operand cotangents
+    no_grad: str = ""                   # why it is not differentiable (None of the above: the transform's)
 
     @property
     def fresh(self) -> bool:
@@ -319,9 +326,10 @@ for _w, _doc in [("copyto", "`np.copyto(dst, src, casting=..., where=...)`: copi
 for _name, _fn, _t in [("float", float, FLOAT), ("int", int, INT), ("bool", bool, BOOL), ("len", len, INT)]:
     _add(OpDef(_name, _fn, "call", _name, arity=1, infer=R.scalar_of(_t), doc=f"`{_name}(a)`", domain="convert"))
 for _name, _fn in [("py_min", min), ("py_max", max), ("py_abs", abs), ("py_round", round)]:
-    _add(OpDef(_name, _fn, "call", _name[3:], infer=R.elementwise(_fn), doc=f"`{_name[3:]}(...)`",
+    _add(OpDef(_name, _fn, "call", _name[3:], doc=f"`{_name[3:]}(...)`",
+               infer=R.python_extreme(_fn) if _name in ("py_min", "py_max") else R.elementwise(_fn),
                domain="convert" if _name == "py_round" else ""))
-_add(OpDef("item", None, "method", "item", arity=1, infer=lambda n, a: OBJECT, doc="`a.item()`", domain="convert"))
+_add(OpDef("item", None, "method", "item", arity=1, infer=R.element, doc="`a.item()`", domain="convert"))
 _add(OpDef("tolist", None, "method", "tolist", arity=1, infer=lambda n, a: OBJECT,
            doc="`a.tolist()`: the elements as Python scalars in (nested) lists"))
 
@@ -347,6 +355,10 @@ _SPECIAL = [
     ("dim", 1, True, R.fixed(INT), "`a.shape[axis]`"),
     ("ndim", 1, True, R.fixed(INT), "`a.ndim`"),
     ("size", 1, True, R.fixed(INT), "`a.size`"),
+    ("add_at", None, True, R.fixed(R.NONE), "`np.add.at(a, index, v)`: adds `v` at `a[index]`, repeated indices adding "
+     "up (operands: a, v, index parts; the gradient of a gather)"),
+    ("stop_gradient", 1, True, R.same_as_first, "`ops.stop_gradient(a)`: `a` itself, through which no gradient "
+     "flows; emitted as `a`"),
     ("inplace", 2, True, _inplace_type, "`a op= b` (attr `op`): in place on arrays, as Python does"),
     ("raise", None, False, R.fixed(R.NONE), "`raise E(args...)`; operand 0 is the class (`'builtins.ValueError'` "
      "or a compile-time class)"),
@@ -375,7 +387,7 @@ _SPECIAL = [
 ]
 # Which operands the specials write (the others write none).
 _SPECIAL_WRITES = {
-    "setitem": Writes((0,)), "inplace": Writes((0,)), "setattr": Writes((0,)),
+    "setitem": Writes((0,)), "add_at": Writes((0,)), "inplace": Writes((0,)), "setattr": Writes((0,)),
     "pycall": Writes(every=True), "call": Writes(every=True), "fallback": Writes(every=True),
 }
 # Views of operand 0: an index, an in-place update, `refresh`; `getattr` may be a bound method
@@ -402,6 +414,14 @@ for _name, _fn in [("float", float), ("int", int), ("bool", bool), ("len", len),
     OP_BY_CALLABLE[id(_fn)] = _name
 OP_BY_CALLABLE[id(np.matmul)] = "matmul"
 
+
+def stop_gradient(x):
+    """`x` itself, through which no gradient flows (`graphjit.stop_gradient`, `ops.stop_gradient`)."""
+    return x
+
+
+OP_BY_CALLABLE[id(stop_gradient)] = "stop_gradient"
+
 # Array methods the front end maps onto ops: `x.sum(axis=1)` -> sum(x) {axis=1}.
 METHOD_OPS = {
     "sum": "sum", "mean": "mean", "max": "max", "min": "min", "prod": "prod", "any": "any", "all": "all",
@@ -419,6 +439,26 @@ _add(OpDef("copy_flat", None, "method", "flatten", arity=1,
                                           (math.prod(n[0].type.shape),) if getattr(n[0].type, "is_static", False)
                                           else (None,)),
            doc="`a.flatten()`", result="fresh"))
+
+
+# --- Autodiff: what the backward pass needs beyond the ops above -----------------------------
+_add(OpDef("sum_to", sum_to, "call", "_sum_to", arity=2, infer=lambda nodes, attrs: nodes[1].type,
+           doc="`_sum_to(g, like)`: `g` summed over the axes broadcasting stretched, to `like`'s shape "
+           "(graph/unbroadcast.py; the backward pass uses it where shapes are known only at run time)",
+           result="fresh"))
+_add(OpDef("append", None, "method", "append", arity=2, infer=R.fixed(R.NONE), foldable=False,
+           writes=Writes((0,)), doc="`tape.append(v)`: the forward pass of a differentiated loop records its "
+           "state for the backward pass"))
+
+
+# --- The derivative column (graph/derivatives.py: `RULES`, `WHY_NOT`) --------------------------
+def _with_derivatives() -> None:
+    from .derivatives import RULES, WHY_NOT
+    for name, opdef in OPS.items():
+        OPS[name] = replace(opdef, vjp=RULES.get(name), no_grad=WHY_NOT.get(name, ""))
+
+
+_with_derivatives()
 
 
 def op(name: str) -> OpDef:

@@ -17,7 +17,7 @@ from .literals import parse_literal
 from .spans import SourceSpan
 from .types import split_top_level, parse_type
 
-_SPAN_RE = re.compile(r"\s+# (.+):(\d+):(\d+)$")
+_SPAN_RE = re.compile(r"\s+# (grad of )?(.+):(\d+):(\d+)$")
 _NAME_RE = re.compile(r"^%([A-Za-z_][\w]*(?:\.\d+)?|\d+)$")
 
 
@@ -84,7 +84,7 @@ class _Parser:
         cut = line.rfind("  # ")  # the span comment is the last one: attributes may hold "  # " too
         sm = _SPAN_RE.match(line[cut:]) if cut >= 0 else None
         if sm:
-            span = SourceSpan(sm.group(1), int(sm.group(2)), int(sm.group(3)))
+            span = SourceSpan(sm.group(2), int(sm.group(3)), int(sm.group(4)), backward=bool(sm.group(1)))
             line = line[:cut]
         m = re.match(r"^(%\S+)\s*=\s*([A-Za-z_]\w*)\(", line)
         if not m:

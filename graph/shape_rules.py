@@ -41,7 +41,7 @@ def dtype_probe(t: Type) -> Any:
             raise _Unknown
         return np.ones((), dtype=t.dtype)
     if isinstance(t, ScalarType):
-        probes = {"int": 1, "float": 1.0, "bool": True, "complex": 1j}
+        probes = {"int": 1, "float": 1.0, "bool": True, "complex": 1j, "none": None}
         if t.kind not in probes:
             raise _Unknown
         return probes[t.kind]
@@ -248,7 +248,7 @@ def by_evaluation(fn: Callable) -> Callable:
     """Apply `fn` to stand-ins (shapes known and small enough); otherwise an unknown array."""
     def rule(nodes, attrs) -> Type:
         try:
-            probes = [shape_probe(n.type, const_value(n)) for n in nodes]
+            probes = [_probe(n) for n in nodes]
         except _Unknown:
             return ANY_ARRAY
         try:
@@ -259,6 +259,14 @@ def by_evaluation(fn: Callable) -> Callable:
             return ANY_ARRAY
         return type_of_value(out) if not isinstance(out, (list, tuple)) else type_of_value(tuple(out))
     return rule
+
+
+def _probe(node) -> Any:
+    """A stand-in for an operand. A tuple of arrays built in the graph (`np.concatenate((a, b))`)
+    is probed item by item (a tuple of numbers stays unknown: a run-time number could be a size)."""
+    if node.op == "tuple" and node.operands and all(isinstance(o.type, ArrayType) for o in node.operands):
+        return tuple(shape_probe(o.type) for o in node.operands)
+    return shape_probe(node.type, const_value(node))
 
 
 def fixed(t: Type) -> Callable:
@@ -371,6 +379,27 @@ def _mark_unknown(shape, base_shape, index, nodes) -> tuple:
         else:
             axis += 1
     return tuple(out) if len(out) == len(shape) else tuple(None for _ in shape)
+
+
+def element(nodes, attrs) -> Type:
+    """`a.item()`: the Python number of `a`'s kind."""
+    t = nodes[0].type
+    kinds = {"f": "float", "i": "int", "u": "int", "b": "bool", "c": "complex"}
+    if isinstance(t, ArrayType) and t.dtype is not None and np.dtype(t.dtype).kind in kinds:
+        return ScalarType(kinds[np.dtype(t.dtype).kind])
+    return OBJECT
+
+
+def python_extreme(fn: Callable) -> Callable:
+    """Python's `max(a, b, ...)` is elementwise on numbers; `max(v)` of one 1-D array is an element."""
+    by_element = elementwise(fn)
+
+    def rule(nodes, attrs) -> Type:
+        if len(nodes) != 1:
+            return by_element(nodes, attrs)
+        t = nodes[0].type
+        return ArrayType(t.dtype, ()) if isinstance(t, ArrayType) and t.rank == 1 else OBJECT
+    return rule
 
 
 def scalar_of(kind: ScalarType) -> Callable:

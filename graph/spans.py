@@ -18,6 +18,7 @@ class SourceSpan:
     col: int
     end_line: int = 0
     end_col: int = 0
+    backward: bool = False      # a node of the backward pass computing the gradient of this code
 
     @classmethod
     def from_code_range(cls, file: str, code_range, line_offset: int = 0) -> "SourceSpan":
@@ -33,5 +34,10 @@ class SourceSpan:
         return f"{self.file}:{self.line}:{self.col}"
 
     def short(self) -> str:
-        """`model.py:17:9`: the form printed in graph text and generated code."""
-        return f"{self.short_file}:{self.line}:{self.col}"
+        """`model.py:17:9`: the form printed in graph text and generated code (`grad of model.py:17:9`
+        for the backward pass of that code)."""
+        return f"{'grad of ' if self.backward else ''}{self.short_file}:{self.line}:{self.col}"
+
+    def of_backward(self) -> "SourceSpan":
+        """The same place, for the nodes computing its gradient."""
+        return SourceSpan(self.file, self.line, self.col, self.end_line, self.end_col, True)

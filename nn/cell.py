@@ -12,6 +12,7 @@ from typing import Iterator
 import numpy as np
 
 from .. import context as _ctx
+from ..parameter import Parameter
 
 
 # NOTE [watched cells]: a Cell that some compiled graph read at compile time carries this
@@ -23,7 +24,7 @@ WATCHED = "_graphjit_watched"
 
 
 def _same_weight(old, new) -> bool:
-    return type(old) is np.ndarray and type(new) is np.ndarray and old.dtype == new.dtype \
+    return type(old) in (np.ndarray, Parameter) and type(new) in (np.ndarray, Parameter) and old.dtype == new.dtype \
         and old.shape == new.shape
 
 
@@ -88,8 +89,13 @@ class Cell:
         return list(self._cells.values())
 
     def parameters_and_names(self, prefix: str = "") -> Iterator[tuple]:
+        """(MindSpore-style name, Parameter) for every weight: `dense_relu_sequential.0.weight`. A
+        Parameter that has no name, or only its attribute's, takes the full one."""
         for name, value in self._params.items():
-            yield (f"{prefix}.{name}" if prefix else name), value
+            full = f"{prefix}.{name}" if prefix else name
+            if isinstance(value, Parameter) and value.name in (None, name):
+                value.name = full
+            yield full, value
         for name, cell in self._cells.items():
             yield from cell.parameters_and_names(f"{prefix}.{name}" if prefix else name)
 
@@ -97,7 +103,8 @@ class Cell:
         return [p for _, p in self.parameters_and_names()]
 
     def trainable_params(self) -> list:
-        return self.parameters()
+        """The Parameters that take gradients (`requires_grad`), in definition order."""
+        return [p for p in self.parameters() if getattr(p, "requires_grad", True)]
 
     def parameters_dict(self) -> "OrderedDict[str, np.ndarray]":
         return OrderedDict(self.parameters_and_names())

@@ -7,6 +7,8 @@ from typing import Optional
 
 import numpy as np
 
+from ..parameter import Parameter
+
 _rng = np.random.default_rng()
 
 
@@ -15,8 +17,13 @@ def set_seed(seed: Optional[int]) -> None:
     _rng = np.random.default_rng(seed)
 
 
-def uniform(shape, bound: float, dtype=np.float32) -> np.ndarray:
-    return _rng.uniform(-bound, bound, size=shape).astype(dtype)
+def uniform(shape, bound: float, dtype=np.float32, name: Optional[str] = None) -> np.ndarray:
+    return _named(_rng.uniform(-bound, bound, size=shape).astype(dtype), name)
+
+
+def _named(array: np.ndarray, name: Optional[str]):
+    """With a name, the initial value becomes a `Parameter` (a layer's weight)."""
+    return array if name is None else Parameter(array, name)
 
 
 def he_uniform(shape, fan_in: int, negative_slope: float = math.sqrt(5), dtype=np.float32) -> np.ndarray:
@@ -26,8 +33,13 @@ def he_uniform(shape, fan_in: int, negative_slope: float = math.sqrt(5), dtype=n
     return uniform(shape, bound, dtype)
 
 
-def initialize(spec, shape, fan_in: int, dtype=np.float32) -> np.ndarray:
-    """`spec` is None (the default), 'zeros', 'ones', 'normal', 'uniform', a number or an array."""
+def initialize(spec, shape, fan_in: int, dtype=np.float32, name: Optional[str] = None) -> np.ndarray:
+    """`spec` is None (the default), 'zeros', 'ones', 'normal', 'uniform', a number or an array; with
+    `name`, the value is a `Parameter` of that name."""
+    return _named(_initial_value(spec, shape, fan_in, dtype), name)
+
+
+def _initial_value(spec, shape, fan_in: int, dtype):
     if spec is None or spec in ("he_uniform", "HeUniform"):
         return he_uniform(shape, fan_in, dtype=dtype)
     if isinstance(spec, np.ndarray):

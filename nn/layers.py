@@ -19,12 +19,12 @@ class Dense(Cell):
         self.in_channels = in_channels
         self.out_channels = out_channels
         self.has_bias = has_bias
-        self.weight = init.initialize(weight_init, (out_channels, in_channels), in_channels, dtype)
+        self.weight = init.initialize(weight_init, (out_channels, in_channels), in_channels, dtype, "weight")
         if has_bias:
             if bias_init is None:
-                self.bias = init.uniform((out_channels,), 1.0 / np.sqrt(max(in_channels, 1)), dtype)
+                self.bias = init.uniform((out_channels,), 1.0 / np.sqrt(max(in_channels, 1)), dtype, "bias")
             else:
-                self.bias = init.initialize(bias_init, (out_channels,), in_channels, dtype)
+                self.bias = init.initialize(bias_init, (out_channels,), in_channels, dtype, "bias")
         self.activation = _activation(activation)
 
     def construct(self, x):

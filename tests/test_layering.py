@@ -23,6 +23,8 @@ FORBIDDEN = {
     "compiler": {"api", "cli", "export_load", "nn"},
     "api": {"cli", "export_load"},
     "export_load": {"cli"},
+    "gradients": {"cli", "export_load", "nn"},
+    "parameter": {"transpiler", "backends", "api", "compiler", "cli", "nn", "export_load", "gradients"},
     "nn": {"transpiler", "backends", "compiler", "cli", "export_load"},
     "cli": {"nn"},
 }

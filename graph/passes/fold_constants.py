@@ -61,8 +61,8 @@ def _fold(graph: Graph, known: dict) -> bool:
             known[node.id] = node.value
             continue
         value = _value(node, known)
-        if value is _UNKNOWN:
-            continue
+        if value is _UNKNOWN or isinstance(value, (list, dict)):
+            continue    # a list or dict is made anew at each call: code may fill it (a loop's tape)
         if isinstance(value, np.ndarray):
             # an array is mutable: its value is known only if nothing may write its memory
             if written is None:

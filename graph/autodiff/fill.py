@@ -1,0 +1,23 @@
+"""Cotangents that hold one value everywhere: the seed of an output (ones) and the gradient of an
+input the output does not depend on (zeros), shaped like the value they stand for."""
+
+from __future__ import annotations
+
+from ..ir import Node
+from ..types import ArrayType, ScalarType, TupleType
+
+
+def ones_like(b, node: Node):
+    """The all-ones sensitivity: a tuple gets one per item (MindSpore's default `sens`)."""
+    if isinstance(node.type, ArrayType):
+        return b.op("ones_like", node)        # its dtype: a float32 loss gets float32 gradients
+    if isinstance(node.type, TupleType):
+        return {k: ones_like(b, b.op("tuple_get", node, index=k)) for k in range(len(node.type.items))}
+    return b.const(1.0)
+
+
+def zeros_like(b, node: Node) -> Node:
+    """A zero gradient: a zero array shaped like an array, 0.0 for a Python number."""
+    if isinstance(node.type, ScalarType):
+        return b.const(0.0)
+    return b.op("zeros_like", node)

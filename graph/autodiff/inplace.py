@@ -1,0 +1,147 @@
+"""In-place writes on the gradient's path: `a[i] = v` and `a op= b` on arrays.
+
+An SSA graph names an array once, but an in-place write changes what later reads of it see. Two
+things make the reverse walk right anyway:
+
+- **Cotangents by time.** The walk runs in reverse program order, so when it reaches a write, the
+  cotangent gathered for the array holds exactly what the reads *after* the write sent. At
+  `a[i] = v` that cotangent's `[i]` part goes to `v` and is zeroed for the array before the
+  write; at `a op= b` it goes through `op`'s rule to `b` and to the array before the write.
+- **Values by time.** A backward rule that reads an array's value (`d(a * w)/dw = a`) runs after
+  the whole forward pass, when later writes have changed the array. Such a read gets a copy taken
+  in the forward pass right where it reads (`prepare` inserts it), so it sees the value it saw.
+
+Writes through a view (`v = a[1:]; v[0] = 1`), into an argument or into a weight are refused
+with an error naming the line; so is any other op that writes an operand (`out=`).
+"""
+
+from __future__ import annotations
+
+from ..vjp_arrays import shift_refs
+from ..ir import Graph, Node
+from ..types import ArrayType
+
+# Ops whose result may share memory with operand 0.
+VIEWING = {"getitem", "reshape", "T", "transpose", "ravel", "squeeze", "expand_dims", "swapaxes", "moveaxis",
+           "flip", "broadcast_to", "diag", "atleast_1d", "atleast_2d", "asarray", "ascontiguousarray", "refresh"}
+
+
+def is_write(node: Node) -> bool:
+    """`a[i] = v`, or `a op= b` on an array that has memory (a number's `+=` is a plain op)."""
+    return node.op in ("setitem", "add_at") or node.op == "inplace" and _has_buffer(node.operands[0])
+
+
+def _has_buffer(node: Node) -> bool:
+    t = node.type
+    return isinstance(t, ArrayType) and t.rank != 0
+
+
+def prepare(graph: Graph, relevant: set, error) -> dict:
+    """Check the writes on the path, copy values that rules read before a later write; return the
+    writes by node id, each with how its cotangent flows."""
+    writes = {}
+    for node in graph.nodes:
+        if node.id not in relevant or not node.writes or (node.op == "inplace" and not _has_buffer(node.operands[0])):
+            continue
+        if not is_write(node):
+            raise error(f"cannot differentiate through `{node.op}`: it writes an operand in place", node.span,
+                        hint="write `y = f(x)` instead of `f(x, out=y)`")
+        root = buffer_of(node.operands[0])
+        if node.operands[0].op in VIEWING or root.op in ("arg", "param") or not (root.opdef.fresh or root is node):
+            raise error("cannot differentiate an in-place write into an argument, a weight or a view of another "
+                        "array", node.span, hint="build a new array (`y = x.copy(); y[i] = v`) and write that")
+        if node.op == "inplace" and node.attrs["op"] not in FLOWS:
+            raise error(f"cannot differentiate the in-place `{node.attrs['op']}` update of an array", node.span,
+                        hint="write `a = a op b` instead")
+        writes[node.id] = node
+    if writes:
+        _snapshot(graph, relevant, writes)
+    return {k: Write(n, _old_value(graph, n)) for k, n in writes.items()}
+
+
+def _old_value(graph: Graph, node: Node):
+    """`a *= w` needs the old `a` for w's gradient: a copy taken just before the write."""
+    if node.op == "inplace" and node.attrs["op"] in NEEDS_OLD:
+        return graph.add("copy", [node.operands[0]], {}, node.operands[0].type, node.span, before=node)
+    return None
+
+
+def buffer_of(value: Node) -> Node:
+    """The node that allocated `value`'s memory, through in-place results and views."""
+    while value.op in VIEWING or value.op == "inplace":
+        value = value.operands[0]
+    return value
+
+
+def _snapshot(graph: Graph, relevant: set, writes: dict) -> None:
+    """Give each read that a later write would change a copy taken where it reads."""
+    last_write = {}
+    for k, node in enumerate(graph.nodes):
+        if node.id in writes:
+            last_write[buffer_of(node.operands[0]).id] = k
+    for k, node in enumerate(list(graph.nodes)):
+        if node.id not in relevant:
+            continue
+        own = buffer_of(node.operands[0]).id if node.id in writes else None
+        operands = list(node.operands)
+        for n, operand in enumerate(operands):
+            if n == 0 and own is not None:
+                continue                       # the write's own target
+            root = buffer_of(operand).id
+            if root in last_write and last_write[root] >= graph.nodes.index(node) and _has_buffer(operand):
+                operands[n] = graph.add("copy", [operand], {}, operand.type, node.span, before=node)
+        if operands != list(node.operands):
+            graph.set_operands(node, operands)
+
+
+class Write:
+    """How the cotangent flows at one in-place write (see the module docstring)."""
+
+    def __init__(self, node: Node, old):
+        self.node = node
+        self.old = old          # the array before the write, when the rule needs it
+
+    def flow(self, b, node: Node, cotangents) -> None:
+        target = node.operands[0]
+        after = _gather(b, cotangents, node, target)
+        if after is None:
+            return
+        if node.op == "add_at":             # `np.add.at(a, index, v)`: v's cotangent is gathered back
+            index = node.attrs["index"]
+            cotangents.add(node.operands[1], b.op("getitem", after, *node.operands[2:], index=shift_refs(index, -1)))
+            cotangents.replace(target, after)
+            return
+        if node.op == "setitem":
+            index = node.attrs["index"]
+            cotangents.add(node.operands[1], b.op("getitem", after, *node.operands[2:], index=shift_refs(index, -1)))
+            masked = b.op("copy", after)
+            b.op("setitem", masked, b.const(0.0), *node.operands[2:], index=index)
+            cotangents.replace(target, masked)
+            return
+        before, other = FLOWS[node.attrs["op"]](b, node.operands[1], self.old, after)
+        cotangents.replace(target, before)
+        cotangents.add(node.operands[1], other)
+
+
+def _gather(b, cotangents, node: Node, target: Node):
+    """What the reads after the write sent to the array (through any name it has)."""
+    parts = [cotangents.pop(node)] if node.op == "inplace" else []
+    parts.append(cotangents.peek(target))
+    parts = [p for p in parts if p is not None]
+    if not parts:
+        return None
+    total = parts[0]
+    for p in parts[1:]:
+        total = b.op("add", total, p)
+    return total
+
+
+# `a op= w`: the cotangent of `a` before the write and of `w`, from the cotangent `g` after it.
+FLOWS = {
+    "add": lambda b, w, old, g: (g, g),
+    "sub": lambda b, w, old, g: (g, b.op("neg", g)),
+    "mul": lambda b, w, old, g: (b.op("mul", g, w), b.op("mul", g, old)),
+    "truediv": lambda b, w, old, g: (b.op("truediv", g, w),
+                                     b.op("neg", b.op("truediv", b.op("mul", g, old), b.op("mul", w, w)))),
+}
+NEEDS_OLD = {"mul", "truediv"}

@@ -1,0 +1,159 @@
+"""VJP rules of the products: `@`, `np.dot`, `np.outer`, `np.tensordot`, `np.einsum`, and of the
+sliding windows (`np.correlate`, `sliding_window_view`).
+
+The cotangent of one factor is the product of the result's cotangent with the other factors,
+contracted over the axes the factor does not have, then laid out in the factor's axis order:
+`g @ y.T` for `x @ y`, a `np.tensordot` and a `np.transpose` for `np.tensordot`, an `np.einsum`
+whose output subscripts are the factor's own for `np.einsum`.
+"""
+
+from __future__ import annotations
+
+from .vjp_common import argument, known_rank, rank, static_shape, static_value
+from .vjp_elementwise import mul
+
+
+def matmul(b, node, g):
+    """`x @ y`: vectors are matrices with their missing axis put back, then taken away again."""
+    x, y = node.operands[:2]
+    rx, ry = known_rank(x, "the left operand"), known_rank(y, "the right operand")
+    if rx == 1 and ry == 1:
+        return (b.op("mul", g, y), b.op("mul", g, x))
+    if rx == 1:                 # (k,) @ (..., k, n) -> (..., n)
+        if ry == 2:
+            gx = b.op("matmul", y, g)
+        else:
+            gx = b.op("squeeze", b.op("matmul", y, b.op("expand_dims", g, b.const(-1))), b.const(-1))
+        gy = b.op("mul", b.op("expand_dims", x, b.const(-1)), b.op("expand_dims", g, b.const(-2)))
+        return (gx, gy)
+    if ry == 1:                 # (..., m, k) @ (k,) -> (..., m)
+        gx = b.op("mul", b.op("expand_dims", g, b.const(-1)), y)
+        if rx == 2:
+            gy = b.op("matmul", g, x)
+        else:
+            gy = b.op("squeeze", b.op("matmul", b.op("expand_dims", g, b.const(-2)), x), b.const(-2))
+        return (gx, gy)
+    return (b.op("matmul", g, transpose_last(b, y, ry)), b.op("matmul", transpose_last(b, x, rx), g))
+
+
+def transpose_last(b, node, r):
+    return b.op("T", node) if r == 2 else b.op("swapaxes", node, b.const(-1), b.const(-2))
+
+
+def dot(b, node, g):
+    """`np.dot`: a product by a scalar, `@` for vectors and matrices, else a tensordot over the last
+    axis of `x` and the second-to-last of `y`."""
+    x, y = node.operands[:2]
+    rx, ry = known_rank(x, "the left operand"), known_rank(y, "the right operand")
+    if rx == 0 or ry == 0:
+        return mul(b, node, g)
+    if rx <= 2 and ry <= 2:
+        return matmul(b, node, g)
+    return contract(b, x, y, g, [rx - 1], [ry - 2 if ry >= 2 else 0])
+
+
+def outer(b, node, g):
+    x, y = node.operands[:2]
+    fx = b.op("ravel", x)
+    fy = b.op("ravel", y)
+    return (b.op("reshape", b.op("matmul", g, fy), b.shape_of(x)),
+            b.op("reshape", b.op("matmul", fx, g), b.shape_of(y)))
+
+
+def tensordot(b, node, g):
+    x, y = node.operands[:2]
+    rx, ry = known_rank(x, "the left operand"), known_rank(y, "the right operand")
+    axes = argument(node, 2, "axes", 2)
+    if isinstance(axes, int):
+        x_axes, y_axes = list(range(rx - axes, rx)), list(range(axes))
+    else:
+        x_axes, y_axes = ([a] if isinstance(a, int) else list(a) for a in axes)
+    return contract(b, x, y, g, [a % rx for a in x_axes], [a % ry for a in y_axes]) + (None,) * (len(node.operands) - 2)
+
+
+def contract(b, x, y, g, x_axes: list, y_axes: list) -> tuple:
+    """Cotangents of `np.tensordot(x, y, axes=(x_axes, y_axes))`, whose result has the free axes
+    of `x` then those of `y`."""
+    rx, ry = rank(x), rank(y)
+    x_free = [a for a in range(rx) if a not in x_axes]
+    y_free = [a for a in range(ry) if a not in y_axes]
+    g_of_y = tuple(range(len(x_free), len(x_free) + len(y_free)))
+    gx = b.op("tensordot", g, y, axes=(g_of_y, tuple(y_free)))
+    # gx has x's free axes, then the contracted ones in y's order
+    gx = _in_order(b, gx, x_free + [x_axes[y_axes.index(a)] for a in sorted(y_axes)])
+    gy = b.op("tensordot", x, g, axes=(tuple(x_free), tuple(range(len(x_free)))))
+    gy = _in_order(b, gy, [y_axes[x_axes.index(a)] for a in sorted(x_axes)] + y_free)
+    return (gx, gy)
+
+
+def _in_order(b, value, axes: list):
+    """`value`, whose axis k is axis `axes[k]` of the operand, transposed into the operand's order."""
+    order = tuple(sorted(range(len(axes)), key=lambda k: axes[k]))
+    return value if order == tuple(range(len(axes))) else b.op("transpose", value, b.const(order))
+
+
+def einsum(b, node, g):
+    """Each factor's cotangent is the einsum of `g` with the other factors, whose output is the
+    factor's subscripts; a subscript only the factor has is broadcast back."""
+    spec = static_value(node.operands[0], "the einsum subscripts")
+    if not isinstance(spec, str) or "..." in spec:
+        raise NotImplementedError("np.einsum with `...` or operands given in the interleaved form")
+    spec = spec.replace(" ", "")
+    inputs, _, output = spec.partition("->")
+    subscripts = inputs.split(",")
+    if "->" not in spec:
+        letters = "".join(subscripts)
+        output = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+    factors = node.operands[1:]
+    out = [None]
+    for k, (mine, factor) in enumerate(zip(subscripts, factors)):
+        if len(set(mine)) != len(mine):
+            raise NotImplementedError(f"np.einsum with a repeated subscript in {mine!r} (a diagonal)")
+        others = [s for j, s in enumerate(subscripts) if j != k]
+        seen = set(output).union(*others)
+        kept = "".join(c for c in mine if c in seen)
+        spec_k = ",".join([output] + others) + "->" + kept
+        gk = b.op("einsum", b.const(spec_k), g, *[f for j, f in enumerate(factors) if j != k])
+        if kept != mine:
+            missing = tuple(i for i, c in enumerate(mine) if c not in seen)
+            gk = b.op("broadcast_to", b.op("expand_dims", gk, b.const(missing)), b.shape_of(factor))
+        out.append(gk)
+    return tuple(out)
+
+
+# --- sliding windows ------------------------------------------------------------------------------
+def correlate(b, node, g):
+    """`np.correlate(a, v, mode)` is the 'valid' correlation of `a` padded by the mode: `v`'s
+    cotangent correlates that padded `a` with `g`; `a`'s is the full convolution of `g` with `v`
+    (a correlation with `v` reversed), cut back to `a`."""
+    a, v = node.operands[:2]
+    (la,), (lv,) = static_shape(a, "the signal"), static_shape(v, "the filter")
+    mode = argument(node, 2, "mode", "valid")
+    if la < lv or mode not in ("valid", "same", "full"):
+        raise NotImplementedError("np.correlate of a signal shorter than its filter")
+    before, after = {"valid": (0, 0), "same": (lv // 2, lv - 1 - lv // 2), "full": (lv - 1, lv - 1)}[mode]
+    padded = a if before == after == 0 else b.op("pad", a, b.const((before, after)))
+    gv = b.op("correlate", padded, g)
+    spread = b.op("pad", g, b.const((lv - 1, lv - 1))) if lv > 1 else g
+    ga = b.op("correlate", spread, b.op("flip", v))
+    if before or after:
+        ga = b.op("getitem", ga, index=(slice(before, before + la),))
+    return (ga, gv) + (None,) * (len(node.operands) - 2)
+
+
+def sliding_window_view(b, node, g):
+    """Windows `out[i, j] = x[i + j]` of a 1-D `x`: element m sums `g` over the anti-diagonal
+    `i + j = m`. Each row of `g` is shifted right by its number (padding every row by r zeros and
+    reading the flat buffer with rows one shorter), then the rows are added."""
+    x = node.operands[0]
+    shape = static_shape(x, "the array")
+    window, axis = argument(node, 1, "window_shape"), argument(node, 2, "axis")
+    window = window[0] if isinstance(window, (tuple, list)) and len(window) == 1 else window
+    if len(shape) != 1 or not isinstance(window, int) or axis not in (None, 0, -1) \
+            or node.attrs.get("subok") or len(node.operands) > 2 and "axis" not in node.attrs.get("kw", ()):
+        raise NotImplementedError("np.lib.stride_tricks.sliding_window_view of an array with more than one axis")
+    (n,) = shape
+    rows = n - window + 1
+    padded = b.op("ravel", b.op("pad", g, b.const(((0, 0), (0, rows)))))
+    shifted = b.op("reshape", b.op("getitem", padded, index=(slice(None, -rows),)), b.const((rows, n)))
+    return (b.op("sum", shifted, axis=0),) + (None,) * (len(node.operands) - 1)

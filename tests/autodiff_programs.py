@@ -1,0 +1,107 @@
+"""Differentiable programs for the autodiff tests: each with the arguments it takes and, where the
+`autograd` package can run it, a twin written with `autograd.numpy` as an independent oracle."""
+
+import numpy as np
+
+import graphjit as gj
+
+
+def mlp(x, w, b):
+    h = np.tanh(x @ w + b)
+    return (h * h).mean()
+
+
+def branch(x, w):
+    y = x * w
+    if y.sum() > 0:
+        y = np.sin(y) * w
+    else:
+        y = y * y
+    return y.sum()
+
+
+def loop(x, w):
+    y = x
+    s = 0.0
+    for i in range(3):
+        y = np.tanh(y * w) + x
+        s = s + (y * i).sum()
+    return s + y.sum()
+
+
+def while_break(x, w):
+    y = x
+    k = 0
+    while k < 5:
+        y = y * w + 0.1
+        k += 1
+        if np.abs(y).sum() > 8.0:
+            break
+    return y.sum()
+
+
+def writes(x, w):
+    z = np.zeros(4)
+    z[1:] = x[:3] * w[1:]
+    a = (z * w).sum()
+    z[0] = a
+    z += x
+    z *= w
+    return (z * z).sum() + a
+
+
+def gather_scatter(x, w):
+    idx = np.array([0, 2, 2, 3])
+    g = x[idx] * w
+    out = np.zeros(6)
+    out[1:5] = g
+    return (out * out).sum() + x[idx].sum()
+
+
+def reductions(x, w):
+    a = np.sum(x * w, axis=0, keepdims=True)
+    b = np.max(x, axis=1)
+    c = np.mean(x * x, axis=(0, 1))
+    return (a * a).sum() + (b * w[0]).sum() + c
+
+
+def where_maximum(x, w):
+    y = np.where(x > 0, x * w, -x)
+    return np.maximum(y, 0.5 * w).sum()
+
+
+def softmax_xent(x, w, labels):
+    z = x @ w
+    m = gj.stop_gradient(z.max(axis=1, keepdims=True))
+    e = np.exp(z - m)
+    logp = z - m - np.log(e.sum(axis=1, keepdims=True))
+    return -logp[np.arange(labels.shape[0]), labels].mean()
+
+
+def tuple_output(x, w):
+    return (x * w).sum(), x * 2.0
+
+
+def aux_output(x, w):
+    loss = (x * w).sum()
+    return loss, x + 1.0
+
+
+def rng_arrays(*shapes, seed=0):
+    rng = np.random.default_rng(seed)
+    return tuple(rng.standard_normal(s) for s in shapes)
+
+
+# name -> (function, argument builder, grad_position)
+PROGRAMS = {
+    "mlp": (mlp, lambda: rng_arrays((3, 4), (4, 5), (5,)), (0, 1, 2)),
+    "branch_then": (branch, lambda: (np.abs(rng_arrays((4,))[0]), np.abs(rng_arrays((4,), seed=1)[0])), (0, 1)),
+    "branch_else": (branch, lambda: (-np.abs(rng_arrays((4,))[0]), np.abs(rng_arrays((4,), seed=1)[0])), (0, 1)),
+    "loop": (loop, lambda: rng_arrays((4,), (4,)), (0, 1)),
+    "while_break": (while_break, lambda: rng_arrays((4,), (4,)), (0, 1)),
+    "writes": (writes, lambda: rng_arrays((4,), (4,)), (0, 1)),
+    "gather_scatter": (gather_scatter, lambda: rng_arrays((4,), (4,)), (0, 1)),
+    "reductions": (reductions, lambda: rng_arrays((3, 4), (4,)), (0, 1)),
+    "where_maximum": (where_maximum, lambda: rng_arrays((5,), (5,)), (0, 1)),
+    "softmax_xent": (softmax_xent, lambda: rng_arrays((6, 4), (4, 3)) + (np.array([0, 2, 1, 1, 0, 2]),), (0, 1)),
+}

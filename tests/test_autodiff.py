@@ -1,0 +1,209 @@
+"""Gradients: every program, eager (PYNATIVE) and jitted at O0/O1/O2, through the generated NumPy and
+the interpreter, against central finite differences and against the `autograd` package."""
+
+import numpy as np
+import pytest
+
+import graphjit as gj
+from autodiff_programs import PROGRAMS, aux_output, mlp, rng_arrays, tuple_output
+
+LEVELS = ["O0", "O1", "O2"]
+MODES = ["auto", "no_sink"]
+
+
+def directional_fd(fn, args, k, direction, eps=1e-6):
+    """(f(x + eps d) - f(x - eps d)) / 2 eps for argument k, in float64."""
+    plus = list(args)
+    minus = list(args)
+    plus[k] = args[k] + eps * direction
+    minus[k] = args[k] - eps * direction
+    value = lambda out: out[0] if isinstance(out, tuple) else out  # noqa: E731
+    return (np.sum(value(fn(*plus))) - np.sum(value(fn(*minus)))) / (2 * eps)
+
+
+def check_against_fd(fn, args, positions, grads):
+    rng = np.random.default_rng(7)
+    for k, g in zip(positions, grads):
+        d = rng.standard_normal(np.shape(args[k]))
+        expected = directional_fd(fn, args, k, d)
+        assert np.sum(g * d) == pytest.approx(expected, rel=1e-5, abs=1e-6), f"argument {k}"
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+@pytest.mark.parametrize("level", LEVELS)
+@pytest.mark.parametrize("mode", MODES)
+def test_program_gradient_matches_finite_differences(name, level, mode):
+    fn, make_args, positions = PROGRAMS[name]
+    args = make_args()
+    compiled = gj.jit(fn, jit_config=gj.JitConfig(jit_level=level, exec_mode=mode))
+    grads = gj.grad(compiled, positions)(*args)
+    check_against_fd(fn, args, positions, grads)
+    again = gj.grad(compiled, positions)(*args)          # a second call runs the cached entry
+    for a, b in zip(grads, again):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_eager_grad_equals_jitted_grad(name):
+    fn, make_args, positions = PROGRAMS[name]
+    args = make_args()
+    eager = gj.grad(fn, positions)(*args)
+    jitted = gj.grad(gj.jit(fn, jit_config=gj.JitConfig(jit_level="O2")), positions)(*args)
+    for a, b in zip(eager, jitted):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+
+
+def test_matches_autograd_on_the_mlp():
+    autograd = pytest.importorskip("autograd")
+    anp = autograd.numpy
+
+    def twin(x, w, b):
+        h = anp.tanh(anp.dot(x, w) + b)
+        return anp.mean(h * h)
+    args = rng_arrays((3, 4), (4, 5), (5,))
+    ours = gj.grad(mlp, (0, 1, 2))(*args)
+    for k in range(3):
+        np.testing.assert_allclose(ours[k], autograd.grad(twin, k)(*args), rtol=1e-10, atol=1e-12)
+
+
+def test_weights_are_read_at_each_call():
+    w = np.ones(4)
+
+    def loss(x):
+        return (x * w * w).sum()
+    g = gj.grad(loss, None, [w])
+    x = np.arange(4.0)
+    np.testing.assert_allclose(g(x)[0], 2 * x * w)
+    w[:] = 3.0                                            # an optimizer's in-place update
+    np.testing.assert_allclose(g(x)[0], 2 * x * w)
+
+
+def test_value_and_grad_with_positions_and_weights():
+    x, w, b = rng_arrays((3, 4), (4, 5), (5,))
+    value, (dx, (dw, db)) = gj.value_and_grad(mlp, 0, [w, b])(x, w, b)
+    assert value == pytest.approx(mlp(x, w, b))
+    check_against_fd(mlp, (x, w, b), (0, 1, 2), (dx, dw, db))
+
+
+def test_a_weight_the_function_does_not_use_gets_zeros():
+    x, w = rng_arrays((4,), (4,))
+    unused = np.ones((2, 3), np.float32)
+    dw, du = gj.grad(lambda_free_loss, None, [w, unused])(x, w)
+    np.testing.assert_allclose(dw, x)
+    assert du.shape == (2, 3) and du.dtype == np.float32 and not du.any()
+
+
+def lambda_free_loss(x, w):
+    return (x * w).sum()
+
+
+def test_has_aux_returns_the_other_outputs_untouched():
+    x, w = rng_arrays((4,), (4,))
+    dx, (aux,) = gj.grad(aux_output, 0, has_aux=True)(x, w)
+    np.testing.assert_allclose(dx, w)
+    np.testing.assert_allclose(aux, x + 1.0)
+
+
+def test_tuple_output_without_aux_differentiates_the_sum_of_all_outputs():
+    x, w = rng_arrays((4,), (4,))
+    dx = gj.grad(tuple_output, 0)(x, w)
+    np.testing.assert_allclose(dx, w + 2.0)
+
+
+def test_return_ids_pairs_each_gradient_with_its_position():
+    x, w = rng_arrays((4,), (4,))
+    (i, dx), (j, dw) = gj.grad(lambda_free_loss, (0, 1), return_ids=True)(x, w)
+    assert (i, j) == (0, 1)
+    np.testing.assert_allclose(dx, w)
+    np.testing.assert_allclose(dw, x)
+
+
+def test_grad_operation_get_all():
+    x, w = rng_arrays((4,), (4,))
+    dx, dw = gj.GradOperation(get_all=True)(lambda_free_loss)(x, w)
+    np.testing.assert_allclose(dx, w)
+    np.testing.assert_allclose(dw, x)
+    np.testing.assert_allclose(gj.GradOperation()(lambda_free_loss)(x, w), w)
+
+
+def test_source_shows_forward_and_backward_in_one_function():
+    x, w, b = rng_arrays((3, 4), (4, 5), (5,))
+    text = gj.grad(mlp, (1,)).source(x, w, b)
+    assert text.startswith("def mlp(x, w, b):") and "np.tanh" in text and "x.T @" in text
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda x, w: gj.grad(lambda_free_loss, 5)(x, w), "grad_position 5 is out of range"),
+    (lambda x, w: gj.grad(lambda_free_loss, None, [3.0])(x, w), "not a Parameter"),
+    (lambda x, w: gj.grad(lambda_free_loss, 0)(np.arange(4), w), "integers carry no gradient"),
+    (lambda x, w: gj.grad(lambda_free_loss, 0, has_aux=True)(x, w), "has_aux=True"),
+    (lambda x, w: gj.grad(lambda_free_loss, None)(x, w), "cannot both be None"),
+])
+def test_bad_requests_get_one_clear_line(call, message):
+    x, w = rng_arrays((4,), (4,))
+    with pytest.raises(gj.GraphjitError) as info:
+        call(x, w)
+    assert message in str(info.value)
+    assert "Traceback" not in str(info.value)
+
+
+def opaque_loss(x):
+    return np.sum(float_of(x) * x)
+
+
+def float_of(x):
+    return np.linalg.norm(x)
+
+
+def test_an_op_without_a_rule_is_an_error_naming_the_line():
+    with pytest.raises(gj.GraphjitError) as info:
+        gj.grad(opaque_loss)(np.ones(3))
+    assert "cannot differentiate" in str(info.value)
+
+
+def test_grad_operation_with_sensitivity_takes_it_as_the_last_argument():
+    x, w = rng_arrays((4,), (4,))
+    sens = np.array([1.0, 2.0, 3.0, 4.0])
+    dx = gj.GradOperation(sens_param=True)(elementwise_product)(x, w, sens)
+    np.testing.assert_allclose(dx, w * sens)
+    dx, dw = gj.GradOperation(get_all=True, sens_param=True)(elementwise_product)(x, w, sens)
+    np.testing.assert_allclose(dw, x * sens)
+
+
+def elementwise_product(x, w):
+    return x * w
+
+
+def test_network_parameters_have_mindspore_names_and_take_gradients():
+    from graphjit import nn
+
+    class Net(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.flatten = nn.Flatten()
+            self.dense_relu_sequential = nn.SequentialCell(nn.Dense(12, 8), nn.ReLU(), nn.Dense(8, 3))
+
+        def construct(self, x):
+            return self.dense_relu_sequential(self.flatten(x))
+    net = Net()
+    params = net.trainable_params()
+    assert [p.name for p in params] == ["dense_relu_sequential.0.weight", "dense_relu_sequential.0.bias",
+                                        "dense_relu_sequential.2.weight", "dense_relu_sequential.2.bias"]
+    assert all(isinstance(p, gj.Parameter) for p in params)
+    x = np.random.default_rng(0).standard_normal((5, 3, 4)).astype(np.float32)
+    out = gj.jit(net)(x)
+    assert type(out) is np.ndarray                       # results are plain arrays
+
+    def loss(x):
+        return (net(x) ** 2).mean()
+    grad_fn = gj.grad(loss, None, gj.ParameterTuple(params), return_ids=True)
+    named = grad_fn(x)
+    assert [n for n, _ in named] == [p.name for p in params]
+    for p, (_, g) in zip(params, named):
+        assert g.shape == p.shape and g.dtype == np.float32
+    before = float(loss(x))
+    for p, (_, g) in zip(params, named):                 # one SGD step, in place
+        p -= 0.1 * g
+    assert all(isinstance(p, gj.Parameter) for p in net.trainable_params())
+    assert float(loss(x)) < before
+    assert float(gj.jit(loss)(x)) == pytest.approx(float(loss(x)), rel=1e-6)
