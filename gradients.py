@@ -30,8 +30,13 @@ class GradFunction:
         self.request = request
         self.weights = tuple(weights)
         plain, config = _plain_function(fn)
-        if request.sens:                # the sensitivity rides along as the last argument
+        # a gradient of a gradient, or a sensitivity riding along as the last argument: compiled
+        # through a small wrapper taking `*args`, whose body calls `fn` (the front end inlines it)
+        self._varargs = request.sens or hasattr(fn, "__graphjit_grad__")
+        if request.sens:
             plain = _with_sensitivity(fn)
+        elif self._varargs:
+            plain = _through(fn)
         else:
             self._check_positions(plain)
         self._jit = JitFunction(plain, jit_config=config, cache=False, transform=_GradTransform(self))
@@ -51,7 +56,7 @@ class GradFunction:
 
     def _owner(self):
         """The object a method or Cell is called on (compiled as the first argument), or None."""
-        if self.request.sens:
+        if self._varargs:
             return None
         owner = getattr(self.fn, "__self__", None)
         return self.fn if owner is None and _is_cell(self.fn) else owner
@@ -73,9 +78,21 @@ class GradFunction:
                 raise GradArgumentError(f"argument {k} of {_name(self.fn)} is {kind}: a gradient needs a "
                                         f"floating-point array (integers carry no gradient)")
 
+    @property
+    def __graphjit_grad__(self) -> tuple:
+        """What compiled code calling this function needs: (the function, the request, the weights)."""
+        return self.fn, self.request, self.weights
+
     def source(self, *args, **kwargs) -> str:
         """The generated NumPy code (forward and backward) for these arguments."""
         return self._jit.source(*self._bound_self(args), **kwargs)
+
+
+def _through(fn):
+    """A function compiled code can inline whose body calls `fn` (another gradient function)."""
+    def call_gradient(*args):
+        return fn(*args)
+    return call_gradient
 
 
 def _with_sensitivity(fn):
@@ -96,8 +113,9 @@ class _GradTransform:
         graph = lowered.graph
         owner = self.owner
         output, sens = graph.outputs[0], None
-        if owner.request.sens:
-            output, sens = output.operands
+        if owner._varargs:
+            if owner.request.sens:
+                output, sens = output.operands
             values = dict(enumerate(args))             # the call spreads `*args`
             inputs = {k: _item(graph, graph.args[0], k) for k in owner.request.positions or ()}
             by_value = [(values[k], inputs.get(k) or _item(graph, graph.args[0], k)) for k in values]

@@ -207,3 +207,63 @@ def test_network_parameters_have_mindspore_names_and_take_gradients():
     assert all(isinstance(p, gj.Parameter) for p in net.trainable_params())
     assert float(loss(x)) < before
     assert float(gj.jit(loss)(x)) == pytest.approx(float(loss(x)), rel=1e-6)
+
+
+def make_training(level, mode):
+    """The tutorials' training step: value_and_grad over the weights, SGD in place, inside jit."""
+    from graphjit import nn
+
+    class Net(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.dense_relu_sequential = nn.SequentialCell(nn.Dense(6, 5), nn.ReLU(), nn.Dense(5, 3))
+
+        def construct(self, x):
+            return self.dense_relu_sequential(x)
+    gj.set_seed(3)
+    net = Net()
+    params = net.trainable_params()
+
+    def forward_fn(data, label):
+        logits = net(data)
+        return softmax_loss(logits, label), logits
+    grad_fn = gj.value_and_grad(forward_fn, None, params, has_aux=True)
+
+    def train_step(data, label):
+        (loss, _), grads = grad_fn(data, label)
+        for p, g in zip(params, grads):
+            p -= 0.1 * g
+        return loss
+    return train_step, gj.jit(train_step, jit_config=gj.JitConfig(jit_level=level, exec_mode=mode))
+
+
+def softmax_loss(logits, label):
+    z = logits - logits.max(axis=1, keepdims=True)
+    logp = z - np.log(np.exp(z).sum(axis=1, keepdims=True))
+    return -logp[np.arange(label.shape[0]), label].mean()
+
+
+@pytest.mark.parametrize("level", LEVELS)
+@pytest.mark.parametrize("mode", MODES)
+def test_a_training_step_compiles_forward_and_backward_into_one_graph(level, mode):
+    rng = np.random.default_rng(0)
+    x, y = rng.standard_normal((8, 6)).astype(np.float32), rng.integers(0, 3, 8)
+    eager_step, _ = make_training(level, mode)
+    eager = [float(eager_step(x, y)) for _ in range(4)]
+    _, jitted_step = make_training(level, mode)
+    compiled = [float(jitted_step(x, y)) for _ in range(4)]
+    np.testing.assert_allclose(compiled, eager, rtol=1e-6)
+    assert compiled[-1] < compiled[0]
+    text = jitted_step.source(x, y)
+    assert text.count("def ") == 1 and "# grad of" in text      # one function: forward, then backward
+
+
+def test_gradients_of_gradients():
+    from autodiff_programs import cubic_sine
+    x = np.array(0.7)
+    first, second = gj.grad(cubic_sine), gj.grad(gj.grad(cubic_sine))
+    third = gj.grad(second)
+    c, s = np.cos(0.7), np.sin(0.7)
+    assert float(first(x)) == pytest.approx(0.49 * c + 1.4 * s)
+    assert float(second(x)) == pytest.approx(-0.49 * s + 2.8 * c + 2 * s)
+    assert float(third(x)) == pytest.approx(-0.49 * c - 4.2 * s + 6 * c)

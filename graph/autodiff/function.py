@@ -54,12 +54,30 @@ def gradient_of(graph: Graph, request: GradRequest, inputs: Sequence[Node], weig
             total = None
             for n in nodes:
                 total = grads[n.id] if total is None else b.op("add", total, grads[n.id])
-            parts.append(_with_id(b, request, request.weight_names[k], total if total is not None else zeros_for(k)))
+            if total is None:
+                _check_unread(graph, output, first, request.weight_names[k])
+                total = zeros_for(k)
+            parts.append(_with_id(b, request, request.weight_names[k], total))
         result.append(parts[0] if request.weights_is_single else _tuple(b, parts))
     gradient = result[0] if len(result) == 1 else _tuple(b, result)
     if aux is not None and not request.with_value:      # value_and_grad's value holds the aux outputs
         gradient = _tuple(b, [gradient, aux])
     return _tuple(b, [output, gradient]) if request.with_value else gradient
+
+
+OPAQUE = ("pycall", "call", "fallback")
+
+
+def _check_unread(graph: Graph, output: Node, first: Optional[Node], name: str) -> None:
+    """A weight no node reads has a zero gradient, unless Python code the graph cannot see into
+    computes the output: it might read the weight, and a zero would be silently wrong."""
+    needed, start = {output.id}, graph.nodes.index(first) if first is not None and first in graph.nodes else 0
+    for node in reversed(graph.nodes[start:]):
+        if node.id in needed:
+            if node.op in OPAQUE:
+                raise NotDifferentiableError(f"cannot tell whether the weight `{name}` is used: the output depends on "
+                                             f"code graphjit cannot see into", node.span)
+            needed.update(o.id for o in node.operands)
 
 
 def _split_output(b, request: GradRequest, output: Node):

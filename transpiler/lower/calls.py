@@ -25,6 +25,7 @@ from ...graph.paths import Path
 from ..rules import rule
 from ..values import MethodVal, Seq, SeqMethod, SourceFunc, Static, describe_value, is_static, static_value
 from .assign import refresh_array
+from .gradient_calls import gradient_call
 from .builtin_calls import (dict_call, fold_builtin, introspection, keyed_builtin, map_filter, range_call,
                             static_iterator)
 from .call_nodes import static_call, try_static_call
@@ -97,6 +98,8 @@ def call(state, callee, args: list, kwargs: dict, span) -> Any:
         return dict_method(state, fn, args, span)
     if getattr(fn, "__graphjit_op__", None):  # graphjit.Tensor and friends
         return state.op_call(fn.__graphjit_op__, args, kwargs, span)
+    if getattr(fn, "__graphjit_grad__", None) is not None:  # graphjit.grad(f): f inlined, its backward appended
+        return gradient_call(state, fn.__graphjit_grad__, args, kwargs, span)
     if getattr(fn, "__graphjit_fn__", None) is not None:  # a jitted function: inline its source
         return inline(state, fn.__graphjit_fn__, args, kwargs, span)
     if fn is range:
