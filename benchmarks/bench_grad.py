@@ -36,29 +36,18 @@ os.environ.setdefault("GRAPHJIT_CACHE", "0")
 
 import argparse  # noqa: E402
 import gc  # noqa: E402
-import importlib.util  # noqa: E402
 import statistics  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 import tracemalloc  # noqa: E402
-from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 
 import graphjit as ms  # noqa: E402
+from bench_network import load_network_class  # noqa: E402  (the seed Network, samples/network.py)
 
-REPO = Path(__file__).resolve().parents[1]
 BATCH = 64
 SPEED_TARGET, MEMORY_TARGET, FIRST_CALL_TARGET_MS = 1.15, 1.1, 300.0
-
-
-def load_network_class():
-    path = REPO / "samples" / "network.py"
-    spec = importlib.util.spec_from_file_location("graphjit_bench_grad_network", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module.Network
 
 
 def cross_entropy(logits, labels):
