@@ -14,7 +14,7 @@ import numpy as np
 
 from .graph.autodiff.request import GradRequest
 from .graph.diagnostics import GraphjitError
-from .graph.ops import stop_gradient  # noqa: F401  (public: graphjit.stop_gradient)
+from .graph.autodiff.stop import stop_gradient  # noqa: F401  (public: graphjit.stop_gradient)
 
 
 class GradArgumentError(GraphjitError, ValueError):

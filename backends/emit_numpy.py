@@ -25,6 +25,7 @@ from ..graph.literals import Index, OperandRef, format_literal, is_literal
 from ..graph.ops import OPS, PREC_ATOM, PREC_CMP, PREC_NOT, PREC_UNARY, REGION_OPS
 from ..graph.paths import parse_path
 from ..graph.types import ArrayType
+from .emit_layout import inlinable, last_uses, use_counts, used_after
 
 RESERVED = {"np", "math", "operator", "_g", "_k", "_cells", "_make_fallback", "_select", "_sum_to", "range", "len", "float", "int", "bool", "min",
             "max", "abs", "round", "print"}
@@ -88,7 +89,7 @@ class Emitter:
             self.holders[arg_name] = a
             args.append(arg_name)
         self.lines.append(f"def {fn_name}({', '.join(args)}):")
-        uses = _use_counts(g)
+        uses = use_counts(g)
         for p in g.params:
             if not uses.get(p.id):
                 continue
@@ -135,9 +136,9 @@ class Emitter:
 
     # --- statements ----------------------------------------------------------------------
     def body(self, g: Graph, indent: str, uses: dict, top: bool = False) -> None:
-        inline = _inlinable(g, uses)
+        inline = inlinable(g, uses)
         if top:
-            self.last_use = _last_uses(g, inline)
+            self.last_use = last_uses(g, inline)
         start = len(self.lines)
         for node in g.nodes:
             if node.op == "const":
@@ -248,7 +249,7 @@ class Emitter:
         current = self.value(target)
         rebindable = target.op != "arg" or node.graph is self.graph or target.id in self.owned
         reuse = current.isidentifier() and target.graph is node.graph and rebindable \
-            and not _used_after(node, target)
+            and not used_after(node, target)
         if reuse:
             self.lines.append(f"{indent}{current} {symbol} {self.value(value)}")
             self.expr[node.id] = (current, PREC_ATOM)
@@ -311,7 +312,7 @@ class Emitter:
             self._bind_captures(region, list(node.operands[1:]), 0)
             self.lines.append(f"{indent}if {cond}:" if k == 0 else f"{indent}else:")
             start = len(self.lines)
-            self.body(region, indent + "    ", _use_counts(region))
+            self.body(region, indent + "    ", use_counts(region))
             if len(self.lines) == start + 1 and self.lines[-1].strip() == "pass" and region.outputs:
                 self.lines.pop()
             self._yield(region, targets, indent + "    ")
@@ -335,7 +336,7 @@ class Emitter:
         self._bind_captures(body, captures, 1 + n)
         bounds = stop if start == "0" and step == "1" else f"{start}, {stop}" if step == "1" else f"{start}, {stop}, {step}"
         self.lines.append(f"{indent}for {index} in range({bounds}):")
-        self.body(body, indent + "    ", _use_counts(body))
+        self.body(body, indent + "    ", use_counts(body))
         if self.lines[-1] == f"{indent}    pass" and body.outputs:  # this body's own pass, not a nested one
             self.lines.pop()
         self._yield(body, targets, indent + "    ")
@@ -355,7 +356,7 @@ class Emitter:
                 self.owned.add(arg.id) if region is body else None
             self._bind_captures(region, captures, n)
         mark = len(self.lines)
-        self.body(cond, indent + "        ", _use_counts(cond))
+        self.body(cond, indent + "        ", use_counts(cond))
         cond_lines = self.lines[mark:]
         del self.lines[mark:]
         cond_lines = [ln for ln in cond_lines if ln.strip() != "pass" and not ln.strip().startswith("#")]
@@ -367,7 +368,7 @@ class Emitter:
             self.lines.extend(ln[4:] for ln in cond_lines)
             self.lines.append(f"{indent}    if not ({test}):")
             self.lines.append(f"{indent}        break")
-        self.body(body, indent + "    ", _use_counts(body))
+        self.body(body, indent + "    ", use_counts(body))
         if self.lines[-1] == f"{indent}    pass" and body.outputs:  # this body's own pass, not a nested one
             self.lines.pop()
         self._yield(body, targets, indent + "    ")
@@ -545,92 +546,6 @@ def _callee(qualified: str) -> str:
     if module.startswith("numpy"):
         return "np" + qualified[len("numpy"):]
     return qualified
-
-
-def _use_counts(g: Graph) -> dict:
-    counts: dict[int, int] = {}
-    for node in list(g.nodes):
-        for o in node.operands:
-            counts[o.id] = counts.get(o.id, 0) + 1
-    for o in g.outputs:
-        counts[o.id] = counts.get(o.id, 0) + 1
-    return counts
-
-
-def _inlinable(g: Graph, uses: dict) -> set:
-    """Pure single-use values whose only user comes later with no effect in between."""
-    position = {n.id: k for k, n in enumerate(g.nodes)}
-    # effects, and unused nodes kept because they may raise: nothing moves past them
-    effects = [k for k, n in enumerate(g.nodes) if not n.is_pure or not uses.get(n.id) and n.may_raise]
-    out = set()
-    for k, node in enumerate(g.nodes):
-        if not node.is_pure or node.op in ("const", "tuple_get") or uses.get(node.id) != 1:
-            continue
-        users = g.users(node)
-        if g.is_output(node):
-            if users:
-                continue
-            end = len(g.nodes)
-        else:
-            if len(users) != 1:
-                continue
-            user = users[0]
-            if user.op in REGION_OPS and not (user.op == "if" and user.operands[0] is node):
-                continue  # region operands are named; an `if` condition may stay inline
-            if user.out_operand is node:
-                continue  # `out=` needs the buffer by name
-            if not _same_statement(node, user):
-                continue  # one statement per source statement
-            end = position[user.id]
-        if any(k < e < end for e in effects):
-            continue
-        out.add(node.id)
-    return out
-
-
-def _last_uses(g: Graph, inline: set) -> dict:
-    """Position of each node's last use, counting an inlined value as used where it is spelled.
-
-    Also maps ("pos", id) to each node's own position, for comparing against.
-    """
-    position = {n.id: k for k, n in enumerate(g.nodes)}
-
-    def effective(node: Node) -> int:
-        while node.id in inline:
-            users = g.users(node)
-            if not users:
-                return len(g.nodes)
-            node = users[0]
-        return position.get(node.id, len(g.nodes))
-
-    out: dict = {}
-    for node in g.nodes:
-        out[("pos", node.id)] = position[node.id]
-        where = effective(node)
-        for o in node.operands:
-            out[o.id] = max(out.get(o.id, -1), where)
-    for o in g.outputs:
-        out[o.id] = len(g.nodes) + 1
-    return out
-
-
-def _same_statement(a: Node, b: Node) -> bool:
-    if a.span is None or b.span is None:
-        return True
-    return (a.span.file, a.span.line) == (b.span.file, b.span.line)
-
-
-def _used_after(node: Node, value: Node) -> bool:
-    """Is `value` read after `node` in `node`'s graph (or returned from it)?"""
-    g = node.graph
-    seen = False
-    for n in g.nodes:
-        if n is node:
-            seen = True
-            continue
-        if seen and any(o is value for o in n.operands):
-            return True
-    return g.is_output(value)
 
 
 def emit_function(graph: Graph, name: Optional[str] = None, consts: Optional[list] = None,

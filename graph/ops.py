@@ -43,6 +43,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from . import shape_rules as R
+from .autodiff.stop import stop_gradient
 from .blend import select
 from .unbroadcast import sum_to
 from .types import BOOL, FLOAT, INT, OBJECT, ArrayType, Type
@@ -413,11 +414,6 @@ for _name, _fn in [("float", float), ("int", int), ("bool", bool), ("len", len),
                    ("py_max", max), ("py_abs", abs), ("py_round", round)]:
     OP_BY_CALLABLE[id(_fn)] = _name
 OP_BY_CALLABLE[id(np.matmul)] = "matmul"
-
-
-def stop_gradient(x):
-    """`x` itself, through which no gradient flows (`graphjit.stop_gradient`, `ops.stop_gradient`)."""
-    return x
 
 
 OP_BY_CALLABLE[id(stop_gradient)] = "stop_gradient"
