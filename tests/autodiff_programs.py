@@ -87,6 +87,26 @@ def aux_output(x, w):
     return loss, x + 1.0
 
 
+def loop_continue(x, w):
+    y = x
+    for i in range(4):
+        if (y * w).sum() > 1.0:
+            continue
+        y = np.sin(y) * w + 0.5
+    return (y * y).sum()
+
+
+def loop_return(x, w):
+    y = x
+    k = 0
+    while k < 6:
+        y = y * w + 0.2
+        if np.abs(y).sum() > 3.0:
+            return y.sum()
+        k += 1
+    return -y.sum()
+
+
 def rng_arrays(*shapes, seed=0):
     rng = np.random.default_rng(seed)
     return tuple(rng.standard_normal(s) for s in shapes)
@@ -103,6 +123,8 @@ PROGRAMS = {
     "gather_scatter": (gather_scatter, lambda: rng_arrays((4,), (4,)), (0, 1)),
     "reductions": (reductions, lambda: rng_arrays((3, 4), (4,)), (0, 1)),
     "where_maximum": (where_maximum, lambda: rng_arrays((5,), (5,)), (0, 1)),
+    "loop_continue": (loop_continue, lambda: rng_arrays((4,), (4,)), (0, 1)),
+    "loop_return": (loop_return, lambda: rng_arrays((4,), (4,), seed=2), (0, 1)),
     "softmax_xent": (softmax_xent, lambda: rng_arrays((6, 4), (4, 3)) + (np.array([0, 2, 1, 1, 0, 2]),), (0, 1)),
 }
 
