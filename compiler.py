@@ -54,7 +54,7 @@ def compile_for(fn: Callable, args: tuple, config: JitConfig, static: tuple = ()
     from .backends.emit_numpy import emit_function
     from .backends.interpreter import Interpreter
     from .graph.diagnostics import GraphjitError, GraphSyntaxError
-    from .graph.passes.manager import dump_directory_from_env, format_report, run_pipeline
+    from .graph.passes.manager import before_differentiation, dump_directory_from_env, format_report, run_pipeline
     from .graph.paths import Roots
     from .transpiler.lower import lower_function
 
@@ -65,6 +65,9 @@ def compile_for(fn: Callable, args: tuple, config: JitConfig, static: tuple = ()
         graph = lowered.graph
         dump = dump_directory_from_env(graph.name)
         if transform is not None:
+            prefix = before_differentiation(config.jit_level)
+            if prefix:
+                run_pipeline(graph, config.jit_level, pipeline=prefix)
             if dump is not None:
                 dump.write("before_transform.txt", str(graph))
             transform(lowered, args, Roots(dict(zip(lowered.arg_names, args)), lowered.globals, lowered.closure,

@@ -107,6 +107,20 @@ def loop_return(x, w):
     return -y.sum()
 
 
+def fill_loop(x, w):
+    out = np.zeros_like(x)
+    for i in range(x.shape[0]):
+        out[i] = np.sin(x[i]) * w[i] + x[i] * x[i]
+    return (out * out).sum()
+
+
+def branch_write(x, w):
+    out = np.zeros(4)
+    if x.sum() > 0:
+        out[0] = x[0] * w[0]
+    return (out * w).sum()
+
+
 def rng_arrays(*shapes, seed=0):
     rng = np.random.default_rng(seed)
     return tuple(rng.standard_normal(s) for s in shapes)

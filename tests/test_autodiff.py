@@ -305,3 +305,24 @@ def test_methods_and_cells_are_differentiated_like_functions():
     np.testing.assert_allclose(gj.grad(cell)(x), 2 * t * (1 - t * t) * cell.w)
     np.testing.assert_allclose(gj.grad(cell.energy)(x), 2 * x * cell.w)
     np.testing.assert_allclose(gj.grad(cell.energy, None, cell.trainable_params())(x)[0], x * x)
+
+
+def test_a_vectorized_loop_is_differentiated_in_its_whole_array_form():
+    from autodiff_programs import fill_loop
+    x, w = rng_arrays((5,), (5,))
+    jitted = gj.jit(fill_loop, jit_config=gj.JitConfig(jit_level="O2"))
+    grad_fn = gj.grad(jitted, (0, 1))
+    check_against_fd(fill_loop, (x, w), (0, 1), grad_fn(x, w))
+    text = grad_fn.source(x, w)
+    code = [line.strip() for line in text.splitlines() if not line.strip().startswith("#")]
+    assert not any(line.startswith(("for ", "while ")) for line in code)  # no loop left, forward or backward
+    assert "np.sin(x)" in text
+    with pytest.raises(gj.GraphjitError, match="jit_level O2"):    # O1 keeps the loop: refused, with the way out
+        gj.grad(gj.jit(fill_loop, jit_config=gj.JitConfig(jit_level="O1")))(x, w)
+
+
+def test_a_write_inside_a_branch_is_refused_never_a_silent_zero():
+    from autodiff_programs import branch_write
+    x, w = np.abs(rng_arrays((4,), (4,))[0]), np.ones(4)
+    with pytest.raises(gj.GraphjitError, match="branch writes `out` in place"):
+        gj.grad(branch_write)(x, w)

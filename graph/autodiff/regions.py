@@ -38,6 +38,11 @@ VIEWING = {"getitem", "reshape", "T", "transpose", "ravel", "squeeze", "expand_d
 def if_rule(b, node: Node, g: dict, backward, error) -> tuple:
     """`if c: ... else: ...`: an `if` on the same condition runs the branch's backward pass."""
     cond, captures = node.operands[0], node.operands[1:]
+    written = outer_writes(node)
+    if written:
+        raise error(f"cannot differentiate a run-time `if` whose branch writes `{written[0].name or 'an array'}` "
+                    f"in place", node.span, hint="compute the branch's value (`y = np.where(c, a, b)`, or assign "
+                                                  "a new array in each branch) and write it after the `if`")
     present = [k for k in sorted(g) if g[k] is not None]
     wanted = [k for k, c in enumerate(captures) if has_gradient(c)]
     if not present or not wanted:
@@ -146,7 +151,8 @@ def check_replayable(region: Graph, error) -> None:
         if why is not None:
             raise error(f"cannot differentiate a loop whose body {why}: the backward pass runs each "
                         f"iteration again", node.span,
-                        hint="move this statement out of the loop, or keep its values out of the gradient")
+                        hint="at jit_level O2 a loop that only fills an array is vectorized first and "
+                             "differentiated whole; else move this statement out of the loop")
 
 
 def _base(value: Node) -> Node:
@@ -154,6 +160,29 @@ def _base(value: Node) -> Node:
     while value.operands and value.op in VIEWING:
         value = value.operands[0]
     return value
+
+
+def outer_writes(node: Node) -> list:
+    """The operands of a region node that code inside its regions writes in place (`out[i] = v` in a
+    loop body writes the `out` the loop captured): a write the node makes, for the reverse walk."""
+    written = []
+    for region in node.regions:
+        targets = {a.id: o for a, o in zip(region.args, _operands_of_args(node, region))}
+        for inner in region.all_nodes():
+            for w in inner.writes + tuple(outer_writes(inner) if inner.regions else ()):
+                outer = targets.get(_base(w).id)
+                if outer is not None and all(outer is not x for x in written):
+                    written.append(outer)
+    return written
+
+
+def _operands_of_args(node: Node, region: Graph) -> list:
+    """The operand each argument of `region` receives (a loop's counter receives none)."""
+    if node.op == "if":
+        return list(node.operands[1:])
+    if node.op == "for_range":
+        return [None] + list(node.operands[3:])
+    return list(node.operands)
 
 
 def inline(target: Graph, region: Graph, args: list) -> list:

@@ -69,6 +69,8 @@ def backward(graph: Graph, wrt: Sequence[Node], seeds: list, first: Optional[Nod
             writes[node.id].flow(b, node, cotangents)
             continue
         g = cotangents.pop(node)
+        if g is None and node.regions and any(cotangents.peek(w) is not None for w in regions.outer_writes(node)):
+            g = {}                     # its regions write an array the gradient flows back into
         if g is None:
             continue
         if node.id in inputs:
@@ -168,13 +170,18 @@ def between(graph: Graph, wrt: Sequence[Node], outputs: Sequence[Node], first: O
     for node in graph.nodes[start:]:
         if any(o.id in reached for o in node.operands) and carries(node):
             reached.add(node.id)
-            reached.update(w.id for w in node.writes)
+            reached.update(w.id for w in writes_of(node))
     needed = {o.id for o in outputs}
     for node in reversed(graph.nodes):
-        if node.id in needed or any(w.id in needed for w in node.writes):
+        if node.id in needed or any(w.id in needed for w in writes_of(node)):
             needed.add(node.id)
             needed.update(o.id for o in node.operands)
     return reached & needed
+
+
+def writes_of(node: Node) -> tuple:
+    """What `node` writes in place, including what the code in its regions writes of its operands."""
+    return node.writes + tuple(regions.outer_writes(node)) if node.regions else node.writes
 
 
 def carries(node: Node) -> bool:

@@ -56,6 +56,15 @@ PIPELINES: dict[str, list[Pass]] = {
 MAX_ROUNDS = 8
 
 
+def before_differentiation(level: str) -> list[Pass]:
+    """The passes run before a graph is differentiated (graphjit.grad): at O2, the level's passes up
+    to loop vectorization, so that a vectorizable loop is differentiated in its whole-array form
+    (`out[:] = np.sin(x) * w`, not a loop writing `out[i]` that the backward pass would replay)."""
+    passes = PIPELINES[level]
+    names = [run.__module__.rsplit(".", 1)[-1] for run, _ in passes]
+    return passes[:names.index("vectorize") + 1] if "vectorize" in names else []
+
+
 @dataclass
 class PassReport:
     timings: dict = field(default_factory=dict)   # description -> seconds
