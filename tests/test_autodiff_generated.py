@@ -1,9 +1,10 @@
 """Hypothesis-generated differentiable programs: straight-line NumPy code over two arrays, with a run-time
-branch and a loop now and then; the gradient graphjit compiles must equal central finite differences and,
-where it runs the program, autograd's. Profiles: tests/conftest.py (GRAPHJIT_HYPOTHESIS_PROFILE)."""
+branch and a loop now and then; the gradient graphjit compiles must equal central finite differences.
+Profiles: tests/conftest.py (GRAPHJIT_HYPOTHESIS_PROFILE=long for 2 000 programs)."""
 
 import importlib.util
 import itertools
+import os
 import sys
 
 import numpy as np
@@ -71,7 +72,11 @@ def finite_difference(fn, args, k, direction, eps=1e-6):
     return (fn(*plus) - fn(*minus)) / (2 * eps)
 
 
-@settings(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+PROFILE = "graphjit-" + os.environ.get("GRAPHJIT_HYPOTHESIS_PROFILE", "ci")   # ci: 30 programs, long: 2 000
+
+
+@settings(settings.get_profile(PROFILE), suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                                 HealthCheck.too_slow])
 @given(source=programs(), level=st.sampled_from(["O0", "O1", "O2"]), mode=st.sampled_from(["auto", "no_sink"]),
        seed=st.integers(0, 2**16))
 def test_generated_gradients_match_finite_differences(source, level, mode, seed, tmp_path):
