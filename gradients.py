@@ -125,7 +125,7 @@ class _GradTransform:
         weights = [[node for value, node in by_value if value is w] + _nodes_reading(graph, w, roots)
                    for w in owner.weights]
         positions = [inputs.get(k) for k in range(max(inputs, default=-1) + 1)]
-        result = gradient_of(graph, owner.request, positions, weights, output, sens, _Zeros(graph, owner.weights))
+        result = gradient_of(graph, owner.request, positions, weights, output, sens, owner.weights)
         graph.set_outputs([result])
 
     def _arguments(self, lowered) -> dict:
@@ -149,18 +149,6 @@ def _item(graph, tuple_arg, k: int):
             return node
     first = graph.nodes[0] if graph.nodes else None
     return graph.add("tuple_get", [tuple_arg], {"index": k}, tuple_arg.type.items[k], before=first)
-
-
-class _Zeros:
-    """The gradient of a weight the function never reads: zeros of its shape and dtype."""
-
-    def __init__(self, graph, weights):
-        self.graph = graph
-        self.weights = weights
-
-    def __call__(self, k: int):
-        w = self.weights[k]
-        return self.graph.add("zeros", [self.graph.const(tuple(w.shape))], {"dtype": w.dtype.type})
 
 
 def _nodes_reading(graph, weight, roots) -> list:

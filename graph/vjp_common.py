@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 
 import numpy as np
 
-from .types import ArrayType, ScalarType
+from .types import ArrayType, ScalarType, TupleType
 
 if TYPE_CHECKING:  # annotations only: the op table imports the rules
     from .ir import Node
@@ -75,13 +75,16 @@ def static_shape(node: Node, what: str = "the operand") -> tuple:
 
 
 def differentiable(node: Node) -> bool:
-    """Floating (or complex) values carry gradients; integers, booleans and objects do not."""
+    """Does a gradient flow through this value? Floating and complex values carry one, and so does a
+    value whose type the compiler does not know (it may be a float array at run time: a gradient
+    is never dropped on a guess); integers, booleans, strings, None and tuples carry none (a tuple's
+    items are followed one by one)."""
     t = node.type
     if isinstance(t, ArrayType):
-        return t.dtype is not None and t.dtype.startswith(("float", "complex"))
+        return t.dtype is None or t.dtype.startswith(("float", "complex"))
     if isinstance(t, ScalarType):
-        return t.kind in ("float", "complex")
-    return False
+        return t.kind not in ("int", "bool", "str", "none")
+    return not isinstance(t, TupleType)
 
 
 def static_value(node: Node, what: str = "this argument") -> Any:

@@ -22,17 +22,17 @@ from ..vjp_common import Backward
 from ..ir import Graph, Node
 from ..types import TupleType
 from .fill import ones_like
-from .kinds import backward_span
+from .backward_spans import backward_span
 from .request import GradRequest
 from .transform import NotDifferentiableError, backward
 
 
 def gradient_of(graph: Graph, request: GradRequest, inputs: Sequence[Node], weights: Sequence[Sequence[Node]],
-                output: Node, sens: Optional[Node] = None, zeros_for=None, first: Optional[Node] = None) -> Node:
+                output: Node, sens: Optional[Node] = None, weight_arrays: Sequence = (), first: Optional[Node] = None) -> Node:
     """Append the backward pass of `output` and return the node holding what the caller gets.
 
     `inputs[k]` is argument k's value; `weights[k]` the nodes that read weight k (none when the
-    function does not use it: its gradient is `zeros_for(k)`). `first` is the first node of the
+    function does not use it: its gradient is zeros shaped like `weight_arrays[k]`). `first` is the first node of the
     function's body when it was inlined into a longer graph.
     """
     b = Backward(graph)
@@ -56,7 +56,8 @@ def gradient_of(graph: Graph, request: GradRequest, inputs: Sequence[Node], weig
                 total = grads[n.id] if total is None else b.op("add", total, grads[n.id])
             if total is None:
                 _check_unread(graph, output, first, request.weight_names[k])
-                total = zeros_for(k)
+                w = weight_arrays[k]
+                total = b.op("zeros", b.const(tuple(w.shape)), dtype=w.dtype.type)
             parts.append(_with_id(b, request, request.weight_names[k], total))
         result.append(parts[0] if request.weights_is_single else _tuple(b, parts))
     gradient = result[0] if len(result) == 1 else _tuple(b, result)

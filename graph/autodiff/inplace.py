@@ -21,11 +21,6 @@ from ..vjp_arrays import shift_refs
 from ..ir import Graph, Node
 from ..types import ArrayType
 
-# Ops whose result may share memory with operand 0.
-VIEWING = {"getitem", "reshape", "T", "transpose", "ravel", "squeeze", "expand_dims", "swapaxes", "moveaxis",
-           "flip", "broadcast_to", "diag", "atleast_1d", "atleast_2d", "asarray", "ascontiguousarray", "refresh"}
-
-
 def is_write(node: Node) -> bool:
     """`a[i] = v`, or `a op= b` on an array that has memory (a number's `+=` is a plain op)."""
     return node.op in ("setitem", "add_at") or node.op == "inplace" and _has_buffer(node.operands[0])
@@ -46,8 +41,9 @@ def prepare(graph: Graph, relevant: set, error) -> dict:
         if not is_write(node):
             raise error(f"cannot differentiate through `{node.op}`: it writes an operand in place", node.span,
                         hint="write `y = f(x)` instead of `f(x, out=y)`")
-        root = buffer_of(node.operands[0])
-        if node.operands[0].op in VIEWING or root.op in ("arg", "param") or not (root.opdef.fresh or root is node):
+        target, root = node.operands[0], buffer_of(node.operands[0])
+        through_view = target.opdef.result == "view" and target.op != "inplace"   # `a += b` names a's buffer
+        if through_view or root.op in ("arg", "param") or not root.opdef.fresh:
             raise error("cannot differentiate an in-place write into an argument, a weight or a view of another "
                         "array", node.span, hint="build a new array (`y = x.copy(); y[i] = v`) and write that")
         if node.op == "inplace" and node.attrs["op"] not in FLOWS:
@@ -68,7 +64,7 @@ def _old_value(graph: Graph, node: Node):
 
 def buffer_of(value: Node) -> Node:
     """The node that allocated `value`'s memory, through in-place results and views."""
-    while value.op in VIEWING or value.op == "inplace":
+    while value.operands and value.opdef.result == "view":   # a view, an in-place result, a refresh
         value = value.operands[0]
     return value
 

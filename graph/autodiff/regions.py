@@ -21,18 +21,13 @@ from ..ir import Graph, Node, clone_region
 from ..literals import Index, OperandRef
 from ..types import INT, OBJECT, ArrayType, TupleType, join
 from .fill import zeros_like
-from .kinds import has_gradient
+from ..vjp_common import differentiable
+from .inplace import buffer_of
 
 # Ops the backward pass cannot run a second time without changing what the program does.
 NOT_REPLAYABLE = {"pycall": "calls Python code", "call": "calls a function graphjit does not know",
                   "fallback": "runs Python code (LAX fallback)", "store_global": "writes a global",
                   "setattr": "writes an attribute", "load_global": "reads a global written elsewhere"}
-
-
-# Ops whose result may share memory with operand 0 (a write to the result writes the operand).
-VIEWING = {"getitem", "reshape", "T", "transpose", "ravel", "squeeze", "expand_dims", "swapaxes", "moveaxis",
-           "flip", "broadcast_to", "diag", "atleast_1d", "atleast_2d", "asarray", "ascontiguousarray", "inplace",
-           "refresh"}
 
 
 def if_rule(b, node: Node, g: dict, backward, error) -> tuple:
@@ -44,7 +39,7 @@ def if_rule(b, node: Node, g: dict, backward, error) -> tuple:
                     f"in place", node.span, hint="compute the branch's value (`y = np.where(c, a, b)`, or assign "
                                                   "a new array in each branch) and write it after the `if`")
     present = [k for k in sorted(g) if g[k] is not None]
-    wanted = [k for k, c in enumerate(captures) if has_gradient(c)]
+    wanted = [k for k, c in enumerate(captures) if differentiable(c)]
     if not present or not wanted:
         return (None,) * len(node.operands)
     branches = [_branch_backward(r, present, g, wanted, backward) for r in node.regions]
@@ -86,8 +81,8 @@ def _loop_backward(b, node: Node, g: dict, backward, error, inits, captures, fir
     check_replayable(body, error)
     original = clone_region(body)
     tape = _record(b.graph, node, body, first_arg, c)
-    slots = [j for j in range(c) if has_gradient(body.args[first_arg + j]) or has_gradient(inits[j])]
-    taken = [m for m, cap in enumerate(captures) if has_gradient(cap)]
+    slots = [j for j in range(c) if differentiable(body.args[first_arg + j]) or differentiable(inits[j])]
+    taken = [m for m, cap in enumerate(captures) if differentiable(cap)]
     if not slots and not taken:
         return (None,) * len(node.operands)
     start = [g.get(j) if g.get(j) is not None else zeros_like(b, inits[j]) for j in slots]
@@ -145,7 +140,7 @@ def check_replayable(region: Graph, error) -> None:
     outer = {a.id for a in region.args}
     for node in region.all_nodes():
         why = NOT_REPLAYABLE.get(node.op)
-        if why is None and any(_base(w).id in outer and isinstance(w.type, ArrayType) and w.type.rank != 0
+        if why is None and any(buffer_of(w).id in outer and isinstance(w.type, ArrayType) and w.type.rank != 0
                                for w in node.writes):
             why = "writes an array from outside the loop in place"
         if why is not None:
@@ -153,13 +148,6 @@ def check_replayable(region: Graph, error) -> None:
                         f"iteration again", node.span,
                         hint="at jit_level O2 a loop that only fills an array is vectorized first and "
                              "differentiated whole; else move this statement out of the loop")
-
-
-def _base(value: Node) -> Node:
-    """The value whose memory `value` may be a view of (through index, reshape, transpose...)."""
-    while value.operands and value.op in VIEWING:
-        value = value.operands[0]
-    return value
 
 
 def outer_writes(node: Node) -> list:
@@ -170,7 +158,7 @@ def outer_writes(node: Node) -> list:
         targets = {a.id: o for a, o in zip(region.args, _operands_of_args(node, region))}
         for inner in region.all_nodes():
             for w in inner.writes + tuple(outer_writes(inner) if inner.regions else ()):
-                outer = targets.get(_base(w).id)
+                outer = targets.get(buffer_of(w).id)
                 if outer is not None and all(outer is not x for x in written):
                     written.append(outer)
     return written

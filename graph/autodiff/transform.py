@@ -21,13 +21,13 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
-from ..vjp_common import Backward
+from ..vjp_common import Backward, differentiable
 from ..diagnostics import GraphjitError
 from ..ir import Graph, Node
 from ..types import ArrayType, ScalarType, TupleType
 from . import inplace, regions
 from .fill import ones_like, zeros_like
-from .kinds import backward_span, has_gradient
+from .backward_spans import backward_span
 
 
 class NotDifferentiableError(GraphjitError):
@@ -104,7 +104,7 @@ class Cotangents:
                 if part is not None:
                     mine[k] = part if k not in mine else self.b.op("add", mine[k], part)
             return
-        if not has_gradient(node):
+        if not differentiable(node):
             return
         cot = sum_to(self.b, cot, node)
         self.total[node.id] = cot if node.id not in self.total else self.b.op("add", self.total[node.id], cot)
@@ -189,7 +189,7 @@ def carries(node: Node) -> bool:
     comparison, an index); through an `object` value it may, so it is followed."""
     if node.op == "stop_gradient":
         return False
-    return has_gradient(node) or bool(node.writes) or isinstance(node.type, TupleType) or node.op in regions.RULES
+    return differentiable(node) or bool(node.writes) or isinstance(node.type, TupleType) or node.op in regions.RULES
 
 
 def sum_to(b: Backward, cot: Node, like: Node) -> Node:

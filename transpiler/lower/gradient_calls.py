@@ -5,9 +5,9 @@ are one graph (CSE, DCE and memory planning see both)."""
 from __future__ import annotations
 
 from ...graph.autodiff.function import gradient_of
-from ...graph.autodiff.kinds import has_gradient
 from ...graph.diagnostics import LoweringError
 from ...graph.ir import Node
+from ...graph.vjp_common import differentiable
 from ..values import Static
 
 
@@ -27,7 +27,7 @@ def gradient_call(state, spec, args: list, kwargs: dict, span):
         if k >= len(args):
             raise LoweringError(f"grad_position {k} is out of range: the call passes {len(args)} argument(s)", span)
         node = state.operand(args[k], span)
-        if not isinstance(node, Node) or not has_gradient(node):
+        if not isinstance(node, Node) or not differentiable(node):
             raise LoweringError(f"argument {k} of the gradient function is not a floating-point array", span)
         if any(i != k and isinstance(a, Node) and state.operand(a, span) is node for i, a in enumerate(args)):
             node = state.emit("asarray", [node], span=span)   # the same array passed twice: only this one
@@ -38,8 +38,5 @@ def gradient_call(state, spec, args: list, kwargs: dict, span):
     weight_nodes = [[state.scope.local(p) for key, p in state.params.items() if state.param_arrays.get(key) is w]
                     for w in weights]
 
-    def zeros_for(k: int) -> Node:
-        w = weights[k]
-        return graph.add("zeros", [graph.const(tuple(w.shape))], {"dtype": w.dtype.type}, span=span)
     positions = [inputs.get(k) for k in range(max(inputs, default=-1) + 1)]
-    return gradient_of(graph, request, positions, weight_nodes, output, sens, zeros_for, first)
+    return gradient_of(graph, request, positions, weight_nodes, output, sens, weights, first)
