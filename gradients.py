@@ -124,6 +124,7 @@ class _GradTransform:
             by_value = [(dict(zip(lowered.arg_names, args)).get(a.name), a) for a in graph.args]
         weights = [[node for value, node in by_value if value is w] + _nodes_reading(graph, w, roots)
                    for w in owner.weights]
+        _pin_weights(lowered, by_value, roots, owner.weights)
         positions = [inputs.get(k) for k in range(max(inputs, default=-1) + 1)]
         result = gradient_of(graph, owner.request, positions, weights, output, sens, owner.weights)
         graph.set_outputs([result])
@@ -140,6 +141,22 @@ class _GradTransform:
                                         f"constant: pass a floating-point array to differentiate with respect to it")
             inputs[k] = by_name[name]
         return inputs
+
+
+def _pin_weights(lowered, by_value, roots, weights) -> None:
+    """Which arrays are the weights is decided here, by identity: guard every array the graph reads
+    through a path, and every argument that is a weight, to be the same object at each call."""
+    from .graph.paths import Path, parse_path
+    if not weights:
+        return
+    for p in lowered.graph.params:
+        path = parse_path(p.attrs["path"])
+        value = path.resolve(roots)
+        if isinstance(value, np.ndarray):
+            lowered.guards.require_identity(path, value)
+    for value, node in by_value:
+        if node.op == "arg" and any(value is w for w in weights):
+            lowered.guards.require_identity(Path("arg", node.name), value)
 
 
 def _item(graph, tuple_arg, k: int):

@@ -102,6 +102,11 @@ class GuardSet:
         _watch(seen)
         return None, GuardSet(list(self.guards), live)
 
+    def require_identity(self, path: Path, obj: Any) -> None:
+        """At every call, `path` must hold this very object (see GuardRecorder.identity)."""
+        self.guards.append(Guard(path, "obj", None, True))
+        self.live.append(obj)
+
     def to_json(self) -> list:
         return [g.to_json() for g in self.guards]
 
@@ -152,6 +157,12 @@ class GuardRecorder:
         if per_call is None:
             return
         self._add(Guard(path, "hasattr", (name, bool(result)), per_call), None)
+
+    def identity(self, path: Path, obj: Any) -> None:
+        """At every call, `path` must hold this very object: a gradient's weights are found by identity
+        at compile time, so an array put in a weight's place (or a weight put in another array's
+        place) needs a new compile, where eager differentiation would see the change."""
+        self._add(Guard(path, "obj", None, True), obj)
 
     def _add(self, guard: Guard, live: Any) -> None:
         key = (str(guard.path), guard.kind, guard.expected if guard.kind == "hasattr" else None)

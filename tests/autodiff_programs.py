@@ -121,6 +121,13 @@ def branch_write(x, w):
     return (out * w).sum()
 
 
+WEIGHT = np.array([1.0, 2.0, 3.0])
+
+
+def uses_weight(x):
+    return (x * WEIGHT * WEIGHT).sum()
+
+
 def rng_arrays(*shapes, seed=0):
     rng = np.random.default_rng(seed)
     return tuple(rng.standard_normal(s) for s in shapes)

@@ -326,3 +326,27 @@ def test_a_write_inside_a_branch_is_refused_never_a_silent_zero():
     x, w = np.abs(rng_arrays((4,), (4,))[0]), np.ones(4)
     with pytest.raises(gj.GraphjitError, match="branch writes `out` in place"):
         gj.grad(branch_write)(x, w)
+
+
+@pytest.mark.parametrize("inside_jit", [False, True])
+def test_a_weight_replaced_between_calls_is_seen_as_eager_differentiation_sees_it(inside_jit, monkeypatch):
+    """The weights are found by identity: put another array in the weight's place and the function
+    no longer reads the weight (its gradient is zero, as eagerly); put it back and it is read again."""
+    import autodiff_programs as P
+    weight = P.WEIGHT
+    grad_fn = gj.grad(P.uses_weight, None, [weight])
+    call = gj.jit(lambda_free_call(grad_fn)) if inside_jit else grad_fn
+    x = np.array([0.5, -1.0, 2.0])
+    np.testing.assert_allclose(call(x)[0], 2 * x * weight)
+    monkeypatch.setattr(P, "WEIGHT", np.array([5.0, 5.0, 5.0]))     # same shape and dtype, another array
+    np.testing.assert_allclose(call(x)[0], np.zeros(3))
+    monkeypatch.setattr(P, "WEIGHT", weight)
+    np.testing.assert_allclose(call(x)[0], 2 * x * weight)
+    weight *= 2.0                                                     # changed in place: read at each call
+    np.testing.assert_allclose(call(x)[0], 2 * x * weight)
+
+
+def lambda_free_call(grad_fn):
+    def step(x):
+        return grad_fn(x)
+    return step

@@ -35,6 +35,9 @@ def gradient_call(state, spec, args: list, kwargs: dict, span):
     result = state.call(Static(fn), args, {}, span)
     output = state.operand(result, span)
     first = graph.nodes[start] if len(graph.nodes) > start else None
+    if weights:     # the weights are found by identity: every array read through a path stays that array
+        for key, array in state.param_arrays.items():
+            state.guards.identity(state.param_paths[key], array)
     weight_nodes = [[state.scope.local(p) for key, p in state.params.items() if state.param_arrays.get(key) is w]
                     for w in weights]
 

@@ -95,6 +95,7 @@ class LoweringState:
         self.runtime_globals: set = set()
         self.param_objects: dict = {}         # node id of an object parameter -> the object
         self.param_arrays: dict = {}          # access path of an array parameter -> the array it read
+        self.param_paths: dict = {}           # ... and that path
 
     # --- dispatch ------------------------------------------------------------------------
     def lower_stmt(self, stmt, frame) -> None:
@@ -287,6 +288,7 @@ class LoweringState:
         if key not in self.params:
             self.params[key] = self.graph.add_param(key, type_of_value(value.value), value.path.flat_name())
             self.param_arrays[key] = value.value
+            self.param_paths[key] = value.path
         if key in self.unstable_paths:
             # a loop or branch changes this array's shape or dtype: each read is typed as it may be then
             param, wide = self.params[key], self.params[key].type
