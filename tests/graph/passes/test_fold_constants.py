@@ -128,3 +128,15 @@ def test_fold_propagates_constants_into_regions_and_folds_there():
           %acc.3 = tuple_get(%0) {index=0} : f64[3]
           return %acc.3
     """)
+
+
+def test_a_list_is_never_folded_code_may_fill_it():
+    """A `list` node is a new list at each call; a loop's tape (autodiff) fills one with `append`:
+    folding it would share one list between calls and fold `len` of it to 0."""
+    assert_pass_leaves(fold_constants.run, """
+        graph f(%x: f64[3]) -> int
+          %tape = list() : object
+          %0 = append(%tape, %x) : none
+          %1 = len(%tape) : int
+          return %1
+    """)
