@@ -8,7 +8,7 @@ import numpy as _np
 
 # Absolute imports: pytest imports this file as a bare module named `__init__` when the checkout's
 # directory name is not an identifier (a worktree such as `wt-opt`), where relative imports fail.
-from graphjit import nn
+from graphjit import nn, ops
 from graphjit.api import BoundJitFunction, JitFunction, Tensor, jit, set_seed
 from graphjit.gradients import GradOperation, grad, stop_gradient, value_and_grad
 from graphjit.parameter import Parameter, ParameterTuple
@@ -41,5 +41,5 @@ uint8, bool_ = _np.uint8, _np.bool_
 __version__ = "0.1.0"
 
 __all__ = ["export", "load", "GraphSyntaxError", "GraphjitFallbackWarning", "GraphjitError", "GraphjitWarning", "LoweringError", "UnsupportedSyntaxError", "jit", "JitConfig", "JitFunction", "BoundJitFunction", "set_context", "get_context", "GRAPH_MODE",
-           "PYNATIVE_MODE", "grad", "value_and_grad", "Parameter", "ParameterTuple", "GradOperation", "stop_gradient", "STRICT", "COMPATIBLE", "LAX", "Tensor", "nn", "set_seed", "float16", "float32",
+           "PYNATIVE_MODE", "grad", "value_and_grad", "Parameter", "ParameterTuple", "GradOperation", "stop_gradient", "STRICT", "COMPATIBLE", "LAX", "Tensor", "nn", "ops", "set_seed", "float16", "float32",
            "float64", "int8", "int16", "int32", "int64", "uint8", "bool_"]

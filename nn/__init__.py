@@ -1,6 +1,22 @@
-"""Layers for models: `Cell` and the building blocks of MindSpore's tutorial network."""
+"""Layers for models: `Cell`, MindSpore's layers, losses, optimizers and training wrappers.
+
+Each topic is one module with its own `__all__`; this file only gathers their names.
+"""
 
 from .cell import Cell
 from .layers import Dense, Flatten, ReLU, SequentialCell, Sigmoid, Softmax, Tanh
+from .conv import *  # noqa: F401,F403
+from .conv import __all__ as _conv
+from .pooling import *  # noqa: F401,F403
+from .pooling import __all__ as _pooling
+from .normalization import *  # noqa: F401,F403
+from .normalization import __all__ as _normalization
+from .loss import *  # noqa: F401,F403
+from .loss import __all__ as _loss
+from .optim import *  # noqa: F401,F403
+from .optim import __all__ as _optim
+from .wrap import *  # noqa: F401,F403
+from .wrap import __all__ as _wrap
 
-__all__ = ["Cell", "Dense", "Flatten", "ReLU", "SequentialCell", "Sigmoid", "Softmax", "Tanh"]
+__all__ = ["Cell", "Dense", "Flatten", "ReLU", "SequentialCell", "Sigmoid", "Softmax", "Tanh",
+           *_conv, *_pooling, *_normalization, *_loss, *_optim, *_wrap]

@@ -26,6 +26,7 @@ FORBIDDEN = {
     "gradients": {"cli", "export_load", "nn"},
     "parameter": {"transpiler", "backends", "api", "compiler", "cli", "nn", "export_load", "gradients"},
     "nn": {"transpiler", "backends", "compiler", "cli", "export_load"},
+    "ops": {"transpiler", "backends", "compiler", "cli", "export_load", "nn", "graph"},
     "cli": {"nn"},
 }
 

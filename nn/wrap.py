@@ -1,0 +1,3 @@
+"""Training wrappers: `nn.WithLossCell`, `nn.TrainOneStepCell`."""
+
+__all__: list[str] = []

@@ -1,0 +1,14 @@
+"""`graphjit.ops`: MindSpore's functional namespace, written as plain NumPy functions.
+
+Each function runs eagerly as NumPy and, called inside `jit`, is inlined like user code, so it
+compiles to the op table's ops (graph/ops.py) and is differentiated by their rules. Each topic is one
+module; this file only gathers their names.
+"""
+
+from graphjit.gradients import GradOperation, stop_gradient
+from graphjit.ops.activations import *  # noqa: F401,F403
+from graphjit.ops.activations import __all__ as _activations
+from graphjit.ops.losses import *  # noqa: F401,F403
+from graphjit.ops.losses import __all__ as _losses
+
+__all__ = ["GradOperation", "stop_gradient", *_activations, *_losses]

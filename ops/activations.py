@@ -1,0 +1,3 @@
+"""Activation functions (`ops.relu`, `ops.softmax`, ...): plain NumPy, inlined into graphs by `jit`."""
+
+__all__: list[str] = []
