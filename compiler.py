@@ -54,7 +54,8 @@ def compile_for(fn: Callable, args: tuple, config: JitConfig, static: tuple = ()
     from .backends.emit_numpy import emit_function
     from .backends.interpreter import Interpreter
     from .graph.diagnostics import GraphjitError, GraphSyntaxError
-    from .graph.passes.manager import before_differentiation, dump_directory_from_env, format_report, run_pipeline
+    from .graph.autodiff.pending import prepare as prepare_gradients
+    from .graph.passes.manager import dump_directory_from_env, format_report, run_pipeline
     from .graph.paths import Roots
     from .transpiler.lower import lower_function
 
@@ -64,10 +65,8 @@ def compile_for(fn: Callable, args: tuple, config: JitConfig, static: tuple = ()
         lowered = lower_function(fn, args, kwargs or {}, static=static, level=level)
         graph = lowered.graph
         dump = dump_directory_from_env(graph.name)
+        prepare_gradients(graph, config.jit_level, differentiated=transform is not None)
         if transform is not None:
-            prefix = before_differentiation(config.jit_level)
-            if prefix:
-                run_pipeline(graph, config.jit_level, pipeline=prefix)
             if dump is not None:
                 dump.write("before_transform.txt", str(graph))
             transform(lowered, args, Roots(dict(zip(lowered.arg_names, args)), lowered.globals, lowered.closure,

@@ -61,12 +61,14 @@ def export(fn_or_cell: Any, *example_inputs: Any, file: str = "model.gjir", jit_
     from .graph.passes.manager import run_pipeline
     from .graph.paths import Path, Roots, parse_path
     from .graph.types import ArrayType
+    from .graph.autodiff.pending import prepare as prepare_gradients
     from .transpiler.lower import lower_function
 
     fn, args, level = _target(fn_or_cell, example_inputs, jit_level)
     try:
         lowered = lower_function(fn, args, {})
         graph = lowered.graph
+        prepare_gradients(graph, level)
         run_pipeline(graph, level)
     except GraphjitError as e:
         raise e.with_traceback(None) from None

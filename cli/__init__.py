@@ -151,7 +151,7 @@ def target_parameters(module) -> set:
     return names
 
 
-def lower_target(target, inputs: dict, level: str, notes: bool = True):
+def lower_target(target, inputs: dict, level: str, notes: bool = True, jit_level: str = "O0"):
     """(graph name, Lowered or None, diagnostics) for one target, as `jit` would compile it.
 
     With `notes` (graphjit check), when some argument is unknown, a problem that only some argument
@@ -161,6 +161,7 @@ def lower_target(target, inputs: dict, level: str, notes: bool = True):
     import dataclasses
 
     from ..graph.diagnostics import Diagnostic, GraphjitError
+    from ..graph.autodiff.pending import prepare as prepare_gradients
     from ..transpiler.lower import lower_function
     from ..transpiler.rules import hint_at
     fn = target_function(target)
@@ -169,6 +170,7 @@ def lower_target(target, inputs: dict, level: str, notes: bool = True):
     try:
         args, kwargs, unknown = target_arguments(target, fn, inputs)
         lowered = lower_function(fn, args, kwargs, name=name, level=level, collect=True)
+        prepare_gradients(lowered.graph, jit_level)     # gradients asked for inside: built (and checked) here
     except GraphjitError as e:
         diagnostic = Diagnostic.from_error(e, target.name, level)
         diagnostic = dataclasses.replace(diagnostic, hint=hint_at(level, diagnostic.hint))
@@ -290,7 +292,7 @@ def transpile_file(path: str, inputs: dict, jit_level: str = "O1", emit: str = "
         fn = target_function(target)
         if assembled.alias(fn, target.name):  # `run_with_jit = ms.jit(run)` where run is emitted already
             continue
-        name, lowered, diagnostics = lower_target(target, inputs, level, notes=False)
+        name, lowered, diagnostics = lower_target(target, inputs, level, notes=False, jit_level=jit_level)
         result.diagnostics.extend(diagnostics)
         if lowered is None or any(d.severity == "error" for d in diagnostics):
             continue

@@ -442,6 +442,18 @@ _add(OpDef("sum_to", sum_to, "call", "_sum_to", arity=2, infer=lambda nodes, att
            doc="`_sum_to(g, like)`: `g` summed over the axes broadcasting stretched, to `like`'s shape "
            "(graph/unbroadcast.py; the backward pass uses it where shapes are known only at run time)",
            result="fresh"))
+# A gradient asked for inside compiled code (`grad_fn(x)` in a jitted function) is built after the
+# passes that run before differentiation (graph/autodiff/pending.py), so at O2 it sees vectorized
+# loops; until then it is this placeholder, and the values it is taken with respect to (or cut off
+# from: the call's other arguments) pass through boundaries no pass folds, merges or moves.
+_add(OpDef("gradient", None, "special", "gradient", pure=False, effect=True, foldable=False,
+           infer=R.fixed(OBJECT), doc="a gradient asked for inside compiled code (attr `gradient` says which; "
+           "operands: the output, the inputs, the weights' nodes, the sensitivity), built before the passes "
+           "that follow vectorization; never reaches a backend"))
+_add(OpDef("gradient_boundary", None, "special", "gradient_boundary", arity=1, pure=False, effect=True,
+           foldable=False, infer=R.same_as_first, result="view",
+           doc="an argument of a gradient function's call, as the function sees it: an input the gradient "
+           "is taken with respect to, or a value no gradient flows through; removed when the gradient is built"))
 _add(OpDef("append", None, "method", "append", arity=2, infer=R.fixed(R.NONE), foldable=False,
            writes=Writes((0,)), doc="`tape.append(v)`: the forward pass of a differentiated loop records its "
            "state for the backward pass"))

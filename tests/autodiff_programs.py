@@ -121,6 +121,20 @@ def branch_write(x, w):
     return (out * w).sum()
 
 
+def _wave(x, w):
+    return (np.sin(x) * w * w).sum()
+
+
+WAVE_GRAD = gj.grad(_wave, (0, 1))
+
+
+def grad_inside(x, w):
+    """A gradient function called inside: its argument `x * 2.0` is a constant to it, but not to
+    the outer gradient, which flows through it (and through the inner backward pass)."""
+    dx, dw = WAVE_GRAD(x * 2.0, w)
+    return (dx * x).sum() + (dw * dw).sum()
+
+
 WEIGHT = np.array([1.0, 2.0, 3.0])
 
 
@@ -147,6 +161,7 @@ PROGRAMS = {
     "loop_continue": (loop_continue, lambda: rng_arrays((4,), (4,)), (0, 1)),
     "loop_return": (loop_return, lambda: rng_arrays((4,), (4,), seed=2), (0, 1)),
     "softmax_xent": (softmax_xent, lambda: rng_arrays((6, 4), (4, 3)) + (np.array([0, 2, 1, 1, 0, 2]),), (0, 1)),
+    "grad_inside": (grad_inside, lambda: rng_arrays((4,), (4,)), (0, 1)),
 }
 
 

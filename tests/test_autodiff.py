@@ -271,7 +271,7 @@ def test_gradients_of_gradients():
 
 # Programs autograd can run (it has no in-place writes): each is run again with `np` bound to
 # autograd.numpy, an independent oracle for the whole program.
-AUTOGRAD_RUNS = sorted(set(PROGRAMS) - {"writes", "gather_scatter"})
+AUTOGRAD_RUNS = sorted(set(PROGRAMS) - {"writes", "gather_scatter", "grad_inside"})
 
 
 @pytest.mark.parametrize("name", AUTOGRAD_RUNS)
@@ -319,6 +319,49 @@ def test_a_vectorized_loop_is_differentiated_in_its_whole_array_form():
     assert "np.sin(x)" in text
     with pytest.raises(gj.GraphjitError, match="jit_level O2"):    # O1 keeps the loop: refused, with the way out
         gj.grad(gj.jit(fill_loop, jit_config=gj.JitConfig(jit_level="O1")))(x, w)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_gradient_taken_inside_jit_sees_the_vectorized_loop(mode):
+    """Inside a jitted function, the gradient is built after the passes before differentiation, as
+    at the top level: at O2 the loop filling `out` is one array expression, forward and backward."""
+    from autodiff_programs import fill_loop
+    x, w = rng_arrays((5,), (5,))
+    grad_fn = gj.grad(fill_loop, (0, 1))
+
+    def step(x, w):
+        dx, dw = grad_fn(x, w)
+        return x - 0.1 * dx, w - 0.1 * dw
+    jitted = gj.jit(step, jit_config=gj.JitConfig(jit_level="O2", exec_mode=mode))
+    for _ in range(2):
+        nx, nw = jitted(x, w)
+        dx, dw = gj.grad(gj.jit(fill_loop, jit_config=gj.JitConfig(jit_level="O2")), (0, 1))(x, w)
+        np.testing.assert_allclose(nx, x - 0.1 * dx, rtol=1e-12)
+        np.testing.assert_allclose(nw, w - 0.1 * dw, rtol=1e-12)
+        check_against_fd(fill_loop, (x, w), (0, 1), ((x - nx) / 0.1, (w - nw) / 0.1))
+        x, w = nx, nw
+    code = [line.strip() for line in jitted.source(x, w).splitlines() if not line.strip().startswith("#")]
+    assert not any(line.startswith(("for ", "while ")) for line in code)
+    with pytest.raises(gj.GraphjitError, match="jit_level O2"):    # O1 keeps the loop: refused, with the way out
+        gj.jit(step, jit_config=gj.JitConfig(jit_level="O1"))(x, w)
+
+
+def test_a_gradient_inside_a_loop_of_a_jitted_function():
+    """A gradient function called in a run-time loop: built in the loop's body (no vectorization first)."""
+    from autodiff_programs import mlp
+    x, w, b = rng_arrays((3, 4), (4, 5), (5,))
+    grad_fn = gj.grad(mlp, (1, 2))
+
+    def train(x, w, b, steps):
+        for _ in range(steps):
+            dw, db = grad_fn(x, w, b)
+            w = w - 0.5 * dw
+            b = b - 0.5 * db
+        return w, b
+    for level in LEVELS:
+        jitted = gj.jit(train, jit_config=gj.JitConfig(jit_level=level))
+        for got, want in zip(jitted(x, w, b, 3), train(x, w, b, 3)):
+            np.testing.assert_allclose(got, want, rtol=1e-12)
 
 
 def test_a_write_inside_a_branch_is_refused_never_a_silent_zero():

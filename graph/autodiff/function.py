@@ -20,7 +20,7 @@ from typing import Optional, Sequence
 
 from ..vjp_common import Backward
 from ..ir import Graph, Node
-from ..types import TupleType
+from ..types import TupleType, Type
 from .fill import ones_like
 from .backward_spans import backward_span
 from .request import GradRequest
@@ -28,12 +28,11 @@ from .transform import NotDifferentiableError, backward
 
 
 def gradient_of(graph: Graph, request: GradRequest, inputs: Sequence[Node], weights: Sequence[Sequence[Node]],
-                output: Node, sens: Optional[Node] = None, weight_arrays: Sequence = (), first: Optional[Node] = None) -> Node:
+                output: Node, sens: Optional[Node] = None, weight_arrays: Sequence = ()) -> Node:
     """Append the backward pass of `output` and return the node holding what the caller gets.
 
     `inputs[k]` is argument k's value; `weights[k]` the nodes that read weight k (none when the
-    function does not use it: its gradient is zeros shaped like `weight_arrays[k]`). `first` is the first node of the
-    function's body when it was inlined into a longer graph.
+    function does not use it: its gradient is zeros shaped like `weight_arrays[k]`).
     """
     b = Backward(graph)
     b.span = backward_span(output.span)
@@ -43,7 +42,32 @@ def gradient_of(graph: Graph, request: GradRequest, inputs: Sequence[Node], weig
     for nodes in weights:
         wanted.extend(nodes)
     unique = list({n.id: n for n in wanted}.values())
-    grads = dict(zip((n.id for n in unique), backward(graph, unique, [(primary, seed)], first))) if unique else {}
+    grads = dict(zip((n.id for n in unique), backward(graph, unique, [(primary, seed)]))) if unique else {}
+    for k, nodes in enumerate(weights):
+        if not nodes:
+            _check_unread(graph, output, request.weight_names[k])
+    return _assemble(b, request, inputs, weights, grads, output, aux, weight_arrays)
+
+
+def gradient_type(request: GradRequest, inputs: Sequence[Node], weights: Sequence[Sequence[Node]], output: Node,
+                  weight_arrays: Sequence = ()) -> Type:
+    """The type of what `gradient_of` returns, known before it is built (each gradient typed as
+    the value it is taken with respect to): a gradient asked for inside compiled code is a
+    placeholder of this type until it is built (pending.py)."""
+    scratch = Graph("gradient type")
+    b = Backward(scratch)
+    stand_ins = {n.id: scratch.add_arg(n.name, n.type) for n in [*(i for i in inputs if i is not None), output,
+                                                                 *(n for nodes in weights for n in nodes)]}
+    out = stand_ins[output.id]
+    _, aux = _split_output(b, request, out)
+    grads = {n.id: n for n in stand_ins.values()}   # each gradient typed as its value
+    same = [None if i is None else stand_ins[i.id] for i in inputs]
+    return _assemble(b, request, same, [[stand_ins[n.id] for n in nodes] for nodes in weights], grads, out, aux,
+                     weight_arrays).type
+
+
+def _assemble(b, request: GradRequest, inputs, weights, grads: dict, output: Node, aux, weight_arrays) -> Node:
+    """What the caller gets, from the gradient of each input and weight node (`grads`, by id)."""
     result = []
     if request.positions is not None:
         parts = [_with_id(b, request, k, grads[inputs[k].id]) for k in request.positions]
@@ -55,7 +79,6 @@ def gradient_of(graph: Graph, request: GradRequest, inputs: Sequence[Node], weig
             for n in nodes:
                 total = grads[n.id] if total is None else b.op("add", total, grads[n.id])
             if total is None:
-                _check_unread(graph, output, first, request.weight_names[k])
                 w = weight_arrays[k]
                 total = b.op("zeros", b.const(tuple(w.shape)), dtype=w.dtype.type)
             parts.append(_with_id(b, request, request.weight_names[k], total))
@@ -69,12 +92,13 @@ def gradient_of(graph: Graph, request: GradRequest, inputs: Sequence[Node], weig
 OPAQUE = ("pycall", "call", "fallback")
 
 
-def _check_unread(graph: Graph, output: Node, first: Optional[Node], name: str) -> None:
+def _check_unread(graph: Graph, output: Node, name: str) -> None:
     """A weight no node reads has a zero gradient, unless Python code the graph cannot see into
-    computes the output: it might read the weight, and a zero would be silently wrong."""
-    needed, start = {output.id}, graph.nodes.index(first) if first is not None and first in graph.nodes else 0
-    for node in reversed(graph.nodes[start:]):
-        if node.id in needed:
+    computes the output: it might read the weight, and a zero would be silently wrong. (What the
+    caller passed in, behind a `gradient_boundary`, is a constant to the gradient.)"""
+    needed = {output.id}
+    for node in reversed(graph.nodes):
+        if node.id in needed and node.op != "gradient_boundary":
             if node.op in OPAQUE:
                 raise NotDifferentiableError(f"cannot tell whether the weight `{name}` is used: the output depends on "
                                              f"code graphjit cannot see into", node.span)

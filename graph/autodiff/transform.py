@@ -45,17 +45,17 @@ def differentiate(graph: Graph, wrt: Sequence[Node], output: Node, seed: Optiona
     return backward(graph, wrt, [(output, seed if seed is not None else ones_like(b, output))])
 
 
-def backward(graph: Graph, wrt: Sequence[Node], seeds: list, first: Optional[Node] = None) -> list:
+def backward(graph: Graph, wrt: Sequence[Node], seeds: list) -> list:
     """The gradients of `wrt` given the cotangent of each `(output, cotangent)` in `seeds`; the
-    backward nodes are appended to `graph` (a function body or a region). With `first`, only the
-    nodes from `first` on are differentiated (a function inlined into a longer graph: the code
-    before it made the inputs, which are constants to this gradient)."""
+    backward nodes are appended to `graph` (a function body or a region). A gradient flows through
+    no `stop_gradient` and no `gradient_boundary` (what the code around an inlined function passed
+    in is a constant to that function's gradient)."""
     b = Backward(graph)
-    relevant = between(graph, wrt, [out for out, _ in seeds], first)
+    relevant = between(graph, wrt, [out for out, _ in seeds])
     check_path(graph, relevant)
     writes = inplace.prepare(graph, relevant, NotDifferentiableError)
     if writes:
-        relevant = between(graph, wrt, [out for out, _ in seeds], first)   # with the copies `prepare` took
+        relevant = between(graph, wrt, [out for out, _ in seeds])   # with the copies `prepare` took
     cotangents = Cotangents(b)
     for out, seed in seeds:
         cotangents.add(out, seed)
@@ -133,6 +133,8 @@ def rule_of(node: Node):
         return lambda b, n, g: ({n.attrs["index"]: g},)
     if node.op in regions.RULES:
         return lambda b, n, g: regions.RULES[n.op](b, n, g, backward, NotDifferentiableError)
+    if node.op in CUT:
+        return lambda b, n, g: (None,)
     rule = node.opdef.vjp
     if rule is None:
         raise not_differentiable(node)
@@ -157,17 +159,16 @@ def not_differentiable(node: Node, why: str = "") -> NotDifferentiableError:
 def check_path(graph: Graph, relevant: set) -> None:
     """Fail before building anything if a node the gradient flows through has no rule."""
     for node in graph.nodes:
-        if node.id in relevant and any(o.id in relevant for o in node.operands) and node.op not in ("tuple", "tuple_get") and node.op not in regions.RULES \
+        if node.id in relevant and any(o.id in relevant for o in node.operands) and node.op not in ("tuple", "tuple_get", *CUT) and node.op not in regions.RULES \
                 and node.opdef.vjp is None and not inplace.is_write(node):
             raise not_differentiable(node)
 
 
-def between(graph: Graph, wrt: Sequence[Node], outputs: Sequence[Node], first: Optional[Node] = None) -> set:
+def between(graph: Graph, wrt: Sequence[Node], outputs: Sequence[Node]) -> set:
     """Ids of the nodes on some path from a node of `wrt` to one of `outputs` (program order is
-    topological; a node writing a value in place counts as a use that changes it), from `first` on."""
+    topological; a node writing a value in place counts as a use that changes it)."""
     reached = {w.id for w in wrt}
-    start = graph.nodes.index(first) if first is not None and first in graph.nodes else 0
-    for node in graph.nodes[start:]:
+    for node in graph.nodes:
         if any(o.id in reached for o in node.operands) and carries(node):
             reached.add(node.id)
             reached.update(w.id for w in writes_of(node))
@@ -184,10 +185,15 @@ def writes_of(node: Node) -> tuple:
     return node.writes + tuple(regions.outer_writes(node)) if node.regions else node.writes
 
 
+# Ops no gradient flows through: `ops.stop_gradient`, and the boundary between a gradient
+# function's arguments and the caller's code (graph/autodiff/pending.py).
+CUT = ("stop_gradient", "gradient_boundary")
+
+
 def carries(node: Node) -> bool:
     """Can a gradient flow through `node`'s result? Not through integers and booleans (a
     comparison, an index); through an `object` value it may, so it is followed."""
-    if node.op == "stop_gradient":
+    if node.op in CUT:
         return False
     return differentiable(node) or bool(node.writes) or isinstance(node.type, TupleType) or node.op in regions.RULES
 

@@ -98,7 +98,7 @@ def call(state, callee, args: list, kwargs: dict, span) -> Any:
         return dict_method(state, fn, args, span)
     if getattr(fn, "__graphjit_op__", None):  # graphjit.Tensor and friends
         return state.op_call(fn.__graphjit_op__, args, kwargs, span)
-    if getattr(fn, "__graphjit_grad__", None) is not None:  # graphjit.grad(f): f inlined, its backward appended
+    if not isinstance(fn, type) and getattr(fn, "__graphjit_grad__", None) is not None:  # grad(f)(x): f inlined, its backward after
         return gradient_call(state, fn.__graphjit_grad__, args, kwargs, span)
     if getattr(fn, "__graphjit_fn__", None) is not None:  # a jitted function: inline its source
         return inline(state, fn.__graphjit_fn__, args, kwargs, span)

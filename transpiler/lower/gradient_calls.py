@@ -1,12 +1,15 @@
 """Lowering a call of a gradient function inside compiled code (`grad_fn(x)` where `grad_fn =
-graphjit.grad(f)`): `f` is inlined here and its backward pass appended, so forward and backward
-are one graph (CSE, DCE and memory planning see both)."""
+graphjit.grad(f)`): `f` is inlined here, and a `gradient` placeholder stands where its backward
+pass goes; graph/autodiff/pending.py builds it after the passes that run before differentiation,
+so forward and backward are one graph (CSE, DCE and memory planning see both)."""
 
 from __future__ import annotations
 
-from ...graph.autodiff.function import gradient_of
+from ...graph.autodiff.function import gradient_type
+from ...graph.autodiff.pending import PendingGradient
 from ...graph.diagnostics import LoweringError
 from ...graph.ir import Node
+from ...graph.types import TupleType
 from ...graph.vjp_common import differentiable
 from ..values import Static
 
@@ -16,8 +19,6 @@ def gradient_call(state, spec, args: list, kwargs: dict, span):
     fn, request, weights = spec
     if kwargs:
         raise LoweringError("a gradient function takes its arguments by position", span)
-    graph = state.scope.graph
-    start = len(graph.nodes)
     args = list(args)
     inputs = {}
     sens = None
@@ -29,12 +30,14 @@ def gradient_call(state, spec, args: list, kwargs: dict, span):
         node = state.operand(args[k], span)
         if not isinstance(node, Node) or not differentiable(node):
             raise LoweringError(f"argument {k} of the gradient function is not a floating-point array", span)
-        if any(i != k and isinstance(a, Node) and state.operand(a, span) is node for i, a in enumerate(args)):
-            node = state.emit("asarray", [node], span=span)   # the same array passed twice: only this one
-        inputs[k] = args[k] = node
+        inputs[k] = args[k] = state.emit("gradient_boundary", [node], span=span)   # its own, even if passed twice
+    cuts = []
+    for k, a in enumerate(args):        # what the caller computed is a constant to the function's gradient
+        if k not in inputs and isinstance(a, Node) and (differentiable(a) or isinstance(a.type, TupleType)):
+            args[k] = state.emit("gradient_boundary", [a], span=span)
+            cuts.append(args[k])
     result = state.call(Static(fn), args, {}, span)
     output = state.operand(result, span)
-    first = graph.nodes[start] if len(graph.nodes) > start else None
     if weights:     # the weights are found by identity: every array read through a path stays that array
         for key, array in state.param_arrays.items():
             state.guards.identity(state.param_paths[key], array)
@@ -42,4 +45,8 @@ def gradient_call(state, spec, args: list, kwargs: dict, span):
                     for w in weights]
 
     positions = [inputs.get(k) for k in range(max(inputs, default=-1) + 1)]
-    return gradient_of(graph, request, positions, weight_nodes, output, sens, weights, first)
+    pending = PendingGradient(request, tuple(p is not None for p in positions), tuple(len(n) for n in weight_nodes),
+                              tuple(weights), sens is not None, len(cuts))
+    return state.scope.graph.add("gradient", pending.operands(output, positions, weight_nodes, sens, cuts),
+                                 {"gradient": pending}, gradient_type(request, positions, weight_nodes, output, weights),
+                                 span)
