@@ -80,7 +80,8 @@ ZERO_RULES = (E.flat, A.constant)
 # `if`/`for_range`/`while` are differentiated region by region (graph/autodiff/regions.py), in-place
 # writes by the time they happen (graph/autodiff/inplace.py), and `stop_gradient` stops the walk.
 BY_TRANSFORM = frozenset({"tuple", "tuple_get", "arg", "param", "const", "if", "for_range", "while", "setitem",
-                          "inplace", "add_at", "stop_gradient", "gradient", "gradient_boundary"})
+                          "inplace", "add_at", "stop_gradient", "gradient", "gradient_boundary",
+                          "replayed"})
 
 BOOLEAN = "its result is boolean: no gradient flows through it"
 INTEGER = "its result is an integer (an index, a count, a size or bits): no gradient flows through it"

@@ -454,6 +454,10 @@ _add(OpDef("gradient_boundary", None, "special", "gradient_boundary", arity=1, p
            foldable=False, infer=R.same_as_first, result="view",
            doc="an argument of a gradient function's call, as the function sees it: an input the gradient "
            "is taken with respect to, or a value no gradient flows through; removed when the gradient is built"))
+_add(OpDef("replayed", None, "special", "replayed", arity=2, infer=R.same_as_first, foldable=False,
+           doc="`replayed(a, v)`: while a loop's backward pass is built, a read `a` of an array the loop writes, "
+           "replayed with the value `v` the forward loop recorded (the gradient flows to `a`); never reaches a "
+           "backend"))
 _add(OpDef("append", None, "method", "append", arity=2, infer=R.fixed(R.NONE), foldable=False,
            writes=Writes((0,)), doc="`tape.append(v)`: the forward pass of a differentiated loop records its "
            "state for the backward pass"))

@@ -114,6 +114,57 @@ def fill_loop(x, w):
     return (out * out).sum()
 
 
+def accumulate(x, w):
+    out = np.zeros_like(x)
+    for i in range(x.shape[0]):
+        out[i] += x[i] * w[i]
+        out[(i + 1) % x.shape[0]] -= x[i]
+    return (out * out * w).sum()
+
+
+def recurrence(x, w):
+    """Each element reads the one before: the backward loop replays the recorded reads."""
+    out = np.zeros_like(x)
+    out[0] = x[0]
+    for i in range(1, x.shape[0]):
+        out[i] = out[i - 1] * w[i] + np.sin(x[i])
+    return (out * out).sum()
+
+
+def nested_fill(x, w):
+    out = np.zeros((x.shape[0], w.shape[0]))
+    for i in range(x.shape[0]):
+        for j in range(w.shape[0]):
+            out[i, j] = x[i] * w[j] + x[i]
+    return (out * out).sum()
+
+
+def row_writes(x, w):
+    out = np.zeros((3, x.shape[0]))
+    for i in range(3):
+        out[i] = x * w[i] + out[i - 1]
+    return (out ** 2).sum()
+
+
+def read_before_loop(x, w):
+    out = np.zeros_like(x)
+    a = (out + x) * w              # sees the zeros the loop then overwrites
+    k = 0
+    while k < x.shape[0]:
+        out[k] = x[k] * 3.0 + out[k - 1]
+        k += 1
+    return (a * out).sum() + (out * w).sum()
+
+
+def scalar_updates(x, w):
+    z = np.zeros(4)
+    z[0] += x[0] * w[0]
+    z[1] -= x[1]
+    z[2] *= x[2]
+    z[3] /= w[3] + 3.0
+    return (z * x).sum()
+
+
 def branch_write(x, w):
     out = np.zeros(4)
     if x.sum() > 0:
@@ -162,6 +213,13 @@ PROGRAMS = {
     "loop_return": (loop_return, lambda: rng_arrays((4,), (4,), seed=2), (0, 1)),
     "softmax_xent": (softmax_xent, lambda: rng_arrays((6, 4), (4, 3)) + (np.array([0, 2, 1, 1, 0, 2]),), (0, 1)),
     "grad_inside": (grad_inside, lambda: rng_arrays((4,), (4,)), (0, 1)),
+    "fill_loop": (fill_loop, lambda: rng_arrays((5,), (5,)), (0, 1)),
+    "accumulate": (accumulate, lambda: rng_arrays((5,), (5,)), (0, 1)),
+    "recurrence": (recurrence, lambda: rng_arrays((5,), (5,)), (0, 1)),
+    "nested_fill": (nested_fill, lambda: rng_arrays((3,), (4,)), (0, 1)),
+    "row_writes": (row_writes, lambda: rng_arrays((4,), (3,)), (0, 1)),
+    "read_before_loop": (read_before_loop, lambda: rng_arrays((4,), (4,)), (0, 1)),
+    "scalar_updates": (scalar_updates, lambda: rng_arrays((4,), (4,)), (0, 1)),
 }
 
 

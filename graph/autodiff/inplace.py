@@ -31,9 +31,10 @@ def _has_buffer(node: Node) -> bool:
     return isinstance(t, ArrayType) and t.rank != 0
 
 
-def prepare(graph: Graph, relevant: set, error) -> dict:
+def prepare(graph: Graph, relevant: set, error, scratch: frozenset = frozenset()) -> dict:
     """Check the writes on the path, copy values that rules read before a later write; return the
-    writes by node id, each with how its cotangent flows."""
+    writes by node id, each with how its cotangent flows. `scratch`: arguments that stand in for
+    arrays a replayed loop body writes (regions.py); their values are never read."""
     writes = {}
     for node in graph.nodes:
         if node.id not in relevant or not node.writes or (node.op == "inplace" and not _has_buffer(node.operands[0])):
@@ -43,15 +44,15 @@ def prepare(graph: Graph, relevant: set, error) -> dict:
                         hint="write `y = f(x)` instead of `f(x, out=y)`")
         target, root = node.operands[0], buffer_of(node.operands[0])
         through_view = target.opdef.result == "view" and target.op != "inplace"   # `a += b` names a's buffer
-        if through_view or root.op in ("arg", "param") or not root.opdef.fresh:
+        if root.id not in scratch and (through_view or root.op in ("arg", "param") or not root.opdef.fresh):
             raise error("cannot differentiate an in-place write into an argument, a weight or a view of another "
                         "array", node.span, hint="build a new array (`y = x.copy(); y[i] = v`) and write that")
         if node.op == "inplace" and node.attrs["op"] not in FLOWS:
             raise error(f"cannot differentiate the in-place `{node.attrs['op']}` update of an array", node.span,
                         hint="write `a = a op b` instead")
         writes[node.id] = node
-    if writes:
-        _snapshot(graph, relevant, writes)
+    if writes or any(node.regions for node in graph.nodes if node.id in relevant):
+        _snapshot(graph, relevant, writes, scratch)
     return {k: Write(n, _old_value(graph, n)) for k, n in writes.items()}
 
 
@@ -69,25 +70,56 @@ def buffer_of(value: Node) -> Node:
     return value
 
 
-def _snapshot(graph: Graph, relevant: set, writes: dict) -> None:
-    """Give each read that a later write would change a copy taken where it reads."""
+def _snapshot(graph: Graph, relevant: set, writes: dict, scratch: frozenset = frozenset()) -> None:
+    """Give each read that a later write would change a copy taken where it reads. A loop or
+    branch writing an array from outside counts as a write of it (and its operand is no read)."""
     last_write = {}
+    written_by = {}
     for k, node in enumerate(graph.nodes):
         if node.id in writes:
             last_write[buffer_of(node.operands[0]).id] = k
+        elif node.regions and node.id in relevant:
+            written_by[node.id] = {w.id for w in outer_writes(node)}
+            for w in outer_writes(node):
+                last_write[buffer_of(w).id] = k
     for k, node in enumerate(list(graph.nodes)):
         if node.id not in relevant:
             continue
         own = buffer_of(node.operands[0]).id if node.id in writes else None
         operands = list(node.operands)
         for n, operand in enumerate(operands):
-            if n == 0 and own is not None:
+            if n == 0 and own is not None or operand.id in written_by.get(node.id, ()):
                 continue                       # the write's own target
             root = buffer_of(operand).id
+            if root in scratch:
+                continue                       # a stand-in: its values are never read
             if root in last_write and last_write[root] >= graph.nodes.index(node) and _has_buffer(operand):
                 operands[n] = graph.add("copy", [operand], {}, operand.type, node.span, before=node)
         if operands != list(node.operands):
             graph.set_operands(node, operands)
+
+
+def outer_writes(node: Node) -> list:
+    """The operands of a region node that code inside its regions writes in place (`out[i] = v` in a
+    loop body writes the `out` the loop captured): a write the node makes, for the reverse walk."""
+    written = []
+    for region in node.regions:
+        targets = {a.id: o for a, o in zip(region.args, operands_of_args(node, region))}
+        for inner in region.all_nodes():
+            for w in inner.writes + tuple(outer_writes(inner) if inner.regions else ()):
+                outer = targets.get(buffer_of(w).id)
+                if outer is not None and all(outer is not x for x in written):
+                    written.append(outer)
+    return written
+
+
+def operands_of_args(node: Node, region: Graph) -> list:
+    """The operand each argument of `region` receives (a loop's counter receives none)."""
+    if node.op == "if":
+        return list(node.operands[1:])
+    if node.op == "for_range":
+        return [None] + list(node.operands[3:])
+    return list(node.operands)
 
 
 class Write:

@@ -24,6 +24,7 @@ from typing import Optional, Sequence
 from ..vjp_common import Backward, differentiable
 from ..diagnostics import GraphjitError
 from ..ir import Graph, Node
+from ..ops import OPS
 from ..types import ArrayType, ScalarType, TupleType
 from . import inplace, regions
 from .fill import ones_like, zeros_like
@@ -45,15 +46,16 @@ def differentiate(graph: Graph, wrt: Sequence[Node], output: Node, seed: Optiona
     return backward(graph, wrt, [(output, seed if seed is not None else ones_like(b, output))])
 
 
-def backward(graph: Graph, wrt: Sequence[Node], seeds: list) -> list:
+def backward(graph: Graph, wrt: Sequence[Node], seeds: list, scratch: frozenset = frozenset()) -> list:
     """The gradients of `wrt` given the cotangent of each `(output, cotangent)` in `seeds`; the
     backward nodes are appended to `graph` (a function body or a region). A gradient flows through
     no `stop_gradient` and no `gradient_boundary` (what the code around an inlined function passed
-    in is a constant to that function's gradient)."""
+    in is a constant to that function's gradient). `scratch`: arguments of a replayed loop body
+    that stand in for arrays the loop writes (regions.py), which the body may write in place."""
     b = Backward(graph)
     relevant = between(graph, wrt, [out for out, _ in seeds])
     check_path(graph, relevant)
-    writes = inplace.prepare(graph, relevant, NotDifferentiableError)
+    writes = inplace.prepare(graph, relevant, NotDifferentiableError, scratch)
     if writes:
         relevant = between(graph, wrt, [out for out, _ in seeds])   # with the copies `prepare` took
     cotangents = Cotangents(b)
@@ -69,15 +71,21 @@ def backward(graph: Graph, wrt: Sequence[Node], seeds: list) -> list:
             writes[node.id].flow(b, node, cotangents)
             continue
         g = cotangents.pop(node)
-        if g is None and node.regions and any(cotangents.peek(w) is not None for w in regions.outer_writes(node)):
+        after = {w.id: cotangents.peek(w) for w in inplace.outer_writes(node)} if node.regions else {}
+        if g is None and any(a is not None for a in after.values()):
             g = {}                     # its regions write an array the gradient flows back into
         if g is None:
             continue
         if node.id in inputs:
             kept[node.id] = g
-        for operand, cot in zip(node.operands, rule_of(node)(b, node, g)):
+        rule = (lambda b, n, g: regions.RULES[n.op](b, n, g, backward, NotDifferentiableError, after)) \
+            if node.op in regions.RULES else rule_of(node)
+        for operand, cot in zip(node.operands, rule(b, node, g)):
             if cot is not None and operand.id in relevant:
-                cotangents.add(operand, cot)
+                if operand.id in after:    # written in the regions: the cotangent before them replaces it
+                    cotangents.replace(operand, cot)
+                else:
+                    cotangents.add(operand, cot)
     grads = []
     for w in wrt:
         b.span = backward_span(w.span)
@@ -131,14 +139,21 @@ def rule_of(node: Node):
         return lambda b, n, g: tuple(g.get(k) for k in range(len(n.operands)))
     if node.op == "tuple_get":
         return lambda b, n, g: ({n.attrs["index"]: g},)
-    if node.op in regions.RULES:
-        return lambda b, n, g: regions.RULES[n.op](b, n, g, backward, NotDifferentiableError)
+    if node.op == "replayed":         # a loop's replayed read: the recorded value, the read's gradient
+        return lambda b, n, g: (g, None)
     if node.op in CUT:
         return lambda b, n, g: (None,)
-    rule = node.opdef.vjp
+    rule = vjp_of(node)
     if rule is None:
         raise not_differentiable(node)
     return lambda b, n, g: apply(rule, b, n, g)
+
+
+def vjp_of(node: Node):
+    """The op's rule; `a op= b` on a number is `a op b` (on an array, inplace.py flows it)."""
+    if node.op == "inplace" and not inplace.is_write(node):
+        return OPS[node.attrs["op"]].vjp
+    return node.opdef.vjp
 
 
 def apply(rule, b, node, g):
@@ -159,8 +174,8 @@ def not_differentiable(node: Node, why: str = "") -> NotDifferentiableError:
 def check_path(graph: Graph, relevant: set) -> None:
     """Fail before building anything if a node the gradient flows through has no rule."""
     for node in graph.nodes:
-        if node.id in relevant and any(o.id in relevant for o in node.operands) and node.op not in ("tuple", "tuple_get", *CUT) and node.op not in regions.RULES \
-                and node.opdef.vjp is None and not inplace.is_write(node):
+        if node.id in relevant and any(o.id in relevant for o in node.operands) and node.op not in ("tuple", "tuple_get", "replayed", *CUT) and node.op not in regions.RULES \
+                and vjp_of(node) is None and not inplace.is_write(node):
             raise not_differentiable(node)
 
 
@@ -182,7 +197,7 @@ def between(graph: Graph, wrt: Sequence[Node], outputs: Sequence[Node]) -> set:
 
 def writes_of(node: Node) -> tuple:
     """What `node` writes in place, including what the code in its regions writes of its operands."""
-    return node.writes + tuple(regions.outer_writes(node)) if node.regions else node.writes
+    return node.writes + tuple(inplace.outer_writes(node)) if node.regions else node.writes
 
 
 # Ops no gradient flows through: `ops.stop_gradient`, and the boundary between a gradient

@@ -399,7 +399,7 @@ case("sum_to", Case(((2, 3), (3,)), lambda b, x, y: b("mul", b("sum_to", x, y), 
 # the program tests check them (tests/autodiff_programs.py, by program name).
 BY_PROGRAMS = {"if": "branch_then", "for_range": "loop", "while": "while_break", "setitem": "writes",
                "inplace": "writes", "add_at": "gather_scatter", "stop_gradient": "softmax_xent"}
-BY_PROGRAMS.update({"gradient": "grad_inside", "gradient_boundary": "grad_inside"})
+BY_PROGRAMS.update({"gradient": "grad_inside", "gradient_boundary": "grad_inside", "replayed": "recurrence"})
 
 
 # --- the tests ------------------------------------------------------------------------------------
