@@ -54,7 +54,7 @@ def compile_for(fn: Callable, args: tuple, config: JitConfig, static: tuple = ()
     from .backends.emit_numpy import emit_function
     from .backends.interpreter import Interpreter
     from .graph.diagnostics import GraphjitError, GraphSyntaxError
-    from .graph.autodiff.pending import prepare as prepare_gradients
+    from .graph.autodiff.pending import has_pending, prepare as prepare_gradients
     from .graph.passes.manager import dump_directory_from_env, format_report, run_pipeline
     from .graph.paths import Roots
     from .transpiler.lower import lower_function
@@ -65,7 +65,10 @@ def compile_for(fn: Callable, args: tuple, config: JitConfig, static: tuple = ()
         lowered = lower_function(fn, args, kwargs or {}, static=static, level=level)
         graph = lowered.graph
         dump = dump_directory_from_env(graph.name)
-        prepare_gradients(graph, config.jit_level, differentiated=transform is not None)
+        if dump is not None and has_pending(graph):
+            dump.write("before_gradients.txt", str(graph))
+        prepare_gradients(graph, config.jit_level, differentiated=transform is not None,
+                          dump=None if dump is None else lambda g: dump.write("after_gradients.txt", str(g)))
         if transform is not None:
             if dump is not None:
                 dump.write("before_transform.txt", str(graph))

@@ -109,7 +109,7 @@ class _GradTransform:
         self.owner = owner
 
     def __call__(self, lowered, args: tuple, roots) -> None:
-        from .graph.autodiff.function import gradient_of
+        from .graph.autodiff.function import gradient_of, weight_specs
         graph = lowered.graph
         owner = self.owner
         output, sens = graph.outputs[0], None
@@ -126,7 +126,7 @@ class _GradTransform:
                    for w in owner.weights]
         _pin_weights(lowered, by_value, roots, owner.weights)
         positions = [inputs.get(k) for k in range(max(inputs, default=-1) + 1)]
-        result = gradient_of(graph, owner.request, positions, weights, output, sens, owner.weights)
+        result = gradient_of(graph, owner.request, positions, weights, output, sens, weight_specs(owner.weights))
         graph.set_outputs([result])
 
     def _arguments(self, lowered) -> dict:

@@ -447,8 +447,8 @@ _add(OpDef("sum_to", sum_to, "call", "_sum_to", arity=2, infer=lambda nodes, att
 # loops; until then it is this placeholder, and the values it is taken with respect to (or cut off
 # from: the call's other arguments) pass through boundaries no pass folds, merges or moves.
 _add(OpDef("gradient", None, "special", "gradient", pure=False, effect=True, foldable=False,
-           infer=R.fixed(OBJECT), doc="a gradient asked for inside compiled code (attr `gradient` says which; "
-           "operands: the output, the inputs, the weights' nodes, the sensitivity), built before the passes "
+           infer=R.fixed(OBJECT), doc="a gradient asked for inside compiled code (attrs: what was asked, graph/autodiff/pending.py; "
+           "operands: the output, the inputs, the weights' nodes, the sensitivity, the boundaries), built before the passes "
            "that follow vectorization; never reaches a backend"))
 _add(OpDef("gradient_boundary", None, "special", "gradient_boundary", arity=1, pure=False, effect=True,
            foldable=False, infer=R.same_as_first, result="view",

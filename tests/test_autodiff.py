@@ -435,3 +435,19 @@ def lambda_free_call(grad_fn):
     def step(x):
         return grad_fn(x)
     return step
+
+
+def test_graphjit_dump_shows_the_graph_before_and_after_differentiation(tmp_path, monkeypatch):
+    """At the top level (`grad(f)`) and inside a jitted function (`grad_fn(x)` in a step)."""
+    from autodiff_programs import fill_loop
+    monkeypatch.setenv("GRAPHJIT_DUMP", str(tmp_path))
+    x, w = rng_arrays((5,), (5,))
+    gj.grad(gj.jit(fill_loop, jit_config=gj.JitConfig(jit_level="O1"), cache=False))(x, w)
+    grad_fn = gj.grad(fill_loop, (0, 1))
+
+    def step(x, w):
+        return grad_fn(x, w)
+    gj.jit(step, jit_config=gj.JitConfig(jit_level="O1"), cache=False)(x, w)
+    files = {p.name.split("-", 1)[1]: p.read_text() for p in tmp_path.rglob("*.txt")}
+    assert "# grad of" not in files["before_transform.txt"] and "for_range" in files["after_transform.txt"]
+    assert "gradient(" in files["before_gradients.txt"] and "gradient(" not in files["after_gradients.txt"]

@@ -28,11 +28,11 @@ from .transform import NotDifferentiableError, backward
 
 
 def gradient_of(graph: Graph, request: GradRequest, inputs: Sequence[Node], weights: Sequence[Sequence[Node]],
-                output: Node, sens: Optional[Node] = None, weight_arrays: Sequence = ()) -> Node:
+                output: Node, sens: Optional[Node] = None, weight_specs: Sequence = ()) -> Node:
     """Append the backward pass of `output` and return the node holding what the caller gets.
 
     `inputs[k]` is argument k's value; `weights[k]` the nodes that read weight k (none when the
-    function does not use it: its gradient is zeros shaped like `weight_arrays[k]`).
+    function does not use it: its gradient is zeros of `weight_specs[k]`, a (shape, dtype) pair).
     """
     b = Backward(graph)
     b.span = backward_span(output.span)
@@ -46,11 +46,11 @@ def gradient_of(graph: Graph, request: GradRequest, inputs: Sequence[Node], weig
     for k, nodes in enumerate(weights):
         if not nodes:
             _check_unread(graph, output, request.weight_names[k])
-    return _assemble(b, request, inputs, weights, grads, output, aux, weight_arrays)
+    return _assemble(b, request, inputs, weights, grads, output, aux, weight_specs)
 
 
 def gradient_type(request: GradRequest, inputs: Sequence[Node], weights: Sequence[Sequence[Node]], output: Node,
-                  weight_arrays: Sequence = ()) -> Type:
+                  weight_specs: Sequence = ()) -> Type:
     """The type of what `gradient_of` returns, known before it is built (each gradient typed as
     the value it is taken with respect to): a gradient asked for inside compiled code is a
     placeholder of this type until it is built (pending.py)."""
@@ -63,10 +63,15 @@ def gradient_type(request: GradRequest, inputs: Sequence[Node], weights: Sequenc
     grads = {n.id: n for n in stand_ins.values()}   # each gradient typed as its value
     same = [None if i is None else stand_ins[i.id] for i in inputs]
     return _assemble(b, request, same, [[stand_ins[n.id] for n in nodes] for nodes in weights], grads, out, aux,
-                     weight_arrays).type
+                     weight_specs).type
 
 
-def _assemble(b, request: GradRequest, inputs, weights, grads: dict, output: Node, aux, weight_arrays) -> Node:
+def weight_specs(arrays: Sequence) -> tuple:
+    """(shape, dtype) of each weight: what the zero gradient of a weight nobody reads is made of."""
+    return tuple((tuple(a.shape), a.dtype.type) for a in arrays)
+
+
+def _assemble(b, request: GradRequest, inputs, weights, grads: dict, output: Node, aux, weight_specs) -> Node:
     """What the caller gets, from the gradient of each input and weight node (`grads`, by id)."""
     result = []
     if request.positions is not None:
@@ -79,8 +84,8 @@ def _assemble(b, request: GradRequest, inputs, weights, grads: dict, output: Nod
             for n in nodes:
                 total = grads[n.id] if total is None else b.op("add", total, grads[n.id])
             if total is None:
-                w = weight_arrays[k]
-                total = b.op("zeros", b.const(tuple(w.shape)), dtype=w.dtype.type)
+                shape, dtype = weight_specs[k]
+                total = b.op("zeros", b.const(shape), dtype=dtype)
             parts.append(_with_id(b, request, request.weight_names[k], total))
         result.append(parts[0] if request.weights_is_single else _tuple(b, parts))
     gradient = result[0] if len(result) == 1 else _tuple(b, result)

@@ -15,7 +15,7 @@ invariant code motion would move the function's code out of the region, out of t
 
     %b = gradient_boundary(%x)                       before
     %y = mul(%b, %b)
-    %g = gradient(%y, %b) {gradient=grad(0)}
+    %g = gradient(%y, %b) {request=((0,), True, None, ...), positions=(True,), ...}
     ...
     %y = mul(%x, %x)                                 after
     %1 = mul(%ones, %x)  ...  %g = add(%1, %2)
@@ -34,22 +34,23 @@ from .request import GradRequest
 
 @dataclass(frozen=True)
 class PendingGradient:
-    """What a `gradient` placeholder stands for; its operands are the output, then the input of
-    each position (`None` positions are left out), the nodes reading each weight, the sensitivity,
-    and the boundaries of the call's other arguments."""
+    """What a `gradient` placeholder stands for, kept in its attributes as graph-text literals. Its
+    operands are the output, then the input of each position (`None` positions are left out), the
+    nodes reading each weight, the sensitivity, and the boundaries of the call's other arguments."""
 
-    request: GradRequest
+    request: tuple              # GradRequest.key()
     positions: tuple            # for each argument position: whether the operands hold its input
     weight_counts: tuple        # how many operands read each weight
-    weight_arrays: tuple        # each weight's array, for the zeros of one the function never reads
+    weight_specs: tuple         # (shape, dtype) of each weight, for the zeros of one nobody reads
     has_sens: bool
     cuts: int = 0               # boundaries of the other arguments (dropped once the gradient is built)
 
-    def __repr__(self) -> str:
-        wrt = [str(k) for k, present in enumerate(self.positions) if present]
-        if self.request.weight_names is not None:
-            wrt.append(f"{len(self.weight_counts)} weight(s)")
-        return f"grad({', '.join(wrt)})"
+    def attrs(self) -> dict:
+        return dict(vars(self))
+
+    @classmethod
+    def of(cls, node: Node) -> "PendingGradient":
+        return cls(**node.attrs)
 
     def operands(self, output: Node, inputs: Sequence, weights: Sequence[Sequence[Node]], sens, cuts) -> list:
         return [output, *(i for i in inputs if i is not None), *(n for nodes in weights for n in nodes),
@@ -75,11 +76,12 @@ def has_pending(graph: Graph) -> bool:
     return any(n.op == "gradient" for n in graph.all_nodes())
 
 
-def prepare(graph: Graph, level: str, differentiated: bool = False) -> None:
+def prepare(graph: Graph, level: str, differentiated: bool = False, dump=None) -> None:
     """Run the passes before differentiation when the graph asks for gradients inside, or is itself
     differentiated next (`differentiated`: `graphjit.grad` at the top level), unless a placeholder
     sits in a region; then build every gradient in program order: one computed inside another
-    function's gradient is built first, so the outer one differentiates through it."""
+    function's gradient is built first, so the outer one differentiates through it. `dump(graph)`
+    sees the graph once they are built (`GRAPHJIT_DUMP`: after_gradients.txt)."""
     pending = has_pending(graph)
     nested = any(n.op == "gradient" for node in graph.nodes for region in node.regions for n in region.all_nodes())
     if (pending or differentiated) and not nested:
@@ -88,6 +90,8 @@ def prepare(graph: Graph, level: str, differentiated: bool = False) -> None:
             run_pipeline(graph, level, pipeline=prefix)
     if pending:
         _build_in(graph)
+        if dump is not None:
+            dump(graph)
 
 
 def _build_in(graph: Graph) -> None:
@@ -106,11 +110,11 @@ def _build(graph: Graph, k: int) -> int:
     yet (as when the call is lowered), then drop its boundaries: a gradient of this gradient flows
     through them. Return the index of the node that now holds the result."""
     node = graph.nodes[k]
-    pending: PendingGradient = node.attrs["gradient"]
+    pending = PendingGradient.of(node)
     output, inputs, weights, sens = pending.unpack(node.operands)
     after = graph.nodes[k + 1:]
     del graph.nodes[k:]
-    result = gradient_of(graph, pending.request, inputs, weights, output, sens, pending.weight_arrays)
+    result = gradient_of(graph, GradRequest(*pending.request), inputs, weights, output, sens, pending.weight_specs)
     graph.nodes.extend(after)
     graph.replace_all_uses(node, result)
     graph.nodes.append(node)            # erase() expects it in the list

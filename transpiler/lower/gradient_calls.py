@@ -5,7 +5,7 @@ so forward and backward are one graph (CSE, DCE and memory planning see both).""
 
 from __future__ import annotations
 
-from ...graph.autodiff.function import gradient_type
+from ...graph.autodiff.function import gradient_type, weight_specs
 from ...graph.autodiff.pending import PendingGradient
 from ...graph.diagnostics import LoweringError
 from ...graph.ir import Node
@@ -45,8 +45,8 @@ def gradient_call(state, spec, args: list, kwargs: dict, span):
                     for w in weights]
 
     positions = [inputs.get(k) for k in range(max(inputs, default=-1) + 1)]
-    pending = PendingGradient(request, tuple(p is not None for p in positions), tuple(len(n) for n in weight_nodes),
-                              tuple(weights), sens is not None, len(cuts))
+    pending = PendingGradient(request.key(), tuple(p is not None for p in positions),
+                              tuple(len(n) for n in weight_nodes), weight_specs(weights), sens is not None, len(cuts))
     return state.scope.graph.add("gradient", pending.operands(output, positions, weight_nodes, sens, cuts),
-                                 {"gradient": pending}, gradient_type(request, positions, weight_nodes, output, weights),
-                                 span)
+                                 pending.attrs(), gradient_type(request, positions, weight_nodes, output,
+                                                                pending.weight_specs), span)
