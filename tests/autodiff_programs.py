@@ -156,6 +156,18 @@ def read_before_loop(x, w):
     return (a * out).sum() + (out * w).sum()
 
 
+def two_arrays_written(x, w):
+    """Reads before a write get copies; the later array's read must get one too, after the copies
+    taken for the first array moved it down the list (found by the program generator)."""
+    a = w + 0.0
+    a[1:] += w[:-1]
+    a[2] = (w * a).sum()
+    b = x + 0.0
+    b[1:] = b[1:] + x[:-1]
+    b[2] = (x * b).sum()
+    return (a * b).sum()
+
+
 def scalar_updates(x, w):
     z = np.zeros(4)
     z[0] += x[0] * w[0]
@@ -220,6 +232,7 @@ PROGRAMS = {
     "row_writes": (row_writes, lambda: rng_arrays((4,), (3,)), (0, 1)),
     "read_before_loop": (read_before_loop, lambda: rng_arrays((4,), (4,)), (0, 1)),
     "scalar_updates": (scalar_updates, lambda: rng_arrays((4,), (4,)), (0, 1)),
+    "two_arrays_written": (two_arrays_written, lambda: rng_arrays((4,), (4,), seed=665), (0, 1)),
 }
 
 

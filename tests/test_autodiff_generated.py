@@ -1,5 +1,5 @@
 """Hypothesis-generated differentiable programs: straight-line NumPy code over two arrays, with a run-time
-branch and a loop now and then; the gradient graphjit compiles must equal central finite differences.
+branch, a loop, a loop filling or accumulating into an array and in-place writes now and then; the gradient graphjit compiles must equal central finite differences.
 Profiles: tests/conftest.py (GRAPHJIT_HYPOTHESIS_PROFILE=long for 2 000 programs)."""
 
 import importlib.util
@@ -27,7 +27,7 @@ def programs(draw):
     names = ["x", "w"]
     lines = []
     for k in range(draw(st.integers(1, 6))):
-        kind = draw(st.sampled_from(["unary", "binary", "binary", "branch", "loop"]))
+        kind = draw(st.sampled_from(["unary", "binary", "binary", "branch", "loop", "fill", "scatter", "writes"]))
         a, b = draw(st.sampled_from(names)), draw(st.sampled_from(names))
         if kind == "unary":
             expr = draw(st.sampled_from(UNARY)).format(a, a)
@@ -41,6 +41,20 @@ def programs(draw):
                       f"    {target} = np.tanh({a}) * {b}",
                       "else:",
                       f"    {target} = {a} + {b}"]
+        elif kind == "fill":            # a loop filling an array, reading what it wrote
+            lines += [f"{target} = np.zeros_like({a})",
+                      f"for i in range({draw(st.integers(1, 4))}):",
+                      f"    {target}[i] = np.sin({a}[i]) * {b}[i] + {target}[i - 1] * "
+                      f"{draw(st.sampled_from(['0.5', b + '[i]']))}"]
+        elif kind == "scatter":         # a loop accumulating into an array
+            lines += [f"{target} = {a} * 1.0",
+                      f"for i in range({draw(st.integers(0, 6))}):",
+                      f"    {target}[i % 4] += {b}[(i + 1) % 4] * {target}[(i + 2) % 4]"]
+        elif kind == "writes":          # in-place writes in straight-line code
+            lines += [f"{target} = {a} + 0.0",
+                      f"{target}[1:] += {b}[:-1]",
+                      f"{target}[{draw(st.integers(0, 3))}] = ({b} * {target}).sum()",
+                      f"{target} *= {b}"]
         elif kind == "loop":
             lines += [f"{target} = {a}",
                       f"for i in range({draw(st.integers(0, 3))}):",

@@ -22,8 +22,29 @@ from ..ir import Graph, Node
 from ..types import ArrayType
 
 def is_write(node: Node) -> bool:
-    """`a[i] = v`, or `a op= b` on an array that has memory (a number's `+=` is a plain op)."""
-    return node.op in ("setitem", "add_at") or node.op == "inplace" and _has_buffer(node.operands[0])
+    """`a[i] = v`, or `a op= b` on an array that has memory (a number's `+=` is a plain op, and so
+    is the `+=` of `a[i] += b`, which the write back `a[i] = ...` after it makes a write)."""
+    return node.op in ("setitem", "add_at") or node.op == "inplace" and _has_buffer(node.operands[0]) \
+        and not written_back(node)
+
+
+def _as_plain_op(graph: Graph, node: Node) -> None:
+    """`a[idx] += b` becomes `a[idx] = a[idx] + b`: the same values written, the sum a new array."""
+    plain = graph.add(node.attrs["op"], list(node.operands), {}, node.type, node.span, node.name, before=node)
+    graph.replace_all_uses(node, plain)
+    graph.erase(node)
+
+
+def written_back(node: Node) -> bool:
+    """`a[idx] += b`: Python updates the view `a[idx]` in place, then assigns it to `a[idx]`; the
+    gradient sees `a[idx] = a[idx] + b` (the view's old value is copied where it is read)."""
+    view = node.operands[0]
+    if view.op != "getitem" or node.graph is None:
+        return False
+    users = node.graph.users(node)
+    return len(users) == 1 and users[0].op == "setitem" and users[0].operands[0] is view.operands[0] \
+        and users[0].operands[1] is node and users[0].attrs.get("index") == view.attrs.get("index") \
+        and list(users[0].operands[2:]) == list(view.operands[1:])
 
 
 def _has_buffer(node: Node) -> bool:
@@ -35,6 +56,9 @@ def prepare(graph: Graph, relevant: set, error, scratch: frozenset = frozenset()
     """Check the writes on the path, copy values that rules read before a later write; return the
     writes by node id, each with how its cotangent flows. `scratch`: arguments that stand in for
     arrays a replayed loop body writes (regions.py); their values are never read."""
+    for node in list(graph.nodes):
+        if node.op == "inplace" and node.id in relevant and written_back(node):
+            _as_plain_op(graph, node)
     writes = {}
     for node in graph.nodes:
         if node.id not in relevant or not node.writes or (node.op == "inplace" and not _has_buffer(node.operands[0])):
@@ -93,7 +117,7 @@ def _snapshot(graph: Graph, relevant: set, writes: dict, scratch: frozenset = fr
             root = buffer_of(operand).id
             if root in scratch:
                 continue                       # a stand-in: its values are never read
-            if root in last_write and last_write[root] >= graph.nodes.index(node) and _has_buffer(operand):
+            if root in last_write and last_write[root] >= k and _has_buffer(operand):   # k: before any copy
                 operands[n] = graph.add("copy", [operand], {}, operand.type, node.span, before=node)
         if operands != list(node.operands):
             graph.set_operands(node, operands)

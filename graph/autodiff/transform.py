@@ -56,8 +56,7 @@ def backward(graph: Graph, wrt: Sequence[Node], seeds: list, scratch: frozenset 
     relevant = between(graph, wrt, [out for out, _ in seeds])
     check_path(graph, relevant)
     writes = inplace.prepare(graph, relevant, NotDifferentiableError, scratch)
-    if writes:
-        relevant = between(graph, wrt, [out for out, _ in seeds])   # with the copies `prepare` took
+    relevant = between(graph, wrt, [out for out, _ in seeds])   # with the copies and ops `prepare` made
     cotangents = Cotangents(b)
     for out, seed in seeds:
         cotangents.add(out, seed)
