@@ -442,6 +442,9 @@ _add(OpDef("sum_to", sum_to, "call", "_sum_to", arity=2, infer=lambda nodes, att
            doc="`_sum_to(g, like)`: `g` summed over the axes broadcasting stretched, to `like`'s shape "
            "(graph/unbroadcast.py; the backward pass uses it where shapes are known only at run time)",
            result="fresh"))
+_add(OpDef("add_reduceat", np.add.reduceat, "call", "np.add.reduceat", arity=2, infer=R.by_evaluation(np.add.reduceat),
+           doc="`np.add.reduceat(a, starts, axis=...)`: sums of the segments of `a` from each start to the next "
+           "(the backward pass of `np.repeat` with a count per element)", result="fresh"))
 _add(OpDef("append", None, "method", "append", arity=2, infer=R.fixed(R.NONE), foldable=False,
            writes=Writes((0,)), doc="`tape.append(v)`: the forward pass of a differentiated loop records its "
            "state for the backward pass"))

@@ -9,7 +9,10 @@ whose output subscripts are the factor's own for `np.einsum`.
 
 from __future__ import annotations
 
-from .vjp_common import argument, known_rank, rank, static_shape, static_value
+import string
+
+from .vjp_common import (argument, explicit_arguments, known_rank, none_for_rest, np_dtype, rank, static_shape,
+                         static_value)
 from .vjp_elementwise import mul
 
 
@@ -94,31 +97,84 @@ def _in_order(b, value, axes: list):
 
 def einsum(b, node, g):
     """Each factor's cotangent is the einsum of `g` with the other factors, whose output is the
-    factor's subscripts; a subscript only the factor has is broadcast back."""
+    factor's subscripts. `...` is spelled out in letters of its own first; a subscript repeated in
+    a factor (a diagonal) is renamed and tied to the first by an `np.eye` factor; a subscript only
+    the factor has is broadcast back. Size-1 axes broadcast against longer ones come back long:
+    the transform sums them back."""
     spec = static_value(node.operands[0], "the einsum subscripts")
-    if not isinstance(spec, str) or "..." in spec:
-        raise NotImplementedError("np.einsum with `...` or operands given in the interleaved form")
-    spec = spec.replace(" ", "")
-    inputs, _, output = spec.partition("->")
-    subscripts = inputs.split(",")
-    if "->" not in spec:
-        letters = "".join(subscripts)
-        output = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
-    factors = node.operands[1:]
+    if not isinstance(spec, str):
+        raise NotImplementedError("np.einsum with operands given in the interleaved form (write the subscripts "
+                                  "as a string)")
+    factors = node.operands[1:explicit_arguments(node)]
+    subscripts, output = spelled_out(spec, [known_rank(f, "an einsum operand") for f in factors])
     out = [None]
     for k, (mine, factor) in enumerate(zip(subscripts, factors)):
-        if len(set(mine)) != len(mine):
-            raise NotImplementedError(f"np.einsum with a repeated subscript in {mine!r} (a diagonal)")
-        others = [s for j, s in enumerate(subscripts) if j != k]
+        distinct, ties = untied(mine, set(spec) | set(output) | set("".join(subscripts)))
+        others = [s for j, s in enumerate(subscripts) if j != k] + [pair for pair, _ in ties]
         seen = set(output).union(*others)
-        kept = "".join(c for c in mine if c in seen)
-        spec_k = ",".join([output] + others) + "->" + kept
-        gk = b.op("einsum", b.const(spec_k), g, *[f for j, f in enumerate(factors) if j != k])
-        if kept != mine:
-            missing = tuple(i for i, c in enumerate(mine) if c not in seen)
-            gk = b.op("broadcast_to", b.op("expand_dims", gk, b.const(missing)), b.shape_of(factor))
+        kept = "".join(c for c in distinct if c in seen)
+        shape = static_shape(factor, "an einsum operand") if ties else None
+        eyes = [b.op("eye", b.const(shape[mine.index(pair[0])]), **same_dtype(factor)) for pair, _ in ties]
+        gk = b.op("einsum", b.const(",".join([output] + others) + "->" + kept), g,
+                  *[f for j, f in enumerate(factors) if j != k], *eyes)
+        if kept != distinct:
+            missing = tuple(i for i, c in enumerate(distinct) if c not in seen)
+            gk = b.op("broadcast_to", b.op("expand_dims", gk, b.const(missing)),
+                      _spread_shape(b, distinct, missing, subscripts, factors, factor))
         out.append(gk)
-    return tuple(out)
+    return none_for_rest(node, *out)
+
+
+def spelled_out(spec: str, ranks: list) -> tuple:
+    """The subscripts of each operand and of the output with `...` replaced by letters of its own
+    (aligned to the right, as its axes broadcast), and the output written out when implicit."""
+    spec = spec.replace(" ", "")
+    inputs, arrow, output = spec.partition("->")
+    subscripts = inputs.split(",")
+    widths = [r - len(s.replace("...", "")) for s, r in zip(subscripts, ranks) if "..." in s]
+    free = [c for c in string.ascii_letters if c not in spec]
+    ellipsis = "".join(free[:max(widths, default=0)])
+    if not arrow:
+        letters = "".join(s.replace("...", "") for s in subscripts)
+        output = ("..." if widths else "") + "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+    subscripts = [s.replace("...", ellipsis[len(ellipsis) - (r - len(s) + 3):] if "..." in s else "")
+                  for s, r in zip(subscripts, ranks)]
+    return subscripts, output.replace("...", ellipsis)
+
+
+def untied(mine: str, taken: set) -> tuple:
+    """`mine` with each repeat of a subscript renamed to an unused letter, and the `(pair, letter)`
+    ties (`"ij"`: j is a renamed i) the cotangent's `np.eye` factors make."""
+    free = (c for c in string.ascii_letters if c not in taken)
+    distinct, ties = "", []
+    for c in mine:
+        if c in distinct:
+            renamed = next(free)
+            ties.append((c + renamed, renamed))
+            c = renamed
+        distinct += c
+    return distinct, ties
+
+
+def same_dtype(factor) -> dict:
+    """`dtype=` keeping a float32 factor's cotangent float32 (np.eye makes float64)."""
+    dtype = getattr(factor.type, "dtype", None)
+    return {"dtype": np_dtype(dtype)} if dtype and dtype.startswith("float") and dtype != "float64" else {}
+
+
+def _spread_shape(b, distinct, missing, subscripts, factors, factor):
+    """The shape the cotangent takes with the subscripts only `factor` has put back: the length
+    of each subscript in the einsum (not a broadcast 1), or the factor's shape when not known."""
+    try:
+        shapes = [static_shape(f) for f in factors]
+    except NotImplementedError:
+        return b.shape_of(factor)
+    lengths: dict = {}
+    for s, shape in zip(subscripts, shapes):
+        for c, n in zip(s, shape):
+            lengths[c] = max(lengths.get(c, 1), n)
+    own = static_shape(factor)
+    return b.const(tuple(own[i] if i in missing else lengths.get(c, own[i]) for i, c in enumerate(distinct)))
 
 
 # --- sliding windows ------------------------------------------------------------------------------
