@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import string
 
-from .vjp_common import (argument, explicit_arguments, known_rank, none_for_rest, np_dtype, rank, static_shape,
-                         static_value)
+from .vjp_common import argument, explicit_arguments, known_rank, none_for_rest, np_dtype, rank, static_shape
 from .vjp_elementwise import mul
 
 
@@ -101,7 +100,7 @@ def einsum(b, node, g):
     a factor (a diagonal) is renamed and tied to the first by an `np.eye` factor; a subscript only
     the factor has is broadcast back. Size-1 axes broadcast against longer ones come back long:
     the transform sums them back."""
-    spec = static_value(node.operands[0], "the einsum subscripts")
+    spec = node.operands[0].value if node.operands[0].op == "const" else None
     if not isinstance(spec, str):
         raise NotImplementedError("np.einsum with operands given in the interleaved form (write the subscripts "
                                   "as a string)")
