@@ -11,7 +11,9 @@ The cotangent of each copy is added back onto the element it copies:
   once (reduceat gives an empty segment a wrong sum, so those elements take zeros instead); counts
   known only at run time, `np.add.at` onto the element each copy came from.
 - pad: per padded axis, the middle slice of `g` plus each run of the border (consecutive copies of
-  consecutive elements, either way, or of one element) laid back onto the elements it copies.
+  consecutive elements, either way, or of one element) laid back onto the elements it copies; in
+  the modes whose border combines elements (linear_ramp, mean, reflect_type='odd'), the border's
+  cotangent contracted with the border rows of the axis's Jacobian.
 
 Where each copy came from is decided at compile time from the op's arguments (graph/vjp_common.py),
 but for the sorting permutation and run-time counts.
@@ -128,27 +130,43 @@ def add_reduceat(b, node, g):
 
 # --- pad: the borders copy elements near them ------------------------------------------------------
 COPYING = ("edge", "reflect", "symmetric", "wrap")
+LINEAR = ("linear_ramp", "mean")               # each border element a fixed combination of x's elements
+JACOBIAN_LIMIT = 1 << 20                      # elements of the per-axis Jacobian a linear mode builds
+LITERAL_LIMIT = 1 << 12                       # elements of its border rows written into the gradient
 
 
 def pad(b, node, g):
-    """`np.pad(x, pad_width, mode)`: the middle of `g` is `x`'s own; in the copying modes each
-    border element adds its cotangent onto the element it copies (NumPy pads one axis after the
-    other, so the borders fold back one axis at a time)."""
+    """`np.pad(x, pad_width, mode)`: the middle of `g` is `x`'s own. In the copying modes each
+    border element adds its cotangent onto the element it copies; in the other linear modes
+    (linear_ramp, mean, reflect_type='odd') the border's cotangent goes back through the border
+    rows of the axis's Jacobian. NumPy pads one axis after the other, each a linear map along its
+    axis, so the borders fold back one axis at a time."""
     x = node.operands[0]
     shape = static_shape(x, "the padded array")
     mode = argument(node, 2, "mode", "constant")
     widths = pad_widths(argument(node, 1, "pad_width"), len(shape))
     if mode == "constant":
         return pad_constant(b, node, g, shape, widths)
-    if mode not in COPYING:
-        raise NotImplementedError(f"np.pad with mode={mode!r} (the modes with a gradient: 'constant', "
-                                  f"{', '.join(repr(m) for m in COPYING)})")
-    if mode in ("reflect", "symmetric") and argument(node, None, "reflect_type", "even") != "even":
-        raise NotImplementedError(f"np.pad with mode={mode!r} and reflect_type='odd'")
+    if mode not in COPYING + LINEAR:
+        raise NotImplementedError(f"np.pad with mode={mode!r}: its border depends on which elements are largest "
+                                  f"or in the middle (the modes with a gradient: 'constant', "
+                                  f"{', '.join(repr(m) for m in COPYING + LINEAR)})" if isinstance(mode, str)
+                                  else "np.pad with a function as its mode")
+    options = {}
+    if mode in ("reflect", "symmetric"):
+        options["reflect_type"] = argument(node, None, "reflect_type", "even")
+    stat_length = argument(node, None, "stat_length") if mode == "mean" else None
     for axis, ((before, after), n) in enumerate(zip(widths, shape)):
-        if before or after:
+        if not (before or after):
+            continue
+        if mode in COPYING and options.get("reflect_type", "even") == "even":
             source = np.pad(np.arange(n), (before, after), mode=mode)     # where each element came from
             g = fold_border(b, g, axis, len(shape), source, before, n)
+        else:
+            if stat_length is not None:
+                options["stat_length"] = (pad_widths(stat_length, len(shape))[axis],) * 2
+            jacobian = border_jacobian(n, before, after, mode, options).astype(float_dtype(x))
+            g = fold_linear(b, g, axis, len(shape), jacobian, before, n)
     return none_for_rest(node, g)
 
 
@@ -185,6 +203,48 @@ def fold_border(b, g, axis: int, r: int, source, before: int, n: int):
             piece = b.op("pad", piece, b.const(tuple((low, n - low - length) if k == axis else (0, 0)
                                                      for k in range(r))))
         total = b.op("add", total, piece)
+    return total
+
+
+def float_dtype(x) -> str:
+    """The dtype of a float `x` (float32 stays float32), else float64."""
+    dtype = getattr(x.type, "dtype", None)
+    return dtype if dtype and dtype.startswith("float") else "float64"
+
+
+def border_jacobian(n: int, before: int, after: int, mode: str, options: dict):
+    """Row k: how padded element k along one axis depends on the n elements of that axis (`np.pad`
+    of the identity matrix; a mode's constants, `end_values`, do not enter it)."""
+    if n * (n + before + after) > JACOBIAN_LIMIT:
+        raise NotImplementedError(f"np.pad with mode={mode!r} along an axis of {n} elements (its gradient "
+                                  f"is built from the {n + before + after} x {n} Jacobian)")
+    return np.pad(np.eye(n), ((before, after), (0, 0)), mode=mode, **options)
+
+
+def fold_linear(b, g, axis: int, r: int, jacobian, before: int, n: int):
+    """`g`, padded along `axis` by combinations of elements (the rows of `jacobian`), folded back:
+    the middle slice plus each border's cotangent contracted with its rows of the Jacobian, cut to
+    the columns (elements) they combine and laid back there."""
+    total = b.op("getitem", g, index=along_axis(axis, slice(before, before + n)))
+    for start, stop in ((0, before), (before + n, len(jacobian))):
+        rows = jacobian[start:stop]
+        used = np.flatnonzero(np.any(rows != 0, axis=0))
+        if not used.size:
+            continue
+        low, high = int(used[0]), int(used[-1]) + 1
+        if (stop - start) * (high - low) > LITERAL_LIMIT:
+            raise NotImplementedError(f"np.pad whose border combines {high - low} elements of an axis (its "
+                                      f"gradient would spell out a {stop - start} x {high - low} matrix)")
+        weights = b.const(tuple(tuple(row) for row in rows[:, low:high].tolist()))
+        if rows.dtype != np.float64:
+            weights = b.op("asarray", weights, dtype=rows.dtype.type)
+        piece = b.op("getitem", g, index=along_axis(axis, slice(start, stop)))
+        back = b.op("tensordot", piece, weights, axes=(axis, 0))
+        if axis != r - 1:
+            back = b.op("moveaxis", back, b.const(-1), b.const(axis))
+        if high - low != n:
+            back = b.op("pad", back, b.const(tuple((low, n - high) if k == axis else (0, 0) for k in range(r))))
+        total = b.op("add", total, back)
     return total
 
 

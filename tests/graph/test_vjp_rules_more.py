@@ -29,7 +29,11 @@ COUNTS = [((3,), (1, 0, 2), None), ((3,), (0, 2, 0), 0), ((3,), (0, 0, 0), None)
 PADS = [((3,), 2), ((3,), (1, 2)), ((3,), ((0, 4),)), ((2, 3), 1), ((2, 3), ((1, 2), (2, 1))), ((2, 3), (1, 0)),
         ((2, 3), ((0, 0), (4, 5))), ((2, 3), ((5, 1), (0, 7))), ((1, 3), 1), ((1, 3), ((2, 2), (0, 0))),
         ((2, 3, 2), ((1, 0), (0, 2), (3, 1)))]
-MODES = ("edge", "reflect", "symmetric", "wrap", "constant")
+MODES = ("edge", "reflect", "symmetric", "wrap", "constant", "linear_ramp", "mean")
+# the other options of np.pad, each with the modes it applies to
+OPTIONS = [({"reflect_type": "odd"}, ("reflect", "symmetric")), ({"stat_length": 2}, ("mean",)),
+           ({"stat_length": ((1, 2), (3, 1))}, ("mean",)), ({"end_values": (1.5, -2.0)}, ("linear_ramp",)),
+           ({"constant_values": 4.0}, ("constant",))]
 EINSUMS = [("...ij,...jk->...ik", ((2, 2, 3), (2, 3, 4))), ("...ij,...jk->...ik", ((2, 2, 3), (3, 4))),
            ("...ij,...jk", ((1, 2, 3), (4, 3, 2))), ("...ij,jk", ((5, 1, 2, 3), (3, 2))),
            ("i...,i...->...", ((2, 1, 3), (2, 4, 1))), ("...i,...i", ((2, 3), (3,))), ("ij...->...", ((2, 3, 4),)),
@@ -76,6 +80,8 @@ CASES = {
     "sort": [sort_case(*c) for c in SORTS],
     "repeat": [repeat_case(*c) for c in COUNTS] + [runtime_repeat_case(*c) for c in COUNTS if isinstance(c[1], tuple)],
     "pad": [pad_case(s, w, m) for s, w in PADS for m in MODES]
+    + [Case(((2, 3),), lambda b, x, o=o, m=m: b("pad", x, ((1, 2), (4, 1)), mode=m, **o)) for o, ms in OPTIONS
+       for m in ms]
     + [Case(((2, 3), ()), lambda b, x, c: b("pad", x, ((1, 0), (2, 1)), c, kw=("constant_values",))),
        Case(((3,),), lambda b, x: b("pad", x, 2, mode="reflect", reflect_type="even"))],
     "einsum": [einsum_case(*c) for c in EINSUMS],
@@ -122,6 +128,19 @@ def test_pad_gradient_is_the_transposed_jacobian(shape, width, mode):
                                atol=1e-12)
 
 
+@pytest.mark.parametrize("options, mode", [(o, m) for o, ms in OPTIONS for m in ms])
+def test_pad_gradient_with_options_is_the_transposed_jacobian(options, mode):
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((2, 3))
+    width = ((1, 2), (4, 1))
+    g = rng.standard_normal(np.pad(x, width, mode=mode, **options).shape)
+    got = gradient("pad", (2, 3), g, x, width, mode=mode, **options)
+    # the constants (end_values, constant_values) do not depend on x: J is the padding of x minus that of zeros
+    expected = transposed_jacobian(lambda v: np.pad(v, width, mode=mode, **options)
+                                   - np.pad(np.zeros_like(v), width, mode=mode, **options), x, g)
+    np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
+
+
 @pytest.mark.parametrize("shape, counts, axis", COUNTS)
 def test_repeat_gradient_is_the_transposed_jacobian(shape, counts, axis):
     rng = np.random.default_rng(4)
@@ -160,8 +179,8 @@ def test_sort_gradient_goes_back_through_the_stable_permutation(shape, axis):
 
 
 @pytest.mark.parametrize("build, message", [
-    (lambda b, x: b("pad", x, 1, mode="maximum"), r"np.pad with mode='maximum' \(the modes with a gradient"),
-    (lambda b, x: b("pad", x, 1, mode="reflect", reflect_type="odd"), "reflect_type='odd'"),
+    *[(lambda b, x, m=m: b("pad", x, 1, mode=m), f"np.pad with mode='{m}': its border depends on which elements")
+      for m in ("maximum", "minimum", "median")],
     (lambda b, x: b("einsum", x, (0, 1)), "interleaved form"),
     (lambda b, x: b("add_reduceat", x, (1, 0), axis=1), "not increasing"),
 ])
@@ -170,3 +189,11 @@ def test_what_these_rules_cannot_differentiate_is_an_error_naming_it(build, mess
     x = graph.add_arg("x", array_type("float64", (2, 3)))
     with pytest.raises(NotDifferentiableError, match=message):
         differentiate(graph, [x], build(Builder(graph), x))
+
+
+def test_a_linear_pad_mode_along_a_long_axis_says_why_it_has_no_gradient():
+    """linear_ramp and mean fold back through the axis's Jacobian, n x n: not for a long axis."""
+    graph = Graph("f")
+    x = graph.add_arg("x", array_type("float64", (2, 3000)))
+    with pytest.raises(NotDifferentiableError, match="mode='mean' along an axis of 3000 elements"):
+        differentiate(graph, [x], Builder(graph)("pad", x, 1, mode="mean"))
