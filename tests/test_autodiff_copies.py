@@ -10,6 +10,7 @@ import pytest
 
 import graphjit as gj
 from autodiff_programs import rng_arrays
+from eager_vs_compiled import run_both
 from test_autodiff import check_against_fd
 
 LEVELS = ["O0", "O1", "O2"]
@@ -60,9 +61,19 @@ def einsum_ellipsis_twin(x, w):
     return anp.sum(anp.tanh(y)) + anp.sum(d * d) + anp.sum(anp.einsum("...i,...i", w, w))
 
 
+def sort_in_place(x, w):
+    y = x * w
+    y.sort(axis=0)
+    r = (y * y).sum()
+    z = x - 0.5 * w
+    z.sort(kind="stable")
+    return (y * np.arange(12.0).reshape(4, 3)).sum() + r + (z * w).sum()
+
+
 # name -> (function, argument builder, grad_position, autograd twin or None)
 PROGRAMS = {
     "sort_axes": (sort_axes, lambda: rng_arrays((4, 3), (3,)), (0, 1), None),        # autograd: 1-D only
+    "sort_in_place": (sort_in_place, lambda: rng_arrays((4, 3), (3,)), (0, 1), None),
     "sort_vector": (sort_vector, lambda: rng_arrays((4,), (4,)), (0, 1),
                     lambda x, w: anp.sum(anp.sort(x * w) * anp.arange(4.0))),
     "repeat_counts": (repeat_counts, lambda: rng_arrays((4, 3), (3,)), (0, 1), None),  # autograd: one count
@@ -85,6 +96,42 @@ def test_program_gradient_matches_finite_differences(name, level, mode):
     eager = gj.grad(fn, positions)(*args)
     for a, b in zip(eager, grads):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+@pytest.mark.parametrize("level", LEVELS)
+@pytest.mark.parametrize("mode", MODES)
+def test_program_compiled_equals_eager(name, level, mode):
+    fn, make_args, _, _ = PROGRAMS[name]
+    run_both(fn, make_args(), jit_config=gj.JitConfig(jit_level=level, exec_mode=mode))
+
+
+def test_array_sort_method_sorts_in_place_and_returns_none():
+    def f(x):
+        y = x.copy()
+        out = y.sort(axis=0)
+        return y, out
+    x = rng_arrays((3, 2))[0]
+    jitted = gj.jit(f)
+    y, out = jitted(x)
+    np.testing.assert_array_equal(y, np.sort(x, axis=0))
+    assert out is None
+    assert "y[...] = np.sort(y, axis=0)" in jitted.source(x)
+
+
+def sort_through_views(x):
+    z = x * 2.0
+    before = z.sum(axis=1)
+    z[1].sort()
+    z[:, 0].sort(kind="stable")
+    x.sort(axis=0)                    # the argument itself, as NumPy does
+    return z, before, z[1] * 1.0
+
+
+@pytest.mark.parametrize("level", LEVELS)
+@pytest.mark.parametrize("mode", MODES)
+def test_sorting_in_place_through_a_view_writes_the_array(level, mode):
+    run_both(sort_through_views, rng_arrays((3, 4)), jit_config=gj.JitConfig(jit_level=level, exec_mode=mode))
 
 
 @pytest.mark.parametrize("name", sorted(name for name, p in PROGRAMS.items() if p[3] is not None))
