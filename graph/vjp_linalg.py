@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import string
 
-from .vjp_common import argument, explicit_arguments, known_rank, none_for_rest, np_dtype, rank, static_shape
+from .vjp_common import argument, explicit_arguments, known_rank, np_dtype, rank, static_shape, static_value
 from .vjp_elementwise import mul
 
 
@@ -100,13 +100,10 @@ def einsum(b, node, g):
     a factor (a diagonal) is renamed and tied to the first by an `np.eye` factor; a subscript only
     the factor has is broadcast back. Size-1 axes broadcast against longer ones come back long:
     the transform sums them back."""
-    spec = node.operands[0].value if node.operands[0].op == "const" else None
-    if not isinstance(spec, str):
-        raise NotImplementedError("np.einsum with operands given in the interleaved form (write the subscripts "
-                                  "as a string)")
-    factors = node.operands[1:explicit_arguments(node)]
+    spec, at = einsum_operands(node)
+    factors = [node.operands[p] for p in at]
     subscripts, output = spelled_out(spec, [known_rank(f, "an einsum operand") for f in factors])
-    out = [None]
+    out = [None] * len(node.operands)
     for k, (mine, factor) in enumerate(zip(subscripts, factors)):
         distinct, ties = untied(mine, set(spec) | set(output) | set("".join(subscripts)))
         others = [s for j, s in enumerate(subscripts) if j != k] + [pair for pair, _ in ties]
@@ -120,8 +117,24 @@ def einsum(b, node, g):
             missing = tuple(i for i, c in enumerate(distinct) if c not in seen)
             gk = b.op("broadcast_to", b.op("expand_dims", gk, b.const(missing)),
                       _spread_shape(b, distinct, missing, subscripts, factors, factor))
-        out.append(gk)
-    return none_for_rest(node, *out)
+        out[at[k]] = gk
+    return tuple(out)
+
+
+def einsum_operands(node) -> tuple:
+    """The subscripts as one string and the position of each factor among the operands, from
+    `np.einsum('ij,jk->ik', a, b)` or the interleaved `np.einsum(a, [0, 1], b, [1, 2], [0, 2])`."""
+    operands = node.operands[:explicit_arguments(node)]
+    first = operands[0]
+    if first.op == "const" and isinstance(first.value, str):
+        return first.value, list(range(1, len(operands)))
+    positions = list(range(0, len(operands) - 1, 2))
+    labels = [static_value(operands[p + 1], "the einsum subscripts") for p in positions]
+    if len(operands) % 2:
+        labels.append(static_value(operands[-1], "the einsum output subscripts"))
+    letters = string.ascii_uppercase + string.ascii_lowercase        # NumPy's own: 0 is 'A', 26 is 'a'
+    words = ["".join("..." if label is Ellipsis else letters[label] for label in word) for word in labels]
+    return ",".join(words[:len(positions)]) + "".join("->" + w for w in words[len(positions):]), positions
 
 
 def spelled_out(spec: str, ranks: list) -> tuple:

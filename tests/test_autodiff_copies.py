@@ -51,14 +51,16 @@ def pad_modes(x, w):
 def einsum_ellipsis(x, w):
     y = np.einsum("...ij,jk->...ik", x, w)
     d = np.einsum("...ii->...i", np.einsum("bij,bkj->bik", x, x))
-    return np.tanh(y).sum() + (d * d).sum() + np.einsum("...i,...i", w, w).sum()
+    v = np.einsum(x, [Ellipsis, 0, 1], w, [1, 2], [Ellipsis, 2, 0])         # the interleaved form
+    return np.tanh(y).sum() + (d * d).sum() + np.einsum("...i,...i", w, w).sum() + np.sin(v).sum()
 
 
 def einsum_ellipsis_twin(x, w):
     y = anp.einsum("...ij,jk->...ik", x, w)
     g = anp.einsum("bij,bkj->bik", x, x)
     d = anp.stack([anp.diag(g[k]) for k in range(g.shape[0])])
-    return anp.sum(anp.tanh(y)) + anp.sum(d * d) + anp.sum(anp.einsum("...i,...i", w, w))
+    v = anp.einsum("...ab,bc->...ca", x, w)
+    return anp.sum(anp.tanh(y)) + anp.sum(d * d) + anp.sum(anp.einsum("...i,...i", w, w)) + anp.sum(anp.sin(v))
 
 
 def sort_in_place(x, w):
