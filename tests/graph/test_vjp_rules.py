@@ -306,8 +306,8 @@ case("add_reduceat", Case(((2, 5),), lambda b, x: b("add_reduceat", x, (0, 2, 3)
      Case(((5,),), lambda b, x: b("add_reduceat", x, (1, 4))))
 case("pad", Case(((2, 3),), lambda b, x: b("pad", x, ((1, 0), (0, 2))), lambda x: anp.pad(x, ((1, 0), (0, 2)), mode="constant")),
      Case(((3,),), lambda b, x: b("pad", x, 2), lambda x: anp.pad(x, 2, mode="constant")),
-     *[Case(((2, 3),), lambda b, x, m=m: b("pad", x, ((1, 2), (2, 1)), mode=m)) for m in ("edge", "reflect", "symmetric",
-                                                                                        "wrap")])
+     *[Case(((2, 3),), lambda b, x, m=m: b("pad", x, ((1, 2), (2, 1)), mode=m))
+       for m in ("edge", "reflect", "symmetric", "wrap", "linear_ramp", "mean")])
 case("diag", *[Case((s,), lambda b, x, k=k: b("diag", x, k), lambda x, k=k: anp.diag(x, k))
                for s, k in [((3,), 0), ((3,), 1), ((3, 3), 1)]],
      *[Case((s,), lambda b, x, k=k: b("diag", x, k))            # autograd assumes square matrices
