@@ -13,7 +13,8 @@ The cotangent of each copy is added back onto the element it copies:
 - pad: per padded axis, the middle slice of `g` plus each run of the border (consecutive copies of
   consecutive elements, either way, or of one element) laid back onto the elements it copies; in
   the modes whose border combines elements (linear_ramp, mean, reflect_type='odd'), the border's
-  cotangent contracted with the border rows of the axis's Jacobian.
+  cotangent contracted with the border rows of the axis's Jacobian; in maximum/minimum, summed
+  onto the extreme elements near the border.
 
 Where each copy came from is decided at compile time from the op's arguments (graph/vjp_common.py),
 but for the sorting permutation and run-time counts.
@@ -27,7 +28,8 @@ import numpy as np
 
 from .literals import OperandRef
 from .vjp_arrays import along_axis
-from .vjp_common import argument, argument_node, differentiable, known_rank, none_for_rest, rank, static_shape
+from .vjp_common import (argument, argument_node, differentiable, known_rank, none_for_rest, np_dtype, rank,
+                         static_shape)
 
 
 # --- sort: a permutation of each line -------------------------------------------------------------
@@ -131,6 +133,7 @@ def add_reduceat(b, node, g):
 # --- pad: the borders copy elements near them ------------------------------------------------------
 COPYING = ("edge", "reflect", "symmetric", "wrap")
 LINEAR = ("linear_ramp", "mean")               # each border element a fixed combination of x's elements
+EXTREMES = {"maximum": "max", "minimum": "min"}  # each border element the extreme of elements near it
 JACOBIAN_LIMIT = 1 << 20                      # elements of the per-axis Jacobian a linear mode builds
 LITERAL_LIMIT = 1 << 12                       # elements of its border rows written into the gradient
 
@@ -139,27 +142,30 @@ def pad(b, node, g):
     """`np.pad(x, pad_width, mode)`: the middle of `g` is `x`'s own. In the copying modes each
     border element adds its cotangent onto the element it copies; in the other linear modes
     (linear_ramp, mean, reflect_type='odd') the border's cotangent goes back through the border
-    rows of the axis's Jacobian. NumPy pads one axis after the other, each a linear map along its
-    axis, so the borders fold back one axis at a time."""
+    rows of the axis's Jacobian; in maximum/minimum to the extreme elements. NumPy pads one axis
+    after the other (the later axes pad the earlier ones' borders too), so the borders fold back
+    one axis at a time, the last first."""
     x = node.operands[0]
     shape = static_shape(x, "the padded array")
     mode = argument(node, 2, "mode", "constant")
     widths = pad_widths(argument(node, 1, "pad_width"), len(shape))
     if mode == "constant":
         return pad_constant(b, node, g, shape, widths)
-    if mode not in COPYING + LINEAR:
-        raise NotImplementedError(f"np.pad with mode={mode!r}: its border depends on which elements are largest "
-                                  f"or in the middle (the modes with a gradient: 'constant', "
-                                  f"{', '.join(repr(m) for m in COPYING + LINEAR)})" if isinstance(mode, str)
-                                  else "np.pad with a function as its mode")
+    if mode not in COPYING + LINEAR + tuple(EXTREMES):
+        raise NotImplementedError(f"np.pad with mode={mode!r} (the modes with a gradient: 'constant', "
+                                  f"{', '.join(repr(m) for m in COPYING + LINEAR + tuple(EXTREMES))})"
+                                  if isinstance(mode, str) else "np.pad with a function as its mode")
     options = {}
     if mode in ("reflect", "symmetric"):
         options["reflect_type"] = argument(node, None, "reflect_type", "even")
-    stat_length = argument(node, None, "stat_length") if mode == "mean" else None
-    for axis, ((before, after), n) in enumerate(zip(widths, shape)):
+    stat_length = argument(node, None, "stat_length") if mode in ("mean",) + tuple(EXTREMES) else None
+    for axis in reversed(range(len(shape))):
+        (before, after), n = widths[axis], shape[axis]
         if not (before or after):
             continue
-        if mode in COPYING and options.get("reflect_type", "even") == "even":
+        if mode in EXTREMES:
+            g = fold_extreme(b, x, g, axis, widths, mode, stat_length)
+        elif mode in COPYING and options.get("reflect_type", "even") == "even":
             source = np.pad(np.arange(n), (before, after), mode=mode)     # where each element came from
             g = fold_border(b, g, axis, len(shape), source, before, n)
         else:
@@ -168,6 +174,31 @@ def pad(b, node, g):
             jacobian = border_jacobian(n, before, after, mode, options).astype(float_dtype(x))
             g = fold_linear(b, g, axis, len(shape), jacobian, before, n)
     return none_for_rest(node, g)
+
+
+def fold_extreme(b, x, g, axis: int, widths: list, mode: str, stat_length):
+    """Modes maximum/minimum: each border element along `axis` is the extreme of the first (last)
+    `stat_length` elements of the array padded along the earlier axes only (recomputed here);
+    the border's summed cotangent goes to the elements equal to that extreme, shared among ties."""
+    r, n = len(widths), static_shape(x)[axis]
+    before, after = widths[axis]
+    earlier = tuple(tuple(w) if k < axis else (0, 0) for k, w in enumerate(widths))
+    attrs = {"mode": mode} if stat_length is None else {"mode": mode, "stat_length": stat_length}
+    y = b.op("pad", x, b.const(earlier), **attrs) if any(map(any, earlier)) else x
+    first, last = (n, n) if stat_length is None else (min(s, n) for s in pad_widths(stat_length, r)[axis])
+    total = b.op("getitem", g, index=along_axis(axis, slice(before, before + n)))
+    for (start, stop), (low, high) in (((0, before), (0, first)), ((before + n, before + n + after), (n - last, n))):
+        if start == stop:
+            continue
+        border = b.op("sum", b.op("getitem", g, index=along_axis(axis, slice(start, stop))), axis=axis, keepdims=True)
+        window = y if (low, high) == (0, n) else b.op("getitem", y, index=along_axis(axis, slice(low, high)))
+        hit = b.op("eq", window, b.op(EXTREMES[mode], window, axis=axis, keepdims=True))
+        count = b.op("sum", hit, axis=axis, keepdims=True, dtype=np_dtype(float_dtype(x)))
+        share = b.op("where", hit, b.op("truediv", border, count), b.const(0.0))
+        if (low, high) != (0, n):
+            share = b.op("pad", share, b.const(tuple((low, n - high) if k == axis else (0, 0) for k in range(r))))
+        total = b.op("add", total, share)
+    return total
 
 
 def pad_widths(pad_width, r: int) -> list:

@@ -44,6 +44,9 @@ def pad_modes(x, w):
     for mode in ("edge", "reflect", "symmetric", "wrap", "constant", "linear_ramp", "mean"):
         p = np.pad(x * w, ((1, 2), (4, 1)), mode=mode)
         total = total + (p * p).sum() + p[0, 0] * 3.0
+    big = np.pad(x * w, ((1, 2), (4, 1)), mode="maximum", stat_length=2)
+    small = np.pad(x, 2, mode="minimum")
+    total = total + (big * big).sum() + (small * np.arange(7.0)).sum()
     odd = np.pad(w, (2, 3), mode="symmetric", reflect_type="odd")
     return total + (np.pad(w, 2, mode="reflect") * np.arange(7.0)).sum() + (odd * odd).sum()
 
