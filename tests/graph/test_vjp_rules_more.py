@@ -1,10 +1,11 @@
-"""The gradients of the ops that copy elements (np.sort, np.repeat, np.pad) and of np.einsum with
-`...` and repeated subscripts, over many axes, modes, counts and shapes.
+"""The gradients of the ops that copy elements (np.sort, np.repeat, np.pad in each mode with a
+gradient) and of np.einsum with `...`, repeated subscripts and the interleaved form, over many
+axes, modes, options, counts and shapes.
 
 Each case runs through the harness of test_vjp_rules.py (interpreter and emitted NumPy agree, the
-gradient matches central finite differences, and autograd where it differentiates the op). These
-ops are linear in `x` (sort piecewise), so each gradient is also checked exactly against the
-transposed Jacobian built by NumPy itself: the op applied to every basis vector.
+gradient matches central finite differences, and autograd where it differentiates the op). Most
+of these ops are linear in `x` (sort piecewise), so their gradients are also checked exactly
+against the transposed Jacobian built by NumPy itself: the op applied to every basis vector.
 """
 
 from __future__ import annotations
