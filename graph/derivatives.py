@@ -7,9 +7,10 @@ shape. The transform (graph/autodiff/transform.py) sums what each operand receiv
 operand's shape (undoing broadcasting), so rules never think about broadcasting. A tuple operand
 may receive a dict `{item: cotangent}`.
 
-The rules live in graph/vjp_elementwise.py, graph/vjp_arrays.py and graph/vjp_linalg.py; this
-module is the table. Every op of the op table is in exactly one of `RULES`, `WHY_NOT` (why it is
-not differentiable, in words a user understands) and `BY_TRANSFORM` (the transform handles it).
+The rules live in graph/vjp_elementwise.py, graph/vjp_arrays.py, graph/vjp_copies.py and
+graph/vjp_linalg.py; this module is the table. Every op of the op table is in exactly one of
+`RULES`, `WHY_NOT` (why it is not differentiable, in words a user understands) and `BY_TRANSFORM`
+(the transform handles it).
 docs/ops.md lists them.
 """
 
@@ -18,6 +19,7 @@ from __future__ import annotations
 import math
 
 from . import vjp_arrays as A
+from . import vjp_copies as C
 from . import vjp_elementwise as E
 from . import vjp_linalg as L
 
@@ -53,8 +55,8 @@ RULES: dict = {
     "reshape": A.reshape_back, "ravel": A.reshape_back, "squeeze": A.reshape_back, "expand_dims": A.reshape_back,
     "atleast_1d": A.reshape_back, "atleast_2d": A.reshape_back, "copy_flat": A.reshape_back,
     "T": A.transpose, "transpose": A.transpose, "swapaxes": A.same_op, "moveaxis": A.moveaxis,
-    "broadcast_to": A.broadcast_to, "flip": A.flip, "roll": A.roll, "tile": A.tile, "repeat": A.repeat,
-    "pad": A.pad, "diag": A.diag, "triu": A.triu, "tril": A.triu, "diff": A.diff, "sort": A.sort,
+    "broadcast_to": A.broadcast_to, "flip": A.flip, "roll": A.roll, "tile": A.tile, "repeat": C.repeat,
+    "pad": C.pad, "diag": A.diag, "triu": A.triu, "tril": A.triu, "diff": A.diff, "sort": C.sort,
     "concatenate": A.concatenate, "stack": A.stack, "hstack": A.hstack, "vstack": A.vstack,
     "copy": A.identity, "ascontiguousarray": A.identity, "asarray": A.as_array, "array": A.as_array,
     "astype": A.astype, "float": A.to_float, "item": A.item,
@@ -68,7 +70,7 @@ RULES: dict = {
     "ones_like": A.constant, "empty_like": A.constant, "eye": A.constant, "arange": A.constant,
     "full": A.full, "full_like": A.full, "linspace": A.linspace,
     # the backward pass's own ops (a gradient of a gradient goes through them)
-    "sum_to": A.sum_to,
+    "sum_to": A.sum_to, "add_reduceat": C.add_reduceat,
 }
 
 # Rules that send nothing back: the gradient is zero (docs/ops.md lists these ops apart).

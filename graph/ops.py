@@ -440,8 +440,11 @@ _add(OpDef("copy_flat", None, "method", "flatten", arity=1,
 # --- Autodiff: what the backward pass needs beyond the ops above -----------------------------
 _add(OpDef("sum_to", sum_to, "call", "_sum_to", arity=2, infer=lambda nodes, attrs: nodes[1].type,
            doc="`_sum_to(g, like)`: `g` summed over the axes broadcasting stretched, to `like`'s shape "
-           "(graph/unbroadcast.py; the backward pass uses it where shapes are known only at run time)",
-           result="fresh"))
+           "(graph/unbroadcast.py; the backward pass uses it where shapes are known only at run time; `g` itself "
+           "when nothing is summed)", result="view"))
+_add(OpDef("add_reduceat", np.add.reduceat, "call", "np.add.reduceat", arity=2, infer=R.by_evaluation(np.add.reduceat),
+           doc="`np.add.reduceat(a, starts, axis=...)`: sums of the segments of `a` from each start to the next "
+           "(the backward pass of `np.repeat` with a count per element)", result="fresh"))
 # A gradient asked for inside compiled code (`grad_fn(x)` in a jitted function) is built after the
 # passes that run before differentiation (graph/autodiff/pending.py), so at O2 it sees vectorized
 # loops; until then it is this placeholder, and the values it is taken with respect to (or cut off

@@ -245,20 +245,52 @@ def after_metadata_write(t: Type, name: str, value) -> Type:
 
 
 def by_evaluation(fn: Callable) -> Callable:
-    """Apply `fn` to stand-ins (shapes known and small enough); otherwise an unknown array."""
+    """Apply `fn` to stand-ins (shapes known and small enough); otherwise an unknown array. A
+    run-time integer operand may be a size or a count (`np.arange(n)`, `np.repeat(a, counts)`):
+    `fn` is applied again with zeros in its place, and the axes whose length changed are unknown."""
     def rule(nodes, attrs) -> Type:
         try:
             probes = [_probe(n) for n in nodes]
         except _Unknown:
             return ANY_ARRAY
-        try:
-            with warnings.catch_warnings(), np.errstate(all="ignore"):
-                warnings.simplefilter("ignore")
-                out = fn(*probes, **_kwargs(attrs))
-        except Exception:
+        out = _evaluate(fn, probes, attrs)
+        if out is _FAILED:
             return ANY_ARRAY
-        return type_of_value(out) if not isinstance(out, (list, tuple)) else type_of_value(tuple(out))
+        t = type_of_value(out) if not isinstance(out, (list, tuple)) else type_of_value(tuple(out))
+        counts = [k for k, n in enumerate(nodes) if _runtime_integer(n)]
+        if counts and isinstance(t, ArrayType) and t.shape is not None:
+            other = _evaluate(fn, [np.zeros_like(p) if k in counts else p for k, p in enumerate(probes)], attrs)
+            if not isinstance(other, np.ndarray) or other.ndim != len(t.shape):
+                return ArrayType(t.dtype, None)
+            t = ArrayType(t.dtype, tuple(d if d == e else None for d, e in zip(t.shape, other.shape)))
+        return t
     return rule
+
+
+_FAILED = object()
+
+
+def _evaluate(fn: Callable, probes: list, attrs: dict) -> Any:
+    """`fn` applied to the probes, keyword operands (attr `kw` names the last ones) by keyword;
+    `_FAILED` when it raises."""
+    kw = attrs.get("kw", ())
+    positional = len(probes) - len(kw)
+    try:
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            return fn(*probes[:positional], **dict(zip(kw, probes[positional:])), **_kwargs(attrs))
+    except Exception:
+        return _FAILED
+
+
+def _runtime_integer(node) -> bool:
+    """An integer known only at run time (a number or an array of them)."""
+    t = node.type
+    if node.op == "const":
+        return False
+    if isinstance(t, ScalarType):
+        return t.kind == "int"
+    return isinstance(t, ArrayType) and t.dtype is not None and t.dtype.startswith(("int", "uint"))
 
 
 def _probe(node) -> Any:

@@ -15,8 +15,7 @@ import numpy as np
 
 from .literals import OperandRef
 from .types import ArrayType, ScalarType, TupleType
-from .vjp_common import (argument, differentiable, explicit_arguments, known_rank, none_for_rest, np_dtype, rank,
-                         static_shape, static_value)
+from .vjp_common import argument, known_rank, none_for_rest, np_dtype, rank, static_shape, static_value
 from .vjp_elementwise import choose
 
 
@@ -217,7 +216,8 @@ def moveaxis(b, node, g):
     return none_for_rest(node, b.op("moveaxis", g, b.const(destination), b.const(source)))
 
 
-def _index(axis: int, item) -> tuple:
+def along_axis(axis: int, item) -> tuple:
+    """An index reading `item` along `axis` (every element of the axes before it)."""
     return (slice(None),) * axis + (item,)
 
 
@@ -225,7 +225,7 @@ def _pieces(b, g, sizes, axis):
     """`g` cut along `axis` into consecutive pieces of the given sizes."""
     out, start = [], 0
     for size in sizes:
-        out.append(b.op("getitem", g, index=_index(axis, slice(start, start + size))))
+        out.append(b.op("getitem", g, index=along_axis(axis, slice(start, start + size))))
         start += size
     return out
 
@@ -270,7 +270,7 @@ def stack(b, node, g):
     _, types = _items(node)
     shapes = [_item_shape(t) for t in types]
     axis = argument(node, 1, "axis", 0) % (len(shapes[0]) + 1)
-    pieces = [b.op("getitem", g, index=_index(axis, k)) for k in range(len(shapes))]
+    pieces = [b.op("getitem", g, index=along_axis(axis, k)) for k in range(len(shapes))]
     return _joined(b, node, pieces)
 
 
@@ -304,35 +304,6 @@ def tile(b, node, g):
     split = tuple(d for pair in zip(reps_n, shape_n) for d in pair)
     summed = b.op("sum", b.op("reshape", g, b.const(split)), axis=tuple(range(0, 2 * axes, 2)))
     return none_for_rest(node, b.op("reshape", summed, b.const(shape)))
-
-
-def repeat(b, node, g):
-    """Each element's copies sit next to each other: a new axis of the copies, summed away."""
-    x = node.operands[0]
-    shape = static_shape(x, "the repeated array")
-    repeats, axis = argument(node, 1, "repeats"), argument(node, 2, "axis")
-    if not isinstance(repeats, int):
-        raise NotImplementedError("np.repeat with a different count per element")
-    if axis is None:
-        flat = b.op("sum", b.op("reshape", g, b.const((math.prod(shape), repeats))), axis=1)
-        return none_for_rest(node, b.op("reshape", flat, b.const(shape)))
-    axis %= len(shape)
-    split = shape[:axis + 1] + (repeats,) + shape[axis + 1:]
-    return none_for_rest(node, b.op("sum", b.op("reshape", g, b.const(split)), axis=axis + 1))
-
-
-def pad(b, node, g):
-    """Constant padding: the cotangent of the middle, where `x` was copied."""
-    x = node.operands[0]
-    shape = static_shape(x, "the padded array")
-    mode = argument(node, 2, "mode", "constant")
-    if mode != "constant":
-        raise NotImplementedError(f"np.pad with mode={mode!r}")
-    if explicit_arguments(node) > 3 or any(differentiable(o) for o in node.operands[2:]):
-        raise NotImplementedError("np.pad with differentiable `constant_values`")
-    widths = np.broadcast_to(np.asarray(argument(node, 1, "pad_width"), dtype=int), (len(shape), 2))
-    index = tuple(slice(int(before), int(before) + n) for (before, _), n in zip(widths, shape))
-    return none_for_rest(node, b.op("getitem", g, index=index))
 
 
 def diag(b, node, g):
@@ -369,19 +340,6 @@ def diff(b, node, g):
 
 def triu(b, node, g):
     return same_op(b, node, g)
-
-
-def sort(b, node, g):
-    """The sorted elements go back to where they came from: `g[np.argsort(np.argsort(x))]`."""
-    x = node.operands[0]
-    axis = argument(node, 1, "axis", -1)
-    r = known_rank(x)
-    if axis is not None and r != 1:
-        raise NotImplementedError("np.sort along an axis of an array with more than one axis")
-    source = x if axis is not None else b.op("ravel", x)
-    places = b.op("argsort", b.op("argsort", source, kind="stable"), kind="stable")
-    gx = b.op("getitem", g, places, index=(OperandRef(1),))
-    return none_for_rest(node, gx if axis is not None else b.op("reshape", gx, b.shape_of(x)))
 
 
 def take(b, node, g):

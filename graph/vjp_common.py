@@ -97,16 +97,21 @@ def static_value(node: Node, what: str = "this argument") -> Any:
     raise NotImplementedError(f"{what} must be known at compile time")
 
 
-def argument(node: Node, position: int, name: str, default: Any = None) -> Any:
+def argument(node: Node, position: Optional[int], name: str, default: Any = None) -> Any:
     """The compile-time value of the op's argument `name`: given as operand `position`, as a
     keyword operand (attr `kw` names the trailing operands) or as an attribute."""
+    operand = argument_node(node, position, name)
+    return node.attrs.get(name, default) if operand is None else static_value(operand, f"`{name}`")
+
+
+def argument_node(node: Node, position: Optional[int], name: str) -> Optional[Node]:
+    """The operand holding the op's argument `name` (given as operand `position`, None for a
+    keyword-only argument, or as a keyword operand), or None when it is an attribute or not given."""
     kw = node.attrs.get("kw", ())
     positional = len(node.operands) - len(kw)
     if name in kw:
-        return static_value(node.operands[positional + list(kw).index(name)], f"`{name}`")
-    if position < positional:
-        return static_value(node.operands[position], f"`{name}`")
-    return node.attrs.get(name, default)
+        return node.operands[positional + list(kw).index(name)]
+    return node.operands[position] if position is not None and position < positional else None
 
 
 def explicit_arguments(node: Node) -> int:

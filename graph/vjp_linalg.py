@@ -9,7 +9,9 @@ whose output subscripts are the factor's own for `np.einsum`.
 
 from __future__ import annotations
 
-from .vjp_common import argument, known_rank, rank, static_shape, static_value
+import string
+
+from .vjp_common import argument, explicit_arguments, known_rank, np_dtype, rank, static_shape, static_value
 from .vjp_elementwise import mul
 
 
@@ -94,31 +96,97 @@ def _in_order(b, value, axes: list):
 
 def einsum(b, node, g):
     """Each factor's cotangent is the einsum of `g` with the other factors, whose output is the
-    factor's subscripts; a subscript only the factor has is broadcast back."""
-    spec = static_value(node.operands[0], "the einsum subscripts")
-    if not isinstance(spec, str) or "..." in spec:
-        raise NotImplementedError("np.einsum with `...` or operands given in the interleaved form")
-    spec = spec.replace(" ", "")
-    inputs, _, output = spec.partition("->")
-    subscripts = inputs.split(",")
-    if "->" not in spec:
-        letters = "".join(subscripts)
-        output = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
-    factors = node.operands[1:]
-    out = [None]
+    factor's subscripts. `...` is spelled out in letters of its own first; a subscript repeated in
+    a factor (a diagonal) is renamed and tied to the first by an `np.eye` factor; a subscript only
+    the factor has is broadcast back. Size-1 axes broadcast against longer ones come back long:
+    the transform sums them back."""
+    spec, at = einsum_operands(node)
+    factors = [node.operands[p] for p in at]
+    subscripts, output = spelled_out(spec, [known_rank(f, "an einsum operand") for f in factors])
+    out = [None] * len(node.operands)
     for k, (mine, factor) in enumerate(zip(subscripts, factors)):
-        if len(set(mine)) != len(mine):
-            raise NotImplementedError(f"np.einsum with a repeated subscript in {mine!r} (a diagonal)")
-        others = [s for j, s in enumerate(subscripts) if j != k]
+        distinct, ties = untied(mine, set(spec) | set(output) | set("".join(subscripts)))
+        others = [s for j, s in enumerate(subscripts) if j != k] + [pair for pair, _ in ties]
         seen = set(output).union(*others)
-        kept = "".join(c for c in mine if c in seen)
-        spec_k = ",".join([output] + others) + "->" + kept
-        gk = b.op("einsum", b.const(spec_k), g, *[f for j, f in enumerate(factors) if j != k])
-        if kept != mine:
-            missing = tuple(i for i, c in enumerate(mine) if c not in seen)
-            gk = b.op("broadcast_to", b.op("expand_dims", gk, b.const(missing)), b.shape_of(factor))
-        out.append(gk)
+        kept = "".join(c for c in distinct if c in seen)
+        shape = static_shape(factor, "an einsum operand") if ties else None
+        eyes = [b.op("eye", b.const(shape[mine.index(pair[0])]), **same_dtype(factor)) for pair, _ in ties]
+        gk = b.op("einsum", b.const(",".join([output] + others) + "->" + kept), g,
+                  *[f for j, f in enumerate(factors) if j != k], *eyes)
+        if kept != distinct:
+            missing = tuple(i for i, c in enumerate(distinct) if c not in seen)
+            gk = b.op("broadcast_to", b.op("expand_dims", gk, b.const(missing)),
+                      _spread_shape(b, distinct, missing, subscripts, factors, factor))
+        out[at[k]] = gk
     return tuple(out)
+
+
+def einsum_operands(node) -> tuple:
+    """The subscripts as one string and the position of each factor among the operands, from
+    `np.einsum('ij,jk->ik', a, b)` or the interleaved `np.einsum(a, [0, 1], b, [1, 2], [0, 2])`."""
+    operands = node.operands[:explicit_arguments(node)]
+    first = operands[0]
+    if first.op == "const" and isinstance(first.value, str):
+        return first.value, list(range(1, len(operands)))
+    positions = list(range(0, len(operands) - 1, 2))
+    labels = [static_value(operands[p + 1], "the einsum subscripts") for p in positions]
+    if len(operands) % 2:
+        labels.append(static_value(operands[-1], "the einsum output subscripts"))
+    letters = string.ascii_uppercase + string.ascii_lowercase        # NumPy's own: 0 is 'A', 26 is 'a'
+    words = ["".join("..." if label is Ellipsis else letters[label] for label in word) for word in labels]
+    return ",".join(words[:len(positions)]) + "".join("->" + w for w in words[len(positions):]), positions
+
+
+def spelled_out(spec: str, ranks: list) -> tuple:
+    """The subscripts of each operand and of the output with `...` replaced by letters of its own
+    (aligned to the right, as its axes broadcast), and the output written out when implicit."""
+    spec = spec.replace(" ", "")
+    inputs, arrow, output = spec.partition("->")
+    subscripts = inputs.split(",")
+    widths = [r - len(s.replace("...", "")) for s, r in zip(subscripts, ranks) if "..." in s]
+    free = [c for c in string.ascii_letters if c not in spec]
+    ellipsis = "".join(free[:max(widths, default=0)])
+    if not arrow:
+        letters = "".join(s.replace("...", "") for s in subscripts)
+        output = ("..." if widths else "") + "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+    subscripts = [s.replace("...", ellipsis[len(ellipsis) - (r - len(s) + 3):] if "..." in s else "")
+                  for s, r in zip(subscripts, ranks)]
+    return subscripts, output.replace("...", ellipsis)
+
+
+def untied(mine: str, taken: set) -> tuple:
+    """`mine` with each repeat of a subscript renamed to an unused letter, and the `(pair, letter)`
+    ties (`"ij"`: j is a renamed i) the cotangent's `np.eye` factors make."""
+    free = (c for c in string.ascii_letters if c not in taken)
+    distinct, ties = "", []
+    for c in mine:
+        if c in distinct:
+            renamed = next(free)
+            ties.append((c + renamed, renamed))
+            c = renamed
+        distinct += c
+    return distinct, ties
+
+
+def same_dtype(factor) -> dict:
+    """`dtype=` keeping a float32 factor's cotangent float32 (np.eye makes float64)."""
+    dtype = getattr(factor.type, "dtype", None)
+    return {"dtype": np_dtype(dtype)} if dtype and dtype.startswith("float") and dtype != "float64" else {}
+
+
+def _spread_shape(b, distinct, missing, subscripts, factors, factor):
+    """The shape the cotangent takes with the subscripts only `factor` has put back: the length
+    of each subscript in the einsum (not a broadcast 1), or the factor's shape when not known."""
+    try:
+        shapes = [static_shape(f) for f in factors]
+    except NotImplementedError:
+        return b.shape_of(factor)
+    lengths: dict = {}
+    for s, shape in zip(subscripts, shapes):
+        for c, n in zip(s, shape):
+            lengths[c] = max(lengths.get(c, 1), n)
+    own = static_shape(factor)
+    return b.const(tuple(own[i] if i in missing else lengths.get(c, own[i]) for i, c in enumerate(distinct)))
 
 
 # --- sliding windows ------------------------------------------------------------------------------

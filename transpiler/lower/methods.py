@@ -95,6 +95,11 @@ def array_method(state, method: MethodVal, args: list, kwargs: dict, span) -> No
     op_name = _ops.METHOD_OPS.get(name)
     if op_name is None and not isinstance(method.obj.type, ArrayType) and not _from_numpy(method.obj):
         return object_method(state, method, args, kwargs, span)
+    if name == "sort" and isinstance(method.obj.type, ArrayType):
+        # `a.sort(axis)` sorts in place: `a[...] = np.sort(a, axis)`, a write every pass (and autodiff) sees
+        ordered = state.op_call("sort", [method.obj] + list(args), kwargs, span)
+        state.emit("setitem", [method.obj, ordered], {"index": (Ellipsis,)}, span)
+        return Static(None)
     if op_name is None:
         if isinstance(method.obj.type, ArrayType) and not callable(getattr(np.ndarray, name, None)):
             raise LoweringError(f"arrays have no method `.{name}()`", span)
