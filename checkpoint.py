@@ -271,7 +271,7 @@ def read(path: str) -> tuple[dict, dict]:
         raise CheckpointError(f"load_checkpoint: {path!r} is truncated or corrupt (its header runs past the end)")
     try:
         header = json.loads(blob[PREFIX_BYTES:PREFIX_BYTES + header_bytes].decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
+    except (UnicodeDecodeError, ValueError, RecursionError):   # a hostile header may nest without end
         raise CheckpointError(f"load_checkpoint: {path!r} is corrupt (its header is not valid JSON)") from None
     data_bytes = header.get("data_bytes") if isinstance(header, dict) else None
     if not isinstance(data_bytes, int) or data_bytes < 0:

@@ -414,10 +414,11 @@ def test_two_tensors_of_one_name_and_a_header_that_is_not_json(tmp_path):
                     "tensors": [entry, entry]}, b"\0" * 4)
     with pytest.raises(ms.CheckpointError, match="two tensors named 'w'"):
         ms.load_checkpoint(str(path))
-    body = MAGIC + (3).to_bytes(8, "little") + b"{x}"
-    path.write_bytes(body + hashlib.sha256(body).digest())
-    with pytest.raises(ms.CheckpointError, match="not valid JSON"):
-        ms.load_checkpoint(str(path))
+    for header in (b"{x}", b"[" * 100_000 + b"]" * 100_000, b"\xff\xfe"):
+        body = MAGIC + len(header).to_bytes(8, "little") + header
+        path.write_bytes(body + hashlib.sha256(body).digest())
+        with pytest.raises(ms.CheckpointError, match="not valid JSON"):
+            ms.load_checkpoint(str(path))
 
 
 def test_the_checkpoint_module_never_unpickles():
