@@ -23,6 +23,7 @@ import numpy as np
 
 from . import compiler
 from . import context as _ctx
+from . import jit_options
 from .backends import dispatch as _dispatch
 from .backends.cache_policy import Entry, EntryCache, map_entry_error
 from .context import JitConfig
@@ -33,7 +34,8 @@ class JitFunction:
 
     def __init__(self, fn: Callable, jit_config: Optional[JitConfig] = None, jit_level: Optional[str] = None,
                  exec_mode: Optional[str] = None, fullgraph: Optional[bool] = None, *, cache: Optional[bool] = None,
-                 static_argnums=None, static_argnames=None, dynamic=None, transform: Optional[Callable] = None):
+                 static_argnums=None, static_argnames=None, dynamic=None, transform: Optional[Callable] = None,
+                 input_signature=None):
         self.fn = fn
         self.transform = transform        # a graph transform after lowering (graphjit.grad gives one)
         self.__graphjit_fn__ = _unwrap(fn)
@@ -48,6 +50,9 @@ class JitFunction:
         self.static_argnums = _as_tuple(static_argnums)
         self.static_argnames = _as_tuple(static_argnames)
         self._static = _static_names(self._names, self.static_argnums, self.static_argnames)
+        self.input_signature = jit_options.InputSignature.build(input_signature, self._names, dynamic)
+        if self.input_signature is not None:
+            dynamic = self.input_signature.dynamic
         self.dynamic = _dynamic_spec(self._names, dynamic)
         self._kinds = ["static" if n in self._static else ("dynamic", self.dynamic[n]) if n in self.dynamic
                        else None for n in self._names]
@@ -118,6 +123,8 @@ class JitFunction:
 
     def _entry(self, args: tuple) -> Entry:
         """The entry for these arguments: found (guards re-checked), reused, loaded or compiled."""
+        if self.input_signature is not None:   # entries are made only for matching calls: the fast path needs no check
+            self.input_signature.check(args, self.__graphjit_fn__.__qualname__)
         return self.entries.entry(args, self.config(args[0] if args else None), self._front_end)
 
     def _front_end(self, args: tuple, config: JitConfig):
@@ -247,7 +254,9 @@ def _dynamic_spec(names: list, dynamic) -> dict:
 
 def jit(function: Optional[Callable] = None, *, jit_config: Optional[JitConfig] = None,
         jit_level: Optional[str] = None, exec_mode: Optional[str] = None, fullgraph: Optional[bool] = None,
-        cache: Optional[bool] = None, static_argnums=None, static_argnames=None, dynamic=None, **options):
+        cache: Optional[bool] = None, static_argnums=None, static_argnames=None, dynamic=None,
+        capture_mode: str = "ast", backend: str = "", input_signature=None, fn: Optional[Callable] = None,
+        mode: str = "PSJit", hash_args=None, compile_once: bool = False, **options):
     """Compile a function, method, `Cell.construct` or Cell instance into a static graph.
 
     Usable as `@jit`, `@jit(jit_config=JitConfig(jit_level="O2"))` and `jit(fn)`.
@@ -258,11 +267,24 @@ def jit(function: Optional[Callable] = None, *, jit_config: Optional[JitConfig] 
             (hashable), even arrays' neighbours such as NumPy scalars.
         dynamic: True, a parameter name or names, or {name: [axes]}: those dimensions are keyed
             by rank only and the code is generated shape-generic (no recompile when they change).
+            MindSpore's `dynamic=1` is `True`, `dynamic=0` the default.
+        input_signature: MindSpore 2.2-2.5's Tensors (anything with `shape` and `dtype`) for the
+            parameters, in order or by name; their None (or -1) dimensions are dynamic, and a call
+            whose array has another dtype or static dimension raises TypeError, as in MindSpore.
+
+    MindSpore's keywords without an effect here (docs/jit-keywords.md) are accepted and, for the
+    values that would change what MindSpore does, warn once with a GraphjitWarning saying why:
+    `capture_mode` ("ast"; "bytecode" and "trace" warn), `mode` ("PSJit"; "PIJit" warns),
+    `backend` ("" or "ms_backend"; "GE" warns), `compile_once=True` (warns), `hash_args` (silent:
+    graphjit guards free variables anyway) and the backend `**options` `disable_format_transform`,
+    `exec_order`, `ge_options`, `infer_boost` (warn). `fn=` is MindSpore 2.2-2.5's name for
+    `function`. Any other keyword is a TypeError.
     """
-    if options:
-        unknown = ", ".join(sorted(options))
-        raise TypeError(f"jit() got unexpected options: {unknown}")
-    extra = dict(cache=cache, static_argnums=static_argnums, static_argnames=static_argnames, dynamic=dynamic)
+    function = jit_options.function_argument(function, fn)
+    jit_options.check_keywords(dict(capture_mode=capture_mode, mode=mode, backend=backend,
+                                    compile_once=compile_once, hash_args=hash_args), options)
+    extra = dict(cache=cache, static_argnums=static_argnums, static_argnames=static_argnames,
+                 dynamic=jit_options.dynamic_argument(dynamic), input_signature=input_signature)
 
     def wrap(fn):
         if getattr(fn, "__graphjit_cell__", False) and not isinstance(fn, type):

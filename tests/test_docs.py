@@ -1,10 +1,12 @@
-"""The docs cannot drift: docs/ops.md is what docs/gen_ops.py renders from the op table, and every
-graph example in docs/graph-text.md parses and prints back exactly as written."""
+"""The docs cannot drift: docs/ops.md is what docs/gen_ops.py renders from the op table, docs/nn.md what
+docs/gen_nn.py renders from `graphjit.nn` and `graphjit.ops`, and every graph example in
+docs/graph-text.md parses and prints back exactly as written."""
 
 import importlib.util
 import pathlib
 import re
 
+import numpy as np
 import pytest
 
 from graphjit.graph import parse, verify
@@ -12,11 +14,15 @@ from graphjit.graph import parse, verify
 DOCS = pathlib.Path(__file__).resolve().parent.parent / "docs"
 
 
-def _load_gen_ops():
-    spec = importlib.util.spec_from_file_location("graphjit_docs_gen_ops", DOCS / "gen_ops.py")
+def _load_generator(name: str):
+    spec = importlib.util.spec_from_file_location(f"graphjit_docs_{name}", DOCS / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def _load_gen_ops():
+    return _load_generator("gen_ops")
 
 
 def test_ops_md_is_generated_from_the_op_table():
@@ -30,6 +36,52 @@ def test_ops_md_lists_every_op():
     text = (DOCS / "ops.md").read_text()
     for name in OPS:
         assert f"| `{name}` |" in text
+
+
+def test_nn_md_is_generated_from_the_namespaces():
+    gen_nn = _load_generator("gen_nn")
+    assert (DOCS / "nn.md").read_text() == gen_nn.render(), "docs/nn.md is out of date: run `python docs/gen_nn.py`"
+
+
+def test_nn_md_lists_every_public_name():
+    from graphjit import nn, ops
+    text = (DOCS / "nn.md").read_text()
+    for prefix, module in (("nn", nn), ("ops", ops)):
+        for name in module.__all__:
+            assert f"| `{prefix}.{name}` |" in text, f"{prefix}.{name}"
+
+
+def test_gen_nn_picks_up_a_new_layer_with_its_defaults_and_docstring(monkeypatch):
+    """A layer added to `nn.__all__` by any module appears with no edit to the generator."""
+    from graphjit import nn
+
+    class Widget(nn.Cell):
+        """A new layer: `y = x * gain`.
+
+        Details that stay out of the summary.
+        """
+
+        def __init__(self, channels: int, gain: float = 0.5, pad_mode: str = "same", dtype=np.float32,
+                     *, axis=-1, **kwargs):
+            super().__init__()
+
+        def construct(self, x):
+            return x
+
+    class Plain(nn.Cell):
+        def construct(self, x):
+            return x
+
+    monkeypatch.setattr(nn, "Widget", Widget, raising=False)
+    monkeypatch.setattr(nn, "Plain", Plain, raising=False)
+    monkeypatch.setattr(nn, "__all__", [*nn.__all__, "Widget", "Plain"])
+    text = _load_generator("gen_nn").render()
+    row = next(line for line in text.splitlines() if line.startswith("| `nn.Widget` |"))
+    assert row.startswith("| `nn.Widget` | `(channels, gain=0.5, pad_mode='same', dtype=ms.float32, *, axis=-1, "
+                          "**kwargs)` | Cell | `")
+    assert row.endswith("test_docs` | A new layer: `y = x * gain`. |")
+    assert "| `nn.Plain` | `()` | Cell |" in text
+    assert "Base class of layers" not in text.split("`nn.Plain`")[1].split("\n")[0]   # no inherited docstring
 
 
 def _graph_examples() -> list[tuple[int, str]]:

@@ -28,6 +28,9 @@ FORBIDDEN = {
     "nn": {"transpiler", "backends", "compiler", "cli", "export_load"},
     "ops": {"transpiler", "backends", "compiler", "cli", "export_load", "nn", "graph"},
     "cli": {"nn"},
+    "checkpoint": {"transpiler", "backends", "api", "compiler", "cli", "nn", "export_load", "gradients"},
+    "jit_options": {"transpiler", "backends", "api", "compiler", "cli", "nn", "export_load", "gradients",
+                    "checkpoint"},
 }
 
 
