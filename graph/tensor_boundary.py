@@ -1,0 +1,155 @@
+"""Tensor arguments in, Tensor results out: compiled code computes on plain arrays in between.
+
+A `graphjit.Tensor` (tensor.py) makes every NumPy result computed from it a Tensor, through Python
+hooks that would cost microseconds per op in compiled code. So after lowering (and differentiation),
+before the passes, `mark_tensor_boundary` views each Tensor argument as a plain array on entry
+(`as_ndarray`) and, at the return, views as Tensors the parts of the result that eager execution
+gives as Tensors (`as_tensor`). Which parts those are is a forward data-flow question over the
+graph, answered as NumPy answers it:
+
+    an array result is a Tensor when an array operand is one (ufuncs, methods, indexing, np.where,
+    np.concatenate, reductions: NumPy's `__array_ufunc__` / `__array_function__` dispatch), and
+    `Tensor(...)` makes one; `np.array`, `np.asarray`, `np.full` and `np.arange` never dispatch,
+    so they give plain arrays, and a scalar (`float(x)`, `x.shape[0]`) is never a Tensor.
+
+Values through regions follow their operands and yields (loops to a fixed point). Opaque calls (a
+fallback block, a Python call left as is) receive their Tensor operands as Tensors again.
+A "mask" is True or False for one value, or a tuple of masks for a tuple.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Sequence
+
+from ..tensor import any_tensor
+from .ir import Graph, Node
+from .types import ArrayType, TupleType
+
+MAKES_TENSOR = frozenset({"tensor"})
+# NumPy functions that never dispatch to an operand's class: their results are plain arrays
+PLAIN_RESULT = frozenset({"array", "asarray", "full", "arange", "as_ndarray"})
+OPAQUE = frozenset({"fallback", "pycall"})
+
+
+def mark_tensor_boundary(graph: Graph, arg_masks: Sequence[Any]) -> bool:
+    """Insert the entry and exit views for arguments with these masks (one per graph argument).
+    Returns whether anything is a Tensor (nothing changes otherwise)."""
+    if not any(any_tensor(m) for m in arg_masks):
+        return False
+    masks: dict = {}
+    for arg, mask in zip(graph.args, arg_masks):
+        masks[arg] = mask
+    flow(graph, masks)
+    for node in [n for n in graph.all_nodes() if n.op in OPAQUE]:
+        rewrap_operands(node, masks)
+    outputs = [wrap_result(graph, out, masks) for out in graph.outputs]
+    for arg, mask in zip(list(graph.args), arg_masks):
+        if mask is True and isinstance(arg.type, ArrayType):
+            first = graph.nodes[0] if graph.nodes else None
+            view = graph.add("as_ndarray", [arg], type=arg.type, name=arg.name, before=first)
+            for user in graph.users(arg):
+                if user is not view:
+                    graph.set_operands(user, [view if o is arg else o for o in user.operands])
+            outputs = [view if o is arg else o for o in outputs]
+    graph.set_outputs(outputs)
+    return True
+
+
+def flow(graph: Graph, masks: dict) -> None:
+    """Masks of every node of `graph` (and its regions), given its arguments' masks in `masks`."""
+    for node in graph.nodes:
+        if node.regions:
+            masks[node] = region_mask(node, masks)
+        else:
+            masks[node] = node_mask(node, masks)
+
+
+def node_mask(node: Node, masks: dict) -> Any:
+    if node.op in MAKES_TENSOR:
+        return True
+    if node.op in PLAIN_RESULT:
+        return False
+    if node.op == "tuple":
+        return tuple(masks.get(o, False) for o in node.operands)
+    if node.op == "tuple_get":
+        whole = masks.get(node.operands[0], False)
+        return whole[node.attrs["index"]] if isinstance(whole, tuple) else shaped(whole, node.type)
+    tensor = any(any_tensor(masks.get(o, False)) for o in node.operands)
+    return shaped(tensor, node.type)
+
+
+def shaped(tensor: bool, type_: Any) -> Any:
+    """`tensor` for each array (0-d included) in a value of this type; False for anything else."""
+    if isinstance(type_, TupleType):
+        return tuple(shaped(tensor, t) for t in type_.items)
+    return tensor and isinstance(type_, ArrayType)
+
+
+def region_mask(node: Node, masks: dict) -> Any:
+    """An `if`, `for_range` or `while`: region arguments take the trailing operands' masks (and, in a
+    loop, the masks of the values carried back), the result joins what the regions yield."""
+    operands = [masks.get(o, False) for o in node.operands]
+    carried = node.attrs.get("carried", 0)
+    result = None
+    for _ in range(1 + 2 * bool(carried)):    # loops: carried masks settle after one more round
+        yields = []
+        for region in node.regions:
+            k = len(region.args)
+            incoming = operands[len(operands) - k:] if k else []
+            if carried and result is not None:
+                back = list(result)[-carried:]
+                incoming = incoming[:k - carried] + [join(a, b) for a, b in zip(incoming[k - carried:], back)]
+            for arg, mask in zip(region.args, incoming):
+                masks[arg] = mask
+            flow(region, masks)
+            if region.label in ("then", "else", "body"):
+                yields.append(tuple(masks.get(o, False) for o in region.outputs))
+        joined = yields[0] if yields else ()
+        for y in yields[1:]:
+            joined = tuple(join(a, b) for a, b in zip(joined, y))
+        if carried:
+            start = operands[len(operands) - carried:]
+            joined = tuple(join(a, b) for a, b in zip(joined, start))
+        if joined == result:
+            break
+        result = joined
+    return shaped_like(result, node.type)
+
+
+def shaped_like(mask: Any, type_: Any) -> Any:
+    if isinstance(type_, TupleType) and isinstance(mask, tuple):
+        return tuple(shaped_like(m, t) for m, t in zip(mask, type_.items))
+    return shaped(any_tensor(mask), type_)
+
+
+def join(a: Any, b: Any) -> Any:
+    if isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b):
+        return tuple(join(x, y) for x, y in zip(a, b))
+    return any_tensor(a) or any_tensor(b)
+
+
+def rewrap_operands(node: Node, masks: dict) -> None:
+    """Python code the graph does not see into gets its Tensors as Tensors."""
+    graph = node.graph
+    operands = []
+    for o in node.operands:
+        mask = masks.get(o, False)
+        if any_tensor(mask):
+            o = graph.add("as_tensor", [o], {"mask": mask} if mask is not True else {}, type=o.type,
+                          span=node.span, before=node)
+            masks[o] = mask
+        operands.append(o)
+    graph.set_operands(node, operands)
+
+
+def wrap_result(graph: Graph, out: Node, masks: dict, before: Optional[Node] = None) -> Node:
+    """`out` with its Tensor parts viewed as Tensors (a returned tuple item by item), computed before
+    `before` (None: at the end)."""
+    mask = masks.get(out, False)
+    if not any_tensor(mask):
+        return out
+    if out.op == "tuple":
+        graph.set_operands(out, [wrap_result(graph, o, masks, out) for o in out.operands])
+        return out
+    return graph.add("as_tensor", [out], {"mask": mask} if mask is not True else {}, type=out.type,
+                     span=out.span, name=out.name, before=before)
