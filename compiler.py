@@ -21,7 +21,7 @@ from . import context as _ctx
 from .backends.cache_policy import CompiledEntry
 from .backends.dispatch import call_arguments, dynamic_shape
 from .context import JitConfig
-from .tensor import any_tensor, tensor_mask
+from .tensor import tensor_mask
 
 
 def compile_call(fn: Callable, sig: inspect.Signature, args: tuple, kinds: list, static: tuple,
@@ -34,9 +34,7 @@ def compile_call(fn: Callable, sig: inspect.Signature, args: tuple, kinds: list,
         options["kwargs"] = keywords
     if transform is not None:
         options["transform"] = transform
-    masks = tuple(tensor_mask(a) for a in args)
-    if any(any_tensor(m) for m in masks):
-        options["tensor_masks"] = masks
+    options["tensor_masks"] = tuple(tensor_mask(a) for a in args)
     return compile_for(fn, tuple(positional), config, **options)
 
 
@@ -54,8 +52,8 @@ def compile_for(fn: Callable, args: tuple, config: JitConfig, static: tuple = ()
                 tensor_masks: Optional[tuple] = None) -> CompiledEntry:
     """Front end, passes and backend for one call signature; errors point at the user's code.
     `transform(lowered, args, roots)` changes the lowered graph before the passes (`graphjit.grad`
-    appends the backward pass). `tensor_masks` (one per parameter, graph/tensor_boundary.py) says
-    which arguments are `graphjit.Tensor`s: the code computes on plain arrays and returns Tensors
+    appends the backward pass). `tensor_masks` (one per parameter, graph/tensor_boundary.py; none
+    given: no argument is one) says which arguments are `graphjit.Tensor`s: the code computes on plain arrays and returns Tensors
     where eager execution does."""
     from .backends.compile import compile_emitted
     from .backends.emit_numpy import emit_function
@@ -82,8 +80,7 @@ def compile_for(fn: Callable, args: tuple, config: JitConfig, static: tuple = ()
                                            lowered.consts))
             if dump is not None:
                 dump.write("after_transform.txt", str(graph))
-        if tensor_masks is not None:
-            mark_tensor_boundary(graph, tensor_masks)
+        mark_tensor_boundary(graph, tensor_masks or ())
         report = run_pipeline(graph, config.jit_level, dump=dump)
         emitted = emit_function(graph, consts=lowered.consts)
         if dump is not None:

@@ -28,13 +28,13 @@ from .types import ArrayType, TupleType
 MAKES_TENSOR = frozenset({"tensor"})
 # NumPy functions that never dispatch to an operand's class: their results are plain arrays
 PLAIN_RESULT = frozenset({"array", "asarray", "full", "arange", "as_ndarray"})
-OPAQUE = frozenset({"fallback", "pycall"})
+OPAQUE = frozenset({"fallback", "pycall", "call"})
 
 
 def mark_tensor_boundary(graph: Graph, arg_masks: Sequence[Any]) -> bool:
-    """Insert the entry and exit views for arguments with these masks (one per graph argument).
-    Returns whether anything is a Tensor (nothing changes otherwise)."""
-    if not any(any_tensor(m) for m in arg_masks):
+    """Insert the entry and exit views for arguments with these masks (one per graph argument, missing:
+    False). Returns whether anything is a Tensor (nothing changes otherwise)."""
+    if not any(any_tensor(m) for m in arg_masks) and not any(n.op in MAKES_TENSOR for n in graph.all_nodes()):
         return False
     masks: dict = {}
     for arg, mask in zip(graph.args, arg_masks):
