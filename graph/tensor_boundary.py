@@ -12,8 +12,9 @@ graph, answered as NumPy answers it:
     `Tensor(...)` makes one; `np.array`, `np.asarray`, `np.full` and `np.arange` never dispatch,
     so they give plain arrays, and a scalar (`float(x)`, `x.shape[0]`) is never a Tensor.
 
-Values through regions follow their operands and yields (loops to a fixed point). Opaque calls (a
-fallback block, a Python call left as is) receive their Tensor operands as Tensors again.
+Values through regions follow their operands and yields; where that depends on the run (a branch or
+a loop iteration changes which values are Tensors), the region runs on real Tensors instead. Opaque
+calls (a fallback block, a Python call left as is) receive their Tensor operands as Tensors again.
 A "mask" is True or False for one value, or a tuple of masks for a tuple.
 """
 
@@ -42,22 +43,24 @@ def mark_tensor_boundary(graph: Graph, arg_masks: Sequence[Any]) -> bool:
     flow(graph, masks)
     for node in [n for n in graph.all_nodes() if n.op in OPAQUE]:
         rewrap_operands(node, masks)
-    outputs = [wrap_result(graph, out, masks) for out in graph.outputs]
+    outputs = list(graph.outputs)
     for arg, mask in zip(list(graph.args), arg_masks):
         if mask is True and isinstance(arg.type, ArrayType):
             first = graph.nodes[0] if graph.nodes else None
             view = graph.add("as_ndarray", [arg], type=arg.type, name=arg.name, before=first)
+            masks[view] = True
             for user in graph.users(arg):
                 if user is not view:
                     graph.set_operands(user, [view if o is arg else o for o in user.operands])
             outputs = [view if o is arg else o for o in outputs]
+    outputs = [wrap_result(graph, out, masks) for out in outputs]
     graph.set_outputs(outputs)
     return True
 
 
 def flow(graph: Graph, masks: dict) -> None:
     """Masks of every node of `graph` (and its regions), given its arguments' masks in `masks`."""
-    for node in graph.nodes:
+    for node in list(graph.nodes):     # (rewrapping inserts nodes)
         if node.regions:
             masks[node] = region_mask(node, masks)
         else:
@@ -86,33 +89,28 @@ def shaped(tensor: bool, type_: Any) -> Any:
 
 
 def region_mask(node: Node, masks: dict) -> Any:
-    """An `if`, `for_range` or `while`: region arguments take the trailing operands' masks (and, in a
-    loop, the masks of the values carried back), the result joins what the regions yield."""
+    """An `if`, `for_range` or `while`: region arguments take the trailing operands' masks; the result
+    is what the regions yield when every region yields the same masks and a loop carries its masks
+    through unchanged. When not (`x, y = y, x` on a Tensor and an array; a Tensor from one branch
+    only), which values are Tensors depends on the run: the node then runs on real Tensors, as eager
+    code does (NumPy's own dispatch decides), and its results need no view on exit (mask False)."""
     operands = [masks.get(o, False) for o in node.operands]
     carried = node.attrs.get("carried", 0)
-    result = None
-    for _ in range(1 + 2 * bool(carried)):    # loops: carried masks settle after one more round
-        yields = []
-        for region in node.regions:
-            k = len(region.args)
-            incoming = operands[len(operands) - k:] if k else []
-            if carried and result is not None:
-                back = list(result)[-carried:]
-                incoming = incoming[:k - carried] + [join(a, b) for a, b in zip(incoming[k - carried:], back)]
-            for arg, mask in zip(region.args, incoming):
-                masks[arg] = mask
-            flow(region, masks)
-            if region.label in ("then", "else", "body"):
-                yields.append(tuple(masks.get(o, False) for o in region.outputs))
-        joined = yields[0] if yields else ()
-        for y in yields[1:]:
-            joined = tuple(join(a, b) for a, b in zip(joined, y))
-        if carried:
-            start = operands[len(operands) - carried:]
-            joined = tuple(join(a, b) for a, b in zip(joined, start))
-        if joined == result:
-            break
-        result = joined
+    yields = []
+    for region in node.regions:
+        k = len(region.args)
+        for arg, mask in zip(region.args, operands[len(operands) - k:] if k else []):
+            masks[arg] = mask
+        flow(region, masks)
+        if region.label in ("then", "else", "body"):
+            yields.append(tuple(masks.get(o, False) for o in region.outputs))
+    result = yields[0] if yields else ()
+    stable = all(y == result for y in yields)
+    if carried:
+        stable = stable and result == tuple(operands[len(operands) - carried:])
+    if not stable:
+        rewrap_operands(node, masks)
+        return shaped(False, node.type)
     return shaped_like(result, node.type)
 
 
@@ -120,12 +118,6 @@ def shaped_like(mask: Any, type_: Any) -> Any:
     if isinstance(type_, TupleType) and isinstance(mask, tuple):
         return tuple(shaped_like(m, t) for m, t in zip(mask, type_.items))
     return shaped(any_tensor(mask), type_)
-
-
-def join(a: Any, b: Any) -> Any:
-    if isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b):
-        return tuple(join(x, y) for x, y in zip(a, b))
-    return any_tensor(a) or any_tensor(b)
 
 
 def rewrap_operands(node: Node, masks: dict) -> None:
@@ -148,6 +140,8 @@ def wrap_result(graph: Graph, out: Node, masks: dict, before: Optional[Node] = N
     mask = masks.get(out, False)
     if not any_tensor(mask):
         return out
+    if out.op == "as_ndarray":    # an argument returned as it is: the caller's own Tensor
+        return out.operands[0]
     if out.op == "tuple":
         graph.set_operands(out, [wrap_result(graph, o, masks, out) for o in out.operands])
         return out
