@@ -107,9 +107,9 @@ def as_tensor(value: Any, mask: Any = True) -> Any:
     `mask` (a bool, or a tuple of masks for a tuple) says which parts are Tensors; the compiler passes
     the parts of a compiled function's result that eager execution gives as Tensors.
     """
-    if mask is False:
-        return value
-    if type(value) is Tensor:
+    if type(value) is np.ndarray and mask is True:     # the common case first: one plain array
+        return value.view(Tensor)
+    if mask is False or type(value) is Tensor:
         return value
     if isinstance(value, np.ndarray):
         return value.view(Tensor)
