@@ -31,12 +31,17 @@ def prod(input, axis=None, keep_dims=False):
 
 def max(input, axis=None, keepdims=False):
     """(values, indices): the largest values over `axis` and where they are (the first, on ties);
-    with `axis=None`, the largest element and its index in the flattened input."""
+    with `axis=None`, the largest element and its index in the flattened input (`keepdims` ignored)."""
+    if axis is None:
+        return np.max(input), np.argmax(input)
     return np.max(input, axis=axis, keepdims=keepdims), np.argmax(input, axis=axis, keepdims=keepdims)
 
 
 def min(input, axis=None, keepdims=False):
-    """(values, indices): the smallest values over `axis` and where they are (the first, on ties)."""
+    """(values, indices): the smallest values over `axis` and where they are (the first, on ties);
+    with `axis=None`, the smallest element and its index in the flattened input (`keepdims` ignored)."""
+    if axis is None:
+        return np.min(input), np.argmin(input)
     return np.min(input, axis=axis, keepdims=keepdims), np.argmin(input, axis=axis, keepdims=keepdims)
 
 
@@ -51,12 +56,18 @@ def amin(input, axis=None, keepdims=False):
 
 
 def argmax(input, dim=None, keepdim=False):
-    """Where the largest values over `dim` are (None: the index in the flattened input)."""
+    """Where the largest values over `dim` are (None: the index in the flattened input, `keepdim`
+    ignored)."""
+    if dim is None:
+        return np.argmax(input)
     return np.argmax(input, axis=dim, keepdims=keepdim)
 
 
 def argmin(input, dim=None, keepdim=False):
-    """Where the smallest values over `dim` are (None: the index in the flattened input)."""
+    """Where the smallest values over `dim` are (None: the index in the flattened input, `keepdim`
+    ignored)."""
+    if dim is None:
+        return np.argmin(input)
     return np.argmin(input, axis=dim, keepdims=keepdim)
 
 

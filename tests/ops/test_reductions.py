@@ -122,6 +122,11 @@ def test_max_gives_values_and_indices_and_its_values_are_differentiable():
     check_gradient(max_values, (np.asarray(X, dtype=np.float64),))
 
 
+def test_keepdims_is_ignored_without_an_axis_as_in_mindspore():
+    assert ops.argmax(X, keepdim=True).shape == () and ops.max(X, keepdims=True)[0].shape == ()
+    assert ops.argmin(X, None, True).shape == () and ops.min(X, keepdims=True)[1].shape == ()
+
+
 def test_full_reductions_of_tensors_are_0d_tensors():
     total = ops.sum(X)
     assert type(total) is Tensor and total.shape == () and float(total) == pytest.approx(float(np.asarray(X).sum()))
