@@ -60,6 +60,11 @@ class Tensor(np.ndarray):
     def __getitem__(self, index):
         return as_tensor(np.ndarray.__getitem__(self, index))
 
+    def __iter__(self):
+        if self.ndim == 0:
+            raise TypeError("iteration over a 0-d Tensor")
+        return (self[k] for k in range(len(self)))
+
     def argmax(self, *args, **kwargs):
         return as_tensor(np.ndarray.argmax(self, *args, **kwargs))
 

@@ -30,6 +30,7 @@ MAKES_TENSOR = frozenset({"tensor"})
 # NumPy functions that never dispatch to an operand's class: their results are plain arrays
 PLAIN_RESULT = frozenset({"array", "asarray", "full", "arange", "as_ndarray"})
 OPAQUE = frozenset({"fallback", "pycall", "call"})
+SEQUENCES = frozenset({"tuple", "list", "dict"})     # a mask per item (a dict's: per value)
 
 
 def mark_tensor_boundary(graph: Graph, arg_masks: Sequence[Any]) -> bool:
@@ -72,7 +73,7 @@ def node_mask(node: Node, masks: dict) -> Any:
         return True
     if node.op in PLAIN_RESULT:
         return False
-    if node.op == "tuple":
+    if node.op in SEQUENCES:
         return tuple(masks.get(o, False) for o in node.operands)
     if node.op == "tuple_get":
         whole = masks.get(node.operands[0], False)
@@ -135,14 +136,14 @@ def rewrap_operands(node: Node, masks: dict) -> None:
 
 
 def wrap_result(graph: Graph, out: Node, masks: dict, before: Optional[Node] = None) -> Node:
-    """`out` with its Tensor parts viewed as Tensors (a returned tuple item by item), computed before
+    """`out` with its Tensor parts viewed as Tensors (a returned tuple, list or dict item by item), computed before
     `before` (None: at the end)."""
     mask = masks.get(out, False)
     if not any_tensor(mask):
         return out
     if out.op == "as_ndarray":    # an argument returned as it is: the caller's own Tensor
         return out.operands[0]
-    if out.op == "tuple":
+    if out.op in SEQUENCES:
         graph.set_operands(out, [wrap_result(graph, o, masks, out) for o in out.operands])
         return out
     return graph.add("as_tensor", [out], {"mask": mask} if mask is not True else {}, type=out.type,

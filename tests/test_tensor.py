@@ -59,6 +59,7 @@ def test_results_computed_from_tensors_are_tensors():
                x == x, -x, abs(x), x ** 2, np.zeros_like(x), x.clip(0, 1)]
     assert all(type(r) is Tensor for r in results), [type(r).__name__ for r in results]
     assert x.sum().shape == () and x[0, 1].shape == ()       # 0-d Tensors, as MindSpore's
+    assert all(type(item) is Tensor and item.shape == () for item in x[0])
     for plain in (np.array(x), np.asarray(x), x.asnumpy(), np.full(2, x[0, 0])):
         assert type(plain) is np.ndarray
     assert type(x.tolist()) is list and type(x[0, 1].item()) is float
@@ -123,6 +124,18 @@ def while_carried(x, y):
     return x, y
 
 
+def iterates(x):
+    total = x[0] * 0
+    for row in x:
+        for item in row:
+            total = total + item
+    return total, [v for v in x[0]]
+
+
+def returns_dict(x):
+    return {"total": x.sum(), "plain": np.zeros(2)}
+
+
 def returns_arguments(x, y):
     return x, y, (x, y)
 
@@ -141,15 +154,21 @@ PROGRAMS = {
     "while_tensor_first": (while_carried, (X, PLAIN)),
     "while_plain": (while_carried, (PLAIN, PLAIN)),
     "returns_arguments": (returns_arguments, (X, PLAIN)),
+    "iterates": (iterates, (X,)),
     "pair_argument": (pair_argument, ((X, PLAIN),)),
 }
 
 
 def assert_same(actual, expected):
     assert type(actual) is type(expected), (type(actual), type(expected))
-    if isinstance(expected, tuple):
+    if isinstance(expected, (tuple, list)):
+        assert len(actual) == len(expected)
         for a, e in zip(actual, expected):
             assert_same(a, e)
+    elif isinstance(expected, dict):
+        assert list(actual) == list(expected)
+        for key in expected:
+            assert_same(actual[key], expected[key])
     elif isinstance(expected, (np.ndarray, np.generic)):
         assert actual.dtype == expected.dtype and actual.shape == expected.shape
         np.testing.assert_array_equal(actual, expected)
@@ -166,6 +185,12 @@ def test_compiled_returns_what_eager_returns(name, level, mode):
     jitted = ms.jit(fn, jit_config=ms.JitConfig(jit_level=level, exec_mode=mode, jit_syntax_level="STRICT"))
     assert_same(jitted(*args), expected)
     assert_same(jitted(*args), expected)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_returned_dict_holds_what_eager_gives(mode):
+    jitted = ms.jit(returns_dict, jit_config=ms.JitConfig(exec_mode=mode, jit_syntax_level="COMPATIBLE"))
+    assert_same(jitted(X), returns_dict(X))
 
 
 def test_compiled_code_computes_on_plain_arrays():
