@@ -15,7 +15,7 @@ graph, answered as NumPy answers it:
 Values through regions follow their operands and yields; where that depends on the run (a branch or
 a loop iteration changes which values are Tensors), the region runs on real Tensors instead. Opaque
 calls (a fallback block, a Python call left as is) receive their Tensor operands as Tensors again.
-A "mask" is True or False for one value, or a tuple of masks for a tuple.
+A "mask" is True or False for one value, or a tuple of masks for a tuple (a list, a dict's values).
 """
 
 from __future__ import annotations
@@ -136,8 +136,8 @@ def rewrap_operands(node: Node, masks: dict) -> None:
 
 
 def wrap_result(graph: Graph, out: Node, masks: dict, before: Optional[Node] = None) -> Node:
-    """`out` with its Tensor parts viewed as Tensors (a returned tuple, list or dict item by item), computed before
-    `before` (None: at the end)."""
+    """`out` with its Tensor parts viewed as Tensors (a returned tuple, list or dict item by item),
+    computed before `before` (None: at the end)."""
     mask = masks.get(out, False)
     if not any_tensor(mask):
         return out
