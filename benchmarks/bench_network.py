@@ -138,13 +138,15 @@ def time_block(fn, x, n):
 
 
 def interleaved(variants, x, rounds, inner):
-    """{name: [seconds per call, one per round]}; the starting variant rotates every round."""
+    """{name: [seconds per call, one per round]}; the starting variant rotates every round. A variant is
+    (setup, fn), called with `x`, or (setup, fn, input)."""
     names = list(variants)
     out = {name: [] for name in names}
     for r in range(rounds):
         order = names[r % len(names):] + names[:r % len(names)]
         for name in order:
-            setup, fn, arg = variants[name]
+            setup, fn, *arg = variants[name]       # (setup, fn) or (setup, fn, input)
+            arg = arg[0] if arg else None
             setup()
             out[name].append(time_block(fn, x if arg is None else arg, inner))
     return out
@@ -156,8 +158,8 @@ def calibrate_inner(variants, x, target_seconds, cap):
     Each variant's cost is the best of a few short blocks, so one noisy block cannot shrink the rounds.
     """
     slowest = 0.0
-    for setup, fn, arg in variants.values():
-        arg = x if arg is None else arg
+    for setup, fn, *arg in variants.values():
+        arg = arg[0] if arg and arg[0] is not None else x
         setup()
         fn(arg)
         slowest = max(slowest, min(time_block(fn, arg, 3) for _ in range(5)))
