@@ -47,8 +47,8 @@ class Tensor(np.ndarray):
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         out = kwargs.get("out")
-        if out:
-            kwargs["out"] = tuple(plain(o) for o in out)
+        if kwargs:
+            kwargs = {k: plain_all(v) for k, v in kwargs.items()}     # out=, where=
         result = getattr(ufunc, method)(*(plain(a) for a in inputs), **kwargs)
         if out:   # written in place: the caller's own arrays (a Parameter stays a Parameter)
             return out[0] if len(out) == 1 else out
