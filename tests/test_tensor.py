@@ -65,6 +65,16 @@ def test_results_computed_from_tensors_are_tensors():
     assert type(x.tolist()) is list and type(x[0, 1].item()) is float
 
 
+def test_ufunc_outputs_and_masks():
+    t = Tensor([1.0, -2.0])
+    out = np.zeros(2, np.float32)
+    result = np.add(t, 1, out=out, where=Tensor([True, False]))
+    assert result is out and type(out) is np.ndarray                 # written in place: the caller's array
+    np.testing.assert_array_equal(out, [2.0, 0.0])
+    quotient, remainder = np.divmod(t, 2)
+    assert type(quotient) is Tensor and type(remainder) is Tensor
+
+
 def test_tutorial_idioms():
     pred = Tensor(np.array([[0.1, 0.9], [0.8, 0.2], [0.3, 0.7]]), ms.float32)
     y = Tensor(np.array([1, 0, 0]))
