@@ -9,9 +9,10 @@ import numpy as _np
 # Absolute imports: pytest imports this file as a bare module named `__init__` when the checkout's
 # directory name is not an identifier (a worktree such as `wt-opt`), where relative imports fail.
 from graphjit import nn, ops
-from graphjit.api import BoundJitFunction, JitFunction, Tensor, jit, set_seed
+from graphjit.api import BoundJitFunction, JitFunction, jit, set_seed
 from graphjit.checkpoint import (CheckpointError, CheckpointMismatchError, load_checkpoint, load_param_into_net,
                                  save_checkpoint)
+from graphjit.tensor import Tensor
 from graphjit.gradients import GradOperation, grad, stop_gradient, value_and_grad
 from graphjit.parameter import Parameter, ParameterTuple
 from graphjit.graph.diagnostics import (GraphjitError, GraphjitFallbackWarning, GraphjitWarning, GraphSyntaxError,

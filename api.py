@@ -1,4 +1,4 @@
-"""The public surface: `jit`, the jitted-function objects users hold, `Tensor`, seeds.
+"""The public surface: `jit`, the jitted-function objects users hold, seeds (`Tensor`: tensor.py).
 
     @graphjit.jit
     def f(x):
@@ -301,16 +301,6 @@ def jit(function: Optional[Callable] = None, *, jit_config: Optional[JitConfig] 
     if function is None:
         return wrap
     return wrap(function)
-
-
-def Tensor(data: Any = None, dtype: Any = None, shape: Any = None, init: Any = None) -> np.ndarray:
-    """MindSpore's `Tensor(...)`: here a NumPy array (a copy, as MindSpore makes)."""
-    if data is None and shape is not None:
-        return np.zeros(shape, dtype=dtype or np.float32)
-    return np.array(data, dtype=dtype)
-
-
-Tensor.__graphjit_op__ = "array"  # inside a graph, `Tensor(x, dtype)` is `np.array(x, dtype=dtype)`
 
 
 def set_seed(seed: int) -> None:

@@ -21,6 +21,7 @@ from . import context as _ctx
 from .backends.cache_policy import CompiledEntry
 from .backends.dispatch import call_arguments, dynamic_shape
 from .context import JitConfig
+from .tensor import tensor_mask
 
 
 def compile_call(fn: Callable, sig: inspect.Signature, args: tuple, kinds: list, static: tuple,
@@ -33,6 +34,7 @@ def compile_call(fn: Callable, sig: inspect.Signature, args: tuple, kinds: list,
         options["kwargs"] = keywords
     if transform is not None:
         options["transform"] = transform
+    options["tensor_masks"] = tuple(tensor_mask(a) for a in args)
     return compile_for(fn, tuple(positional), config, **options)
 
 
@@ -46,10 +48,13 @@ def abstract_argument(a: Any, kind: Any):
 
 
 def compile_for(fn: Callable, args: tuple, config: JitConfig, static: tuple = (),
-                kwargs: Optional[dict] = None, transform: Optional[Callable] = None) -> CompiledEntry:
+                kwargs: Optional[dict] = None, transform: Optional[Callable] = None,
+                tensor_masks: Optional[tuple] = None) -> CompiledEntry:
     """Front end, passes and backend for one call signature; errors point at the user's code.
     `transform(lowered, args, roots)` changes the lowered graph before the passes (`graphjit.grad`
-    appends the backward pass)."""
+    appends the backward pass). `tensor_masks` (one per parameter, graph/tensor_boundary.py; none
+    given: no argument is one) says which arguments are `graphjit.Tensor`s: the code computes on plain arrays and returns Tensors
+    where eager execution does."""
     from .backends.compile import compile_emitted
     from .backends.emit_numpy import emit_function
     from .backends.interpreter import Interpreter
@@ -57,6 +62,7 @@ def compile_for(fn: Callable, args: tuple, config: JitConfig, static: tuple = ()
     from .graph.autodiff.pending import has_pending, prepare as prepare_gradients
     from .graph.passes.manager import dump_directory_from_env, format_report, run_pipeline
     from .graph.paths import Roots
+    from .graph.tensor_boundary import mark_tensor_boundary
     from .transpiler.lower import lower_function
 
     start = time.perf_counter()
@@ -76,6 +82,7 @@ def compile_for(fn: Callable, args: tuple, config: JitConfig, static: tuple = ()
                                            lowered.consts))
             if dump is not None:
                 dump.write("after_transform.txt", str(graph))
+        mark_tensor_boundary(graph, tensor_masks or ())
         report = run_pipeline(graph, config.jit_level, dump=dump)
         emitted = emit_function(graph, consts=lowered.consts)
         if dump is not None:
@@ -106,6 +113,6 @@ def compile_for(fn: Callable, args: tuple, config: JitConfig, static: tuple = ()
 def only_fallbacks(graph) -> bool:
     """True when the graph does nothing but run fallback blocks (and unpack their results)."""
     kinds = {n.op for n in graph.nodes}
-    return "fallback" in kinds and kinds <= {"fallback", "tuple_get", "const", "tuple", "if"} and not any(
+    return "fallback" in kinds and kinds <= {"fallback", "tuple_get", "const", "tuple", "if", "as_ndarray", "as_tensor"} and not any(
         n.op == "if" and any(m.op not in ("const", "tuple_get") for r in n.regions for m in r.nodes)
         for n in graph.nodes)

@@ -41,12 +41,13 @@ def compile_source(name: str, source: str, globals_dict: dict, closure: dict, co
     """Compile generated source with its roots: `_g` (the user's globals), `_cells`, `_k`."""
     from ..graph.blend import select
     from ..graph.unbroadcast import sum_to
+    from .. import tensor
     from .fallback_runtime import make_fallback
     filename = synthetic_filename(name, source)
     register_source(filename, source)
     namespace: dict[str, Any] = {
         "np": np, "math": math, "operator": operator, "_make_fallback": make_fallback, "_select": select, "_sum_to": sum_to,
-        "_g": globals_dict, "_cells": closure, "_k": consts,
+        "_tensor": tensor, "_g": globals_dict, "_cells": closure, "_k": consts,
     }
     code = compile(source, filename, "exec")
     exec(code, namespace)

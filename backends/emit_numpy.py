@@ -27,7 +27,7 @@ from ..graph.paths import parse_path
 from ..graph.types import ArrayType
 from .emit_layout import inlinable, last_uses, use_counts, used_after
 
-RESERVED = {"np", "math", "operator", "_g", "_k", "_cells", "_make_fallback", "_select", "_sum_to", "range", "len", "float", "int", "bool", "min",
+RESERVED = {"np", "math", "operator", "_g", "_k", "_cells", "_make_fallback", "_select", "_sum_to", "_tensor", "range", "len", "float", "int", "bool", "min",
             "max", "abs", "round", "print"}
 
 

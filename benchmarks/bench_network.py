@@ -9,6 +9,10 @@ Dense(512, 512) -> ReLU -> Dense(512, 10)) on a batch of 64 float32 images (1x28
     NumPy function, reached through `Cell.__call__`.
   * GRAPH steady state via `ms.jit(model)` (extra row): the same compiled code reached through a
     `BoundJitFunction`, i.e. without `Cell.__call__`'s mode check.
+  * The same three with `graphjit.Tensor` inputs (`Tensor.from_numpy(x)`, the same memory) instead of
+    ndarray inputs: compiled code views a Tensor argument as a plain array on entry and its result as
+    a Tensor on exit (graph/tensor_boundary.py), so GRAPH with Tensors should cost what GRAPH with
+    ndarrays costs (target <= 1.02x); PYNATIVE with Tensors pays NumPy's subclass hooks at every op.
   * Hand-written NumPy with the SAME weights (read from the model):
     `np.maximum(x.reshape(64, -1) @ w.T + b, 0)` per layer.
   * Hand-written NumPy with in-place tricks (`t = x @ w.T; t += b; np.maximum(t, 0, out=t)`), a second
@@ -64,6 +68,7 @@ import graphjit as ms
 REPO = Path(__file__).resolve().parents[1]
 BATCH = 64
 STEADY_TARGET = 1.25  # GRAPH steady state / hand-written NumPy
+TENSOR_TARGET = 1.02  # GRAPH steady state with Tensor inputs / with ndarray inputs
 FIRST_CALL_TARGET_MS = 200.0
 
 
@@ -109,11 +114,12 @@ def make_numpy_forward(model):
 
 # --- timing helpers ---------------------------------------------------------------------------------
 
-def in_mode(mode, fn):
-    """(setup, fn): setup() sets the execution mode before each timed block of fn calls."""
+def in_mode(mode, fn, arg=None):
+    """(setup, fn, arg): setup() sets the execution mode before each timed block of fn calls; fn is
+    called with `arg` (None: the shared input)."""
     def setup():
         ms.set_context(mode=mode)
-    return setup, fn
+    return setup, fn, arg
 
 
 def time_block(fn, x, n):
@@ -132,15 +138,17 @@ def time_block(fn, x, n):
 
 
 def interleaved(variants, x, rounds, inner):
-    """{name: [seconds per call, one per round]}; the starting variant rotates every round."""
+    """{name: [seconds per call, one per round]}; the starting variant rotates every round. A variant is
+    (setup, fn), called with `x`, or (setup, fn, input)."""
     names = list(variants)
     out = {name: [] for name in names}
     for r in range(rounds):
         order = names[r % len(names):] + names[:r % len(names)]
         for name in order:
-            setup, fn = variants[name]
+            setup, fn, *arg = variants[name]       # (setup, fn) or (setup, fn, input)
+            arg = arg[0] if arg else None
             setup()
-            out[name].append(time_block(fn, x, inner))
+            out[name].append(time_block(fn, x if arg is None else arg, inner))
     return out
 
 
@@ -150,10 +158,11 @@ def calibrate_inner(variants, x, target_seconds, cap):
     Each variant's cost is the best of a few short blocks, so one noisy block cannot shrink the rounds.
     """
     slowest = 0.0
-    for setup, fn in variants.values():
+    for setup, fn, *arg in variants.values():
+        arg = arg[0] if arg and arg[0] is not None else x
         setup()
-        fn(x)
-        slowest = max(slowest, min(time_block(fn, x, 3) for _ in range(5)))
+        fn(arg)
+        slowest = max(slowest, min(time_block(fn, arg, 3) for _ in range(5)))
     return max(1, min(cap, int(target_seconds / max(slowest, 1e-7))))
 
 
@@ -230,11 +239,17 @@ def main(argv=None) -> int:
     model(x)  # compile the Cell GRAPH path for `model`
     graph_direct = ms.jit(model)
     graph_direct(x)  # and the ms.jit(model) path
+    xt = ms.Tensor.from_numpy(x)
+    model(xt)  # the entries for Tensor inputs
+    graph_direct(xt)
 
     variants = {
         "pynative": in_mode(ms.PYNATIVE_MODE, model),
         "graph": in_mode(ms.GRAPH_MODE, model),
         "graph_jit": in_mode(ms.GRAPH_MODE, graph_direct),
+        "pynative_tensor": in_mode(ms.PYNATIVE_MODE, model, xt),
+        "graph_tensor": in_mode(ms.GRAPH_MODE, model, xt),
+        "graph_jit_tensor": in_mode(ms.GRAPH_MODE, graph_direct, xt),
         "numpy": in_mode(ms.GRAPH_MODE, numpy_forward),
         "numpy_inplace": in_mode(ms.GRAPH_MODE, numpy_inplace),
     }
@@ -242,9 +257,10 @@ def main(argv=None) -> int:
     # Correctness: every variant against the hand-written reference.
     np.testing.assert_allclose(y_cold, make_numpy_forward(cold_model)[0](x), rtol=1e-5, atol=1e-6)
     outputs = {}
-    for name, (setup, fn) in variants.items():
+    for name, (setup, fn, arg) in variants.items():
         setup()
-        outputs[name] = fn(x)
+        outputs[name] = fn(x if arg is None else arg)
+        assert type(outputs[name]) is (ms.Tensor if arg is not None else np.ndarray), (name, type(outputs[name]))
         assert outputs[name].shape == (BATCH, 10) and outputs[name].dtype == np.float32, (name, outputs[name])
         np.testing.assert_allclose(outputs[name], ref, rtol=1e-5, atol=1e-6, err_msg=name)
     max_abs_diff = max(float(np.max(np.abs(o - ref))) for o in outputs.values())
@@ -258,8 +274,9 @@ def main(argv=None) -> int:
     ms.set_context(mode=ms.PYNATIVE_MODE)
 
     graph_info = model._graph_call.cache_info()
-    assert graph_info["compiles"] == 1, f"GRAPH steady state recompiled: {graph_info}"
-    assert graph_direct.cache_info()["compiles"] == 1, graph_direct.cache_info()
+    # one entry for ndarray inputs, one for Tensor inputs
+    assert graph_info["compiles"] == 2, f"GRAPH steady state recompiled: {graph_info}"
+    assert graph_direct.cache_info()["compiles"] == 2, graph_direct.cache_info()
 
     us = {k: [v * 1e6 for v in vals] for k, vals in per_round.items()}
     med = {k: statistics.median(v) for k, v in us.items()}
@@ -285,6 +302,11 @@ def main(argv=None) -> int:
          ok(g / n <= STEADY_TARGET)),
         ("GRAPH `ms.jit(model)(x)`, steady state", "graph_jit", f"<= {STEADY_TARGET:.2f}x hand-written",
          ok(gj / n <= STEADY_TARGET)),
+        ("PYNATIVE `model(x)`, Tensor input", "pynative_tensor", "", ""),
+        ("GRAPH `model(x)`, Tensor input", "graph_tensor", f"<= {TENSOR_TARGET:.2f}x ndarray input",
+         ok(med["graph_tensor"] / g <= TENSOR_TARGET)),
+        ("GRAPH `ms.jit(model)(x)`, Tensor input", "graph_jit_tensor", f"<= {TENSOR_TARGET:.2f}x ndarray input",
+         ok(med["graph_jit_tensor"] / gj <= TENSOR_TARGET)),
         ("hand-written NumPy", "numpy", "reference", ""),
         ("hand-written NumPy, in-place", "numpy_inplace", "second reference", ""),
     ]
@@ -303,6 +325,9 @@ def main(argv=None) -> int:
     print(f"| PYNATIVE / hand-written NumPy | {p / n:.3f} |")
     print(f"| GRAPH `ms.jit(model)` / hand-written NumPy | {gj / n:.3f} |")
     print(f"| hand-written in-place / hand-written | {ni / n:.3f} |")
+    print(f"| GRAPH, Tensor input / ndarray input | {med['graph_tensor'] / g:.3f} |")
+    print(f"| GRAPH `ms.jit(model)`, Tensor input / ndarray input | {med['graph_jit_tensor'] / gj:.3f} |")
+    print(f"| PYNATIVE, Tensor input / ndarray input | {med['pynative_tensor'] / p:.3f} |")
     print()
 
     ms_ = 1e3

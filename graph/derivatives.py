@@ -59,6 +59,7 @@ RULES: dict = {
     "pad": C.pad, "diag": A.diag, "triu": A.triu, "tril": A.triu, "diff": A.diff, "sort": C.sort,
     "concatenate": A.concatenate, "stack": A.stack, "hstack": A.hstack, "vstack": A.vstack,
     "copy": A.identity, "ascontiguousarray": A.identity, "asarray": A.as_array, "array": A.as_array,
+    "tensor": A.as_array, "as_ndarray": A.as_array, "as_tensor": A.identity,
     "astype": A.astype, "float": A.to_float, "item": A.item,
     # indexing
     "getitem": A.getitem, "take": A.take,

@@ -43,6 +43,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from . import shape_rules as R
+from ..tensor import as_tensor, tensor_data
 from .autodiff.stop import stop_gradient
 from .blend import select
 from .unbroadcast import sum_to
@@ -314,6 +315,16 @@ for _c in ["full", "full_like", "arange", "linspace", "eye", "asarray", "array"]
                creates="alloc" if _c in ("full", "full_like") else "build",
                # asarray returns its operand; array(a, copy=False) too
                result="view" if _c in ("asarray", "array") else "fresh"))
+
+# --- graphjit.Tensor at a compiled function's edges (graph/tensor_boundary.py, tensor.py) ----------
+_add(OpDef("tensor", tensor_data, "call", "_tensor.tensor_data", infer=R.by_evaluation(tensor_data),
+           doc="`graphjit.Tensor(data, dtype)`: a copy of `data` (Python floats as float32), a Tensor in eager mode",
+           result="fresh", creates="build"))
+_add(OpDef("as_ndarray", np.asarray, "call", "np.asarray", arity=1, infer=R.same_as_first, foldable=False,
+           doc="`np.asarray(x)`: a Tensor argument viewed as a plain array on entry", result="view"))
+_add(OpDef("as_tensor", as_tensor, "call", "_tensor.as_tensor", arity=1, infer=R.same_as_first, foldable=False,
+           doc="`as_tensor(x, mask)`: the parts of a result eager mode gives as Tensors, viewed as Tensors on exit",
+           result="view"))
 
 # --- Writes into an existing array: operand 0 is written, the call yields None -------------------
 for _w, _doc in [("copyto", "`np.copyto(dst, src, casting=..., where=...)`: copies `src` into `dst`"),

@@ -10,5 +10,13 @@ from graphjit.ops.activations import *  # noqa: F401,F403
 from graphjit.ops.activations import __all__ as _activations
 from graphjit.ops.losses import *  # noqa: F401,F403
 from graphjit.ops.losses import __all__ as _losses
+from graphjit.ops.creation import *  # noqa: F401,F403
+from graphjit.ops.creation import __all__ as _creation
+from graphjit.ops.shaping import *  # noqa: F401,F403
+from graphjit.ops.shaping import __all__ as _shaping
+from graphjit.ops.math import *  # noqa: F401,F403
+from graphjit.ops.math import __all__ as _math
+from graphjit.ops.reductions import *  # noqa: F401,F403
+from graphjit.ops.reductions import __all__ as _reductions
 
-__all__ = ["GradOperation", "stop_gradient", *_activations, *_losses]
+__all__ = ["GradOperation", "stop_gradient", *_activations, *_losses, *_creation, *_shaping, *_math, *_reductions]

@@ -25,6 +25,7 @@ FORBIDDEN = {
     "export_load": {"cli"},
     "gradients": {"cli", "export_load", "nn"},
     "parameter": {"transpiler", "backends", "api", "compiler", "cli", "nn", "export_load", "gradients"},
+    "tensor": {"transpiler", "backends", "api", "compiler", "cli", "nn", "export_load", "gradients"},
     "nn": {"transpiler", "backends", "compiler", "cli", "export_load"},
     "ops": {"transpiler", "backends", "compiler", "cli", "export_load", "nn", "graph"},
     "cli": {"nn"},

@@ -333,7 +333,7 @@ case("hstack", Case(((3,), (2,)), lambda b, x, y: b("hstack", (x, y)), lambda x,
      Case(((), ()), lambda b, x, y: b("hstack", (x, y)), lambda x, y: anp.hstack((x, y))))
 case("vstack", Case(((3,), (3,)), lambda b, x, y: b("vstack", (x, y)), lambda x, y: anp.vstack((x, y))),
      Case(((2, 3), (1, 3)), lambda b, x, y: b("vstack", (x, y)), lambda x, y: anp.vstack((x, y))))
-for _op in ("copy", "ascontiguousarray", "asarray", "array"):
+for _op in ("copy", "ascontiguousarray", "asarray", "array", "tensor", "as_ndarray", "as_tensor"):
     case(_op, Case(((2, 3),), lambda b, x, _op=_op: b(_op, x), lambda x: x))
 case("astype", Case(((2, 3),), lambda b, x: b("astype", x, dtype=np.float64)))
 

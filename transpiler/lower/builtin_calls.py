@@ -111,6 +111,12 @@ def introspection(state, fn, args, span):
         if isinstance(target, Seq):
             return Static(isinstance((), classes) if target.kind == "tuple" else isinstance([], classes))
         probes = _probes_for(target.type)
+        subclasses = [c for c in (classes if isinstance(classes, tuple) else (classes,))
+                      if isinstance(c, type) and issubclass(c, np.ndarray) and c is not np.ndarray]
+        if subclasses and isinstance(target.type, ArrayType):
+            # graph types do not hold an array's class (graphjit.Tensor, Parameter): never guess
+            raise LoweringError(f"isinstance() of an array against {subclasses[0].__name__} is not known at "
+                                "compile time", span, hint="test it outside the jitted function")
         answers = {isinstance(p, classes) for p in probes}
         if len(answers) == 1:
             return Static(answers.pop())

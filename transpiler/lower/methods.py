@@ -107,10 +107,11 @@ def array_method(state, method: MethodVal, args: list, kwargs: dict, span) -> No
         state.require("call_numpy", span)
         bound = state.emit("getattr", [method.obj], {"name": name}, span)
         return state.op_call("pycall", [bound] + list(args), kwargs, span)
-    if name == "reshape":
+    # keywords (`order="F"`) go through the generic call below, never dropped
+    if name == "reshape" and not kwargs:
         shape = args[0] if len(args) == 1 else Seq(list(args), "tuple")
         return state.emit("reshape", [method.obj, numpy_operand(state, shape)], span=span)
-    if name == "transpose":
+    if name == "transpose" and not kwargs:
         axes = args[0] if len(args) == 1 else Seq(list(args), "tuple") if args else None
         attrs = {"axes": freeze(static_value(axes))} if axes is not None else {}
         return state.emit("transpose", [method.obj], attrs, span)
