@@ -6,12 +6,22 @@ from collections import OrderedDict
 
 import numpy as np
 
+from .. import ops
 from . import init
+from .activation import ReLU, Sigmoid, Softmax, Tanh, get_activation  # noqa: F401  (nn.layers.ReLU stays importable)
 from .cell import Cell
 
 
 class Dense(Cell):
-    """`y = activation(x @ weight.T + bias)`, weight of shape (out_channels, in_channels)."""
+    """`y = activation(x @ weight.T + bias)`, weight of shape (out_channels, in_channels).
+
+    MindSpore's `nn.Dense(in_channels, out_channels, weight_init=None, bias_init=None, has_bias=True,
+    activation=None, dtype=float32)`: the weight defaults to `HeUniform(math.sqrt(5))`, the bias to
+    U(-1/sqrt(in_channels), 1/sqrt(in_channels)). `weight_init`/`bias_init` take an initializer
+    (`Normal(0.01)`, `XavierUniform()`, ...), its name ('normal', 'zeros', 'he_uniform',
+    'xavier_uniform', 'truncatedNormal', ...), a number or an array/Tensor of the weight's shape
+    (nn/init.py). `activation` is a Cell or a name ('relu', 'gelu', 'softmax', ...).
+    """
 
     def __init__(self, in_channels: int, out_channels: int, weight_init=None, bias_init=None,
                  has_bias: bool = True, activation=None, dtype=np.float32):
@@ -25,7 +35,7 @@ class Dense(Cell):
                 self.bias = init.uniform((out_channels,), 1.0 / np.sqrt(max(in_channels, 1)), dtype, "bias")
             else:
                 self.bias = init.initialize(bias_init, (out_channels,), in_channels, dtype, "bias")
-        self.activation = _activation(activation)
+        self.activation = get_activation(activation)
 
     def construct(self, x):
         x = x @ self.weight.T
@@ -37,31 +47,6 @@ class Dense(Cell):
 
     def extra_repr(self) -> str:
         return f"input_channels={self.in_channels}, output_channels={self.out_channels}, has_bias={self.has_bias}"
-
-
-class ReLU(Cell):
-    def construct(self, x):
-        return np.maximum(x, 0)
-
-
-class Sigmoid(Cell):
-    def construct(self, x):
-        return 1 / (1 + np.exp(-x))
-
-
-class Tanh(Cell):
-    def construct(self, x):
-        return np.tanh(x)
-
-
-class Softmax(Cell):
-    def __init__(self, axis: int = -1):
-        super().__init__()
-        self.axis = axis
-
-    def construct(self, x):
-        e = np.exp(x - np.max(x, axis=self.axis, keepdims=True))
-        return e / np.sum(e, axis=self.axis, keepdims=True)
 
 
 class Flatten(Cell):
@@ -124,12 +109,3 @@ def _check_cell(cell):
     return cell
 
 
-_ACTIVATIONS = {"relu": ReLU, "sigmoid": Sigmoid, "tanh": Tanh, "softmax": Softmax}
-
-
-def _activation(activation):
-    if activation is None or isinstance(activation, Cell):
-        return activation
-    if isinstance(activation, str) and activation.lower() in _ACTIVATIONS:
-        return _ACTIVATIONS[activation.lower()]()
-    raise ValueError(f"unknown activation {activation!r}")

@@ -10,5 +10,7 @@ from graphjit.ops.activations import *  # noqa: F401,F403
 from graphjit.ops.activations import __all__ as _activations
 from graphjit.ops.losses import *  # noqa: F401,F403
 from graphjit.ops.losses import __all__ as _losses
+from graphjit.ops.random import *  # noqa: F401,F403
+from graphjit.ops.random import __all__ as _random
 
-__all__ = ["GradOperation", "stop_gradient", *_activations, *_losses]
+__all__ = ["GradOperation", "stop_gradient", *_activations, *_losses, *_random]
