@@ -129,14 +129,19 @@ class CellList(_CellSequence):
         """Insert `cell` before position `index`; the cells after it are renamed ('2' becomes '3')."""
         cells = list(self.cell_list)
         cells.insert(index, _check_cell(cell, "CellList"))
+        self._renumber(cells)
+        return self
+
+    def __setitem__(self, index: int, cell: Cell) -> None:
+        cells = list(self.cell_list)
+        cells[index] = _check_cell(cell, "CellList")
+        self._renumber(cells)
+
+    def _renumber(self, cells: list) -> None:
         for name in list(self._cells):
             delattr(self, name)
         for k, c in enumerate(cells):
             setattr(self, str(k), c)
-        return self
-
-    def __setitem__(self, index: int, cell: Cell) -> None:
-        setattr(self, str(range(len(self))[index]), _check_cell(cell, "CellList"))
 
     def construct(self, *inputs):
         raise TypeError("CellList is a container and cannot be called; call its cells")
