@@ -28,6 +28,7 @@ FORBIDDEN = {
     "nn": {"transpiler", "backends", "compiler", "cli", "export_load"},
     "ops": {"transpiler", "backends", "compiler", "cli", "export_load", "nn", "graph"},
     "cli": {"nn"},
+    "common": {"transpiler", "backends", "compiler", "cli", "export_load", "graph"},
 }
 
 

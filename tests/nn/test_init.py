@@ -121,3 +121,8 @@ def test_set_seed_makes_initialization_reproducible():
     b = [nn.Dense(3, 2).weight.copy(), initializer("normal", (2, 2)), initializer(TruncatedNormal(), (3, 3))]
     for x, y in zip(a, b):
         np.testing.assert_array_equal(x, y)
+
+
+def test_mindspore_import_path():
+    from graphjit.common.initializer import Normal as CommonNormal, initializer as common_initializer
+    assert CommonNormal is Normal and common_initializer is initializer

@@ -189,3 +189,41 @@ def test_layernorm_gradients_by_finite_differences(jitted):
     np.testing.assert_allclose(gb, w.sum(0), rtol=1e-12)
     normalized = (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + 1e-7)
     np.testing.assert_allclose(gg, (normalized * w).sum(0), rtol=1e-10)
+
+
+@pytest.mark.parametrize("level", ["O0", "O1", "O2"])
+def test_training_steps_with_value_and_grad_update_moving_statistics_once_per_step(level):
+    def make():
+        gj.set_seed(0)
+        return BNNet().set_train()
+    eager_net, compiled_net = make(), make()
+    xs = [_data((6, 4), seed=k) for k in range(3)]
+
+    def steps(net, jitted):
+        def loss(x):
+            return (net(x) ** 2).mean()
+        fn = gj.jit(loss, jit_level=level) if jitted else loss
+        step = gj.value_and_grad(fn, None, net.trainable_params())
+        out = []
+        for x in xs:
+            value, grads = step(x)
+            for p, g in zip(net.trainable_params(), grads):
+                p -= 0.1 * g                                     # the optimizer's in-place update
+            out.append(value)
+        return out
+    eager_values, compiled_values = steps(eager_net, False), steps(compiled_net, True)
+    np.testing.assert_allclose(compiled_values, eager_values, rtol=1e-6)
+    for (name, a), (_, b) in zip(eager_net.parameters_and_names(), compiled_net.parameters_and_names()):
+        np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-7, err_msg=name)
+    assert not np.allclose(compiled_net.bn.moving_mean, 0)
+
+
+@pytest.mark.parametrize("jitted", [False, True])
+def test_one_value_and_grad_call_updates_the_statistics_once(jitted):
+    bn = nn.BatchNorm1d(3).set_train()
+    x = _data((5, 3))
+
+    def loss(x):
+        return (bn(x) ** 2).sum()
+    gj.value_and_grad(gj.jit(loss, jit_level="O2") if jitted else loss, None, bn.trainable_params())(x)
+    np.testing.assert_allclose(bn.moving_mean, 0.1 * x.mean(0), rtol=1e-5)
