@@ -39,9 +39,11 @@ def tanh(input):
     return np.tanh(input)
 
 
-def softmax(input, axis=-1):
-    """`exp(x) / sum(exp(x))` along `axis` (default -1), MindSpore's `ops.softmax(input, axis=-1)`,
-    shifted by the maximum so no exponent overflows."""
+def softmax(input, axis=-1, *, dtype=None):
+    """`exp(x) / sum(exp(x))` along `axis` (default -1), MindSpore's `ops.softmax(input, axis=-1, *,
+    dtype=None)` (`dtype`: cast the input first), shifted by the maximum so no exponent overflows."""
+    if dtype is not None:
+        input = input.astype(dtype)
     e = np.exp(input - np.max(input, axis=axis, keepdims=True))
     return e / np.sum(e, axis=axis, keepdims=True)
 

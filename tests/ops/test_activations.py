@@ -64,6 +64,7 @@ def test_mindspore_documented_values():
 def test_softmax_axis_and_gelu_errors():
     np.testing.assert_allclose(ops.softmax(X, axis=0), _softmax_ref(X, 0))
     np.testing.assert_allclose(ops.log_softmax(X, 0), np.log(_softmax_ref(X, 0)), rtol=1e-12)
+    assert ops.softmax(X, dtype=np.float32).dtype == np.float32
     with pytest.raises(ValueError, match="approximate must be 'none' or 'tanh'"):
         ops.gelu(X, approximate="fast")
 

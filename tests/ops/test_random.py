@@ -27,8 +27,15 @@ def loop_of_draws(x):
     return s
 
 
+def rows_dropped(x):
+    out = np.empty_like(x)
+    for i in range(x.shape[0]):                        # a loop the vectorizer may look at: draws stay per row
+        out[i] = ops.dropout(x[i], p=0.5) + ops.normal((x.shape[1],), 0.0, 1.0)
+    return out
+
+
 @pytest.mark.parametrize("level, mode", CONFIGS)
-@pytest.mark.parametrize("fn", [draws, dead_draw_then_live, loop_of_draws], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("fn", [draws, dead_draw_then_live, loop_of_draws, rows_dropped], ids=lambda f: f.__name__)
 def test_fresh_numbers_each_call_and_same_as_eager_from_a_seed(fn, level, mode):
     x = np.ones((2, 3), np.float32)
     jitted = gj.jit(fn, jit_level=level, exec_mode=mode)
@@ -41,6 +48,14 @@ def test_fresh_numbers_each_call_and_same_as_eager_from_a_seed(fn, level, mode):
     assert not np.array_equal(compiled[0], compiled[1])
     gj.set_seed(11)
     assert_identical(jitted(x), eager[0])              # reseeding replays the stream
+
+
+@pytest.mark.parametrize("level", ["O0", "O1", "O2"])
+def test_the_draw_is_in_the_emitted_code(level):
+    jitted = gj.jit(draws, jit_level=level)
+    source = "\n".join(line for line in jitted.source(np.ones((2, 3), np.float32)).splitlines()
+                       if not line.strip().startswith("#"))
+    assert source.count("np.random.random(") == 3 and source.count("np.random.standard_normal(") == 1
 
 
 def test_dropout_statistics_and_scaling():
