@@ -69,11 +69,12 @@ def erf(input):
 def gelu(input, approximate="none"):
     """Gaussian error linear unit, MindSpore's `ops.gelu(input, approximate='none')`: with 'none',
     `x * P(X <= x)` for a standard normal X (through `erf`); with 'tanh',
-    `0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))`. (`nn.GELU` defaults to the tanh form.)"""
-    if approximate == "tanh":
+    `0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))`. `True`/`False` (as `nn.GELU` takes) mean
+    'tanh'/'none'; `nn.GELU` defaults to the tanh form."""
+    if approximate is True or approximate == "tanh":
         inner = _SQRT_2_OVER_PI * (input + 0.044715 * input * input * input)
         return 0.5 * input * (1 + np.tanh(inner))
-    if approximate == "none":
+    if approximate is False or approximate == "none":
         return 0.5 * input * (1 + erf(input * _SQRT_HALF))
     raise ValueError(f"gelu: approximate must be 'none' or 'tanh', not {approximate!r}")
 

@@ -57,6 +57,8 @@ def test_mindspore_documented_values():
     x = np.array([1.0, 2.0, 3.0], dtype=np.float32)
     np.testing.assert_allclose(ops.gelu(x), [0.8413447, 1.9544997, 2.9959505], rtol=1e-6)
     np.testing.assert_allclose(ops.gelu(x, approximate="tanh"), [0.841192, 1.9545976, 2.9963627], rtol=1e-6)
+    np.testing.assert_array_equal(ops.gelu(x, True), ops.gelu(x, "tanh"))
+    np.testing.assert_array_equal(ops.gelu(x, False), ops.gelu(x))
     y = np.array([[-1.0, 4.0, -8.0], [2.0, -5.0, 9.0]], dtype=np.float32)
     np.testing.assert_allclose(ops.leaky_relu(y), [[-0.2, 4.0, -1.6], [2.0, -1.0, 9.0]], rtol=1e-6)
 
