@@ -5,6 +5,9 @@ Each topic is one module with its own `__all__`; this file only gathers their na
 
 from .cell import Cell
 from .layers import Dense, Flatten, ReLU, SequentialCell, Sigmoid, Softmax, Tanh
+from .layers import CellList, Dropout, Embedding
+from .activation import *  # noqa: F401,F403
+from .activation import __all__ as _activation
 from .conv import *  # noqa: F401,F403
 from .conv import __all__ as _conv
 from .pooling import *  # noqa: F401,F403
@@ -18,5 +21,6 @@ from .optim import __all__ as _optim
 from .wrap import *  # noqa: F401,F403
 from .wrap import __all__ as _wrap
 
-__all__ = ["Cell", "Dense", "Flatten", "ReLU", "SequentialCell", "Sigmoid", "Softmax", "Tanh",
+__all__ = ["Cell", "Dense", "Flatten", "SequentialCell",
+           "CellList", "Dropout", "Embedding", *_activation,
            *_conv, *_pooling, *_normalization, *_loss, *_optim, *_wrap]

@@ -110,9 +110,18 @@ class Cell:
         return OrderedDict(self.parameters_and_names())
 
     def set_train(self, mode: bool = True) -> "Cell":
+        """Training (`mode=True`) or evaluation mode for this cell and every sub-cell (`training`);
+        returns the cell. Compiled graphs read `training` under a guard: a switch is seen at the next call."""
         for _, cell in self.cells_and_names():
             object.__setattr__(cell, "training", mode)
         _ctx.bump_epoch()  # `self.training` may have been read at compile time
+        return self
+
+    def set_grad(self, requires_grad: bool = True) -> "Cell":
+        """MindSpore's `set_grad`: marks the cell as one whose gradients will be taken. Gradients
+        here are a graph transform of whatever function is differentiated, so this only records
+        the flag (`requires_grad`) and returns the cell."""
+        object.__setattr__(self, "requires_grad", bool(requires_grad))
         return self
 
     def set_jit_config(self, jit_config) -> None:

@@ -1,13 +1,23 @@
-"""Parameter initializers (MindSpore's defaults for Dense), seeded by `graphjit.set_seed`."""
+"""Parameter initializers, as MindSpore's `mindspore.common.initializer`: classes (`Normal`, `HeUniform`,
+...), their string names ('normal', 'he_uniform', ...), and `initializer(init, shape, dtype)`.
+
+Layers build their weights with `initialize(spec, shape, fan_in, dtype, name)`. The draws come from
+one generator seeded by `graphjit.set_seed`, so a model built after `set_seed(n)` has the same
+weights every time.
+"""
 
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Optional
 
 import numpy as np
 
 from ..parameter import Parameter
+
+__all__ = ["Initializer", "Normal", "Uniform", "TruncatedNormal", "HeUniform", "HeNormal", "XavierUniform",
+           "XavierNormal", "Zero", "One", "Constant", "initializer", "calculate_gain"]
 
 _rng = np.random.default_rng()
 
@@ -17,43 +27,230 @@ def set_seed(seed: Optional[int]) -> None:
     _rng = np.random.default_rng(seed)
 
 
-def uniform(shape, bound: float, dtype=np.float32, name: Optional[str] = None) -> np.ndarray:
-    return _named(_rng.uniform(-bound, bound, size=shape).astype(dtype), name)
+def calculate_gain(nonlinearity: str, param=None) -> float:
+    """The recommended gain of a nonlinearity (MindSpore's and PyTorch's table): 1 for linear,
+    conv and sigmoid, 5/3 for tanh, sqrt(2) for relu, sqrt(2 / (1 + slope^2)) for leaky_relu, 3/4 for selu."""
+    if nonlinearity in ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+                        "conv_transpose3d", "sigmoid"):
+        return 1.0
+    if nonlinearity == "tanh":
+        return 5.0 / 3
+    if nonlinearity == "relu":
+        return math.sqrt(2.0)
+    if nonlinearity == "leaky_relu":
+        slope = 0.01 if param is None else param
+        if isinstance(slope, bool) or not isinstance(slope, numbers.Real):
+            raise ValueError(f"leaky_relu's negative slope must be a number, not {slope!r}")
+        return math.sqrt(2.0 / (1 + slope ** 2))
+    if nonlinearity == "selu":
+        return 3.0 / 4
+    raise ValueError(f"unknown nonlinearity {nonlinearity!r}")
 
+
+def fans(shape) -> tuple:
+    """(fan_in, fan_out) of a weight: `shape[1]` and `shape[0]` times the receptive field `prod(shape[2:])`."""
+    if len(shape) < 2:
+        raise ValueError(f"fan in and fan out need a weight of at least 2 dimensions, not shape {tuple(shape)}")
+    receptive = int(np.prod(shape[2:])) if len(shape) > 2 else 1
+    return shape[1] * receptive, shape[0] * receptive
+
+
+class Initializer:
+    """Base class of the initializers: `init(shape, dtype)` returns a new array of that shape.
+    `fan_in` (when a layer knows it) overrides the one computed from the shape."""
+
+    def __call__(self, shape, dtype=np.float32, fan_in: Optional[int] = None) -> np.ndarray:
+        return np.asarray(self.sample(tuple(shape), fan_in)).astype(dtype)
+
+    def sample(self, shape: tuple, fan_in: Optional[int]):
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in vars(self).items())
+        return f"{type(self).__name__}({args})"
+
+
+class Zero(Initializer):
+    """All zeros ('zeros')."""
+
+    def sample(self, shape, fan_in):
+        return np.zeros(shape)
+
+
+class One(Initializer):
+    """All ones ('ones')."""
+
+    def sample(self, shape, fan_in):
+        return np.ones(shape)
+
+
+class Constant(Initializer):
+    """Every element `value`."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def sample(self, shape, fan_in):
+        return np.full(shape, self.value)
+
+
+class Normal(Initializer):
+    """N(mean, sigma^2) (MindSpore's `Normal(sigma=0.01, mean=0.0)`, 'normal')."""
+
+    def __init__(self, sigma: float = 0.01, mean: float = 0.0):
+        self.sigma = sigma
+        self.mean = mean
+
+    def sample(self, shape, fan_in):
+        return _rng.normal(self.mean, self.sigma, size=shape)
+
+
+class Uniform(Initializer):
+    """U(-scale, scale) (MindSpore's `Uniform(scale=0.07)`, 'uniform')."""
+
+    def __init__(self, scale: float = 0.07):
+        self.scale = scale
+
+    def sample(self, shape, fan_in):
+        return _rng.uniform(-self.scale, self.scale, size=shape)
+
+
+class TruncatedNormal(Initializer):
+    """N(mean, sigma^2) cut to [mean + a sigma, mean + b sigma] (MindSpore's
+    `TruncatedNormal(sigma=0.01, mean=0.0, a=-2.0, b=2.0)`, 'truncatedNormal'); rejected draws are redrawn."""
+
+    def __init__(self, sigma: float = 0.01, mean: float = 0.0, a: float = -2.0, b: float = 2.0):
+        self.sigma = sigma
+        self.mean = mean
+        self.a = a
+        self.b = b
+
+    def sample(self, shape, fan_in):
+        z = _rng.standard_normal(shape)
+        bad = (z < self.a) | (z > self.b)
+        while bad.any():
+            z[bad] = _rng.standard_normal(int(bad.sum()))
+            bad = (z < self.a) | (z > self.b)
+        return self.mean + self.sigma * z
+
+
+class _He(Initializer):
+    def __init__(self, negative_slope: float = 0, mode: str = "fan_in", nonlinearity: str = "leaky_relu"):
+        if mode not in ("fan_in", "fan_out"):
+            raise ValueError(f"mode must be 'fan_in' or 'fan_out', not {mode!r}")
+        self.negative_slope = negative_slope
+        self.mode = mode
+        self.nonlinearity = nonlinearity
+
+    def std(self, shape, fan_in) -> float:
+        if self.mode == "fan_in":
+            fan = fan_in if fan_in is not None else fans(shape)[0]
+        else:
+            fan = fans(shape)[1]
+        return calculate_gain(self.nonlinearity, self.negative_slope) / math.sqrt(max(fan, 1))
+
+
+class HeUniform(_He):
+    """Kaiming uniform: U(-b, b), b = gain * sqrt(3 / fan) (MindSpore's `HeUniform(negative_slope=0,
+    mode='fan_in', nonlinearity='leaky_relu')`, 'he_uniform'; Dense's and Conv2d's weights use
+    `HeUniform(math.sqrt(5))`)."""
+
+    def sample(self, shape, fan_in):
+        bound = math.sqrt(3.0) * self.std(shape, fan_in)
+        return _rng.uniform(-bound, bound, size=shape)
+
+
+class HeNormal(_He):
+    """Kaiming normal: N(0, (gain / sqrt(fan))^2) (MindSpore's `HeNormal(negative_slope=0,
+    mode='fan_in', nonlinearity='leaky_relu')`, 'he_normal')."""
+
+    def sample(self, shape, fan_in):
+        return _rng.normal(0.0, self.std(shape, fan_in), size=shape)
+
+
+class XavierUniform(Initializer):
+    """Glorot uniform: U(-b, b), b = gain * sqrt(6 / (fan_in + fan_out)) (MindSpore's
+    `XavierUniform(gain=1)`, 'xavier_uniform')."""
+
+    def __init__(self, gain: float = 1):
+        self.gain = gain
+
+    def sample(self, shape, fan_in):
+        bound = self.gain * math.sqrt(6.0 / sum(fans(shape)))
+        return _rng.uniform(-bound, bound, size=shape)
+
+
+class XavierNormal(Initializer):
+    """Glorot normal: N(0, (gain * sqrt(2 / (fan_in + fan_out)))^2) (MindSpore's `XavierNormal(gain=1)`,
+    'xavier_normal')."""
+
+    def __init__(self, gain: float = 1):
+        self.gain = gain
+
+    def sample(self, shape, fan_in):
+        return _rng.normal(0.0, self.gain * math.sqrt(2.0 / sum(fans(shape))), size=shape)
+
+
+# MindSpore's string names (matched without case, as MindSpore lower-cases them)
+_BY_NAME = {"zeros": Zero, "zero": Zero, "ones": One, "one": One, "normal": Normal, "uniform": Uniform,
+            "truncatednormal": TruncatedNormal, "he_uniform": HeUniform, "heuniform": HeUniform,
+            "he_normal": HeNormal, "henormal": HeNormal, "xavier_uniform": XavierUniform,
+            "xavieruniform": XavierUniform, "xavier_normal": XavierNormal, "xaviernormal": XavierNormal}
+
+
+def initializer(init, shape=None, dtype=np.float32) -> np.ndarray:
+    """MindSpore's `initializer(init, shape=None, dtype=float32)`: `init` is an Initializer, one of
+    their names ('normal', 'he_uniform', ...), a number (every element) or an array (its shape must be
+    `shape`)."""
+    if isinstance(init, np.ndarray):
+        if shape is not None and tuple(init.shape) != _shape(shape):
+            raise ValueError(f"initializer: the array has shape {init.shape}, but shape {_shape(shape)} was asked")
+        return np.array(init, dtype=dtype)
+    if shape is None:
+        raise ValueError("initializer: give `shape` unless `init` is an array")
+    return _initializer_object(init)(_shape(shape), dtype)
+
+
+def _shape(shape) -> tuple:
+    return (shape,) if isinstance(shape, int) else tuple(shape)
+
+
+def _initializer_object(spec) -> Initializer:
+    if isinstance(spec, Initializer):
+        return spec
+    if isinstance(spec, bool) or isinstance(spec, numbers.Number):
+        return Constant(spec)
+    if isinstance(spec, str) and spec.lower() in _BY_NAME:
+        return _BY_NAME[spec.lower()]()
+    raise ValueError(f"unknown initializer {spec!r}; use an Initializer, a number, an array or one of "
+                     f"{sorted(set(_BY_NAME))}")
+
+
+# --- what the layers call -------------------------------------------------------------------------
 
 def _named(array: np.ndarray, name: Optional[str]):
     """With a name, the initial value becomes a `Parameter` (a layer's weight)."""
     return array if name is None else Parameter(array, name)
 
 
+def uniform(shape, bound: float, dtype=np.float32, name: Optional[str] = None) -> np.ndarray:
+    """U(-bound, bound): MindSpore's default bias of Dense and Conv (bound 1/sqrt(fan_in))."""
+    return _named(Uniform(bound)(shape, dtype), name)
+
+
 def he_uniform(shape, fan_in: int, negative_slope: float = math.sqrt(5), dtype=np.float32) -> np.ndarray:
     """HeUniform(negative_slope=sqrt(5)), MindSpore's default weight init for Dense."""
-    gain = math.sqrt(2.0 / (1 + negative_slope ** 2))
-    bound = math.sqrt(3.0) * gain / math.sqrt(max(fan_in, 1))
-    return uniform(shape, bound, dtype)
+    return HeUniform(negative_slope)(shape, dtype, fan_in)
 
 
-def initialize(spec, shape, fan_in: int, dtype=np.float32, name: Optional[str] = None) -> np.ndarray:
-    """`spec` is None (the default), 'zeros', 'ones', 'normal', 'uniform', a number or an array; with
-    `name`, the value is a `Parameter` of that name."""
-    return _named(_initial_value(spec, shape, fan_in, dtype), name)
-
-
-def _initial_value(spec, shape, fan_in: int, dtype):
-    if spec is None or spec in ("he_uniform", "HeUniform"):
-        return he_uniform(shape, fan_in, dtype=dtype)
+def initialize(spec, shape, fan_in: Optional[int] = None, dtype=np.float32, name: Optional[str] = None) -> np.ndarray:
+    """A layer's initial weight: `spec` is None (MindSpore's default for Dense and Conv weights,
+    HeUniform(sqrt(5))), an Initializer, its name, a number or an array/Tensor of shape `shape`;
+    `fan_in` is the layer's (else computed from `shape`). With `name`, the value is a `Parameter`."""
+    if spec is None:
+        spec = HeUniform(math.sqrt(5))
     if isinstance(spec, np.ndarray):
-        if spec.shape != tuple(shape):
-            raise ValueError(f"initial value has shape {spec.shape}, expected {tuple(shape)}")
-        return spec.astype(dtype)
-    if isinstance(spec, (int, float)):
-        return np.full(shape, spec, dtype=dtype)
-    if spec == "zeros":
-        return np.zeros(shape, dtype=dtype)
-    if spec == "ones":
-        return np.ones(shape, dtype=dtype)
-    if spec == "normal":
-        return (_rng.standard_normal(shape) * 0.01).astype(dtype)
-    if spec == "uniform":
-        return uniform(shape, 1.0 / math.sqrt(max(fan_in, 1)), dtype)
-    raise ValueError(f"unknown initializer {spec!r}")
+        value = initializer(spec, shape, dtype)
+    else:
+        value = _initializer_object(spec)(_shape(shape), dtype, fan_in)
+    return _named(value, name)

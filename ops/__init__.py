@@ -18,5 +18,8 @@ from graphjit.ops.math import *  # noqa: F401,F403
 from graphjit.ops.math import __all__ as _math
 from graphjit.ops.reductions import *  # noqa: F401,F403
 from graphjit.ops.reductions import __all__ as _reductions
+from graphjit.ops.random import *  # noqa: F401,F403
+from graphjit.ops.random import __all__ as _random
 
-__all__ = ["GradOperation", "stop_gradient", *_activations, *_losses, *_creation, *_shaping, *_math, *_reductions]
+__all__ = ["GradOperation", "stop_gradient", *_activations, *_losses, *_creation, *_shaping, *_math, *_reductions,
+           *_random]

@@ -32,6 +32,7 @@ FORBIDDEN = {
     "checkpoint": {"transpiler", "backends", "api", "compiler", "cli", "nn", "export_load", "gradients"},
     "jit_options": {"transpiler", "backends", "api", "compiler", "cli", "nn", "export_load", "gradients",
                     "checkpoint"},
+    "common": {"transpiler", "backends", "compiler", "cli", "export_load", "graph"},
 }
 
 

@@ -11,22 +11,22 @@ import numpy as np
 
 
 def Network_construct(self, x):
-    # layers.py:77  return x.reshape(x.shape[:self.start_dim] + (-1,))
+    # layers.py:62  return x.reshape(x.shape[:self.start_dim] + (-1,))
     x = x.reshape((64, -1))
-    # layers.py:31  x = x @ self.weight.T
+    # layers.py:41  x = x @ self.weight.T
     x = x @ self.dense_relu_sequential.cell_list[0].weight.T
-    # layers.py:33  x = x + self.bias
+    # layers.py:43  x = x + self.bias
     x += self.dense_relu_sequential.cell_list[0].bias
-    # layers.py:44  return np.maximum(x, 0)
+    # activations.py:23  return np.maximum(input, 0)
     np.maximum(x, 0, out=x)
-    # layers.py:31  x = x @ self.weight.T
+    # layers.py:41  x = x @ self.weight.T
     x = x @ self.dense_relu_sequential.cell_list[2].weight.T
-    # layers.py:33  x = x + self.bias
+    # layers.py:43  x = x + self.bias
     x += self.dense_relu_sequential.cell_list[2].bias
-    # layers.py:44  return np.maximum(x, 0)
+    # activations.py:23  return np.maximum(input, 0)
     np.maximum(x, 0, out=x)
-    # layers.py:31  x = x @ self.weight.T
+    # layers.py:41  x = x @ self.weight.T
     x = x @ self.dense_relu_sequential.cell_list[4].weight.T
-    # layers.py:33  x = x + self.bias
+    # layers.py:43  x = x + self.bias
     x += self.dense_relu_sequential.cell_list[4].bias
     return x

@@ -1,0 +1,1 @@
+"""`graphjit.common`: MindSpore's `mindspore.common` names that tutorials import from there."""
