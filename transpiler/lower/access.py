@@ -20,8 +20,13 @@ def lower_attribute(state, node: cst.Attribute, frame):
 
 
 def attribute(state, value, name: str, span):
-    if isinstance(value, Static) and isinstance(value.value, np.ndarray):
+    if isinstance(value, Node):
+        value = _array_object(state, value, name)
+    if isinstance(value, Static) and isinstance(value.value, np.ndarray) \
+            and name not in getattr(value.value, "__dict__", ()):
         value = state.latest_version(state.array_value(value, span))  # a weight: read at run time, then `.T`
+    # else a Python attribute of the array object itself (a Parameter's `name`, `requires_grad`):
+    # folded like any object's attribute, and guarded
     if isinstance(value, Static):
         if name in state.mutated_attrs and not isinstance(getattr(type(value.value), name, None), property):
             # this compile writes `<obj>.name`: a compile-time read would go stale
@@ -38,6 +43,16 @@ def attribute(state, value, name: str, span):
     if isinstance(value, Node):
         return array_attribute(state, value, name, span)
     raise LoweringError(f"{describe_value(value)} has no attribute `{name}`", span)
+
+
+def _array_object(state, value: Node, name: str):
+    """The array object behind `value` when `name` is its own Python attribute (a Parameter's
+    `requires_grad`) and `value` was read through a path, else `value` unchanged."""
+    key = state.path_of.get(value.id)
+    obj = state.param_arrays.get(key) if key is not None else None
+    if obj is not None and name in getattr(obj, "__dict__", ()):
+        return Static(obj, state.param_paths[key])
+    return value
 
 
 def array_attribute(state, value: Node, name: str, span):
