@@ -39,6 +39,7 @@ class Cell:
         object.__setattr__(self, "training", False)
         object.__setattr__(self, "_jit_config", None)
         object.__setattr__(self, "_graph_call", None)
+        object.__setattr__(self, "_auto_prefix", auto_prefix)  # False: sub-cells' names take no prefix here
 
     def __setattr__(self, name: str, value) -> None:
         if "_cells" not in self.__dict__:
@@ -51,7 +52,7 @@ class Cell:
         params.pop(name, None)
         if isinstance(value, Cell):
             cells[name] = value
-            for _ in value.parameters_and_names(name):  # names are full from now on (`dense.weight`)
+            for _ in value.parameters_and_names(name if self._auto_prefix else ""):  # full names from now on
                 pass
         elif isinstance(value, np.ndarray) and not name.startswith("_"):
             params[name] = value
@@ -103,7 +104,7 @@ class Cell:
                 value.name = full
             yield full, value
         for name, cell in self._cells.items():
-            yield from cell.parameters_and_names(f"{prefix}.{name}" if prefix else name)
+            yield from cell.parameters_and_names((f"{prefix}.{name}" if prefix else name) if self._auto_prefix else prefix)
 
     def parameters(self) -> list:
         return self._parameter_list()

@@ -26,7 +26,7 @@ class Optimizer(Cell):
     """The base of optimizers: `Optimizer(learning_rate, parameters, weight_decay=0.0, loss_scale=1.0)`."""
 
     def __init__(self, learning_rate, parameters, weight_decay: float = 0.0, loss_scale: float = 1.0):
-        super().__init__()
+        super().__init__(auto_prefix=False)
         params = _parameter_list(parameters)
         _check_number("weight_decay", weight_decay)
         _check_number("loss_scale", loss_scale, positive=True)
