@@ -104,7 +104,8 @@ class Cell:
                 value.name = full
             yield full, value
         for name, cell in self._cells.items():
-            yield from cell.parameters_and_names((f"{prefix}.{name}" if prefix else name) if self._auto_prefix else prefix)
+            full = (f"{prefix}.{name}" if prefix else name) if self._auto_prefix else prefix
+            yield from cell.parameters_and_names(full)
 
     def parameters(self) -> list:
         return self._parameter_list()

@@ -16,7 +16,7 @@ import sys
 import graphjit as ms
 from graphjit import nn
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "data"))
 from mnist_data import MnistDataset, datapipe as mnist_datapipe  # noqa: E402  (stands in for mindspore.dataset)
 
 parser = argparse.ArgumentParser(description="MindSpore's training tutorial on graphjit")
