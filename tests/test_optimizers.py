@@ -164,7 +164,8 @@ def test_state_names_are_mindspores():
     names = [n for n, _ in nn.Adam(net.trainable_params()).parameters_and_names()]
     assert names[:3] == ["learning_rate", "global_step", "moment1.dense.weight"]
     assert "moment2.out.bias" in names and "beta1_power" in names
-    assert [n for n, _ in nn.SGD(net.trainable_params(), momentum=0.9).parameters_and_names()][2] == "accum.dense.weight"
+    sgd = nn.SGD(net.trainable_params(), momentum=0.9)
+    assert [n for n, _ in sgd.parameters_and_names()][2] == "accum.dense.weight"
 
 
 def test_trainable_params_inside_jit():
@@ -199,3 +200,21 @@ def test_wrong_number_of_gradients():
     opt = nn.SGD(Net().trainable_params())
     with pytest.raises(ValueError, match="4 parameters but got 1"):
         opt((np.ones(2),))
+
+
+@pytest.mark.parametrize("level", ["O0", "O1", "O2"])
+def test_weight_gradient_is_laid_out_like_the_weight(level):
+    """The cotangent of `w.T` in `x @ w.T` is `g.T @ x` (C order, like `w`), not `(x.T @ g).T`: equal
+    values, and the optimizer's update over it runs without striding."""
+    net = Net()
+    x = np.random.default_rng(0).standard_normal((5, 4)).astype(np.float32)
+
+    def loss(x):
+        return (net(x) ** 2).sum()
+    grad_fn = ms.grad(ms.jit(loss, jit_config=ms.JitConfig(jit_level=level)), None, net.trainable_params())
+    grads = grad_fn(x)
+    h = np.maximum(x @ net.dense.weight.T + net.dense.bias, 0)
+    out = h @ net.out.weight.T + net.out.bias
+    np.testing.assert_allclose(grads[2], (2 * out).T @ h, rtol=1e-5)
+    assert all(g.flags.c_contiguous for g in grads)
+    assert ").T\n" not in grad_fn.source(x)

@@ -19,7 +19,8 @@ __all__ = ["SGD"]
 
 
 class SGD(Optimizer):
-    """`SGD(params, learning_rate=0.1, momentum=0.0, dampening=0.0, weight_decay=0.0, nesterov=False, loss_scale=1.0)`."""
+    """`SGD(params, learning_rate=0.1, momentum=0.0, dampening=0.0, weight_decay=0.0, nesterov=False,
+    loss_scale=1.0)`."""
 
     def __init__(self, params, learning_rate=0.1, momentum: float = 0.0, dampening: float = 0.0,
                  weight_decay: float = 0.0, nesterov: bool = False, loss_scale: float = 1.0):
