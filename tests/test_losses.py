@@ -124,7 +124,8 @@ def test_loss_cell_weight_is_not_a_parameter():
     assert nn.CrossEntropyLoss(WEIGHT).trainable_params() == []
 
 
-def test_train_one_step_cell_jitted_equals_eager():
+@pytest.mark.parametrize("level,exec_mode", [("O0", "auto"), ("O2", "auto"), ("O1", "no_sink")])
+def test_train_one_step_cell_jitted_equals_eager(level, exec_mode):
     class Net(nn.Cell):
         def __init__(self):
             super().__init__()
@@ -141,7 +142,7 @@ def test_train_one_step_cell_jitted_equals_eager():
     x, y = LOGITS.astype(np.float32), LABELS.clip(0)
     eager_net, eager_step = build()
     net, step = build()
-    jitted = ms.jit(step)
+    jitted = ms.jit(step, jit_config=ms.JitConfig(jit_level=level, exec_mode=exec_mode))
     for _ in range(4):
         np.testing.assert_allclose(jitted(x, y), eager_step(x, y), rtol=1e-6)
     for a, b in zip(net.trainable_params(), eager_net.trainable_params()):
