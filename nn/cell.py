@@ -40,6 +40,7 @@ class Cell:
         object.__setattr__(self, "_jit_config", None)
         object.__setattr__(self, "_graph_call", None)
         object.__setattr__(self, "_auto_prefix", auto_prefix)  # False: sub-cells' names take no prefix here
+        object.__setattr__(self, "_names", ((), ()))   # (parameter names, cell names), replaced on each change
 
     def __setattr__(self, name: str, value) -> None:
         if "_cells" not in self.__dict__:
@@ -58,6 +59,7 @@ class Cell:
             params[name] = value
             if isinstance(value, Parameter) and value.name is None:
                 value.name = name
+        object.__setattr__(self, "_names", (tuple(params), tuple(cells)))
         object.__setattr__(self, name, value)
 
     def __delattr__(self, name: str) -> None:
@@ -65,6 +67,7 @@ class Cell:
             _ctx.bump_epoch()
         self.__dict__["_cells"].pop(name, None)
         self.__dict__["_params"].pop(name, None)
+        object.__setattr__(self, "_names", (tuple(self._params), tuple(self._cells)))
         object.__delattr__(self, name)
 
     def construct(self, *args, **kwargs):
@@ -112,9 +115,11 @@ class Cell:
 
     def _parameter_list(self) -> list:
         """Every weight, in definition order. Built without generators, so compiled code calling it
-        unrolls it into reads of the weights through their paths."""
-        return [getattr(self, name) for name in tuple(self._params)] \
-            + [p for name in tuple(self._cells) for p in self._cells[name]._parameter_list()]
+        unrolls it into reads of the weights through their paths; the names come from `_names`, a
+        tuple replaced (never mutated) on every change, so a compiled graph sees a new weight."""
+        param_names, cell_names = self._names
+        return [getattr(self, name) for name in param_names] \
+            + [p for name in cell_names for p in self._cells[name]._parameter_list()]
 
     def trainable_params(self, recurse: bool = True) -> list:
         """The Parameters that take gradients (`requires_grad`), in definition order."""

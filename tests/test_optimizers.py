@@ -182,6 +182,10 @@ def test_trainable_params_inside_jit():
         np.testing.assert_allclose(total(np.zeros(2)), sum(p.sum() for p in net.trainable_params()), rtol=1e-5)
     net.out.bias.requires_grad = False                              # guarded: recompiles
     np.testing.assert_allclose(total(np.zeros(2)), sum(p.sum() for p in net.trainable_params()), rtol=1e-5)
+    net.mask = np.ones(3, np.float32)          # a plain array: no requires_grad, trainable as in eager
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ms.GraphjitWarning)
+        np.testing.assert_allclose(total(np.zeros(2)), sum(p.sum() for p in net.trainable_params()), rtol=1e-5)
 
 
 @pytest.mark.parametrize("make,message", [

@@ -13,7 +13,7 @@ import graphjit
 from graphjit.cli import transpile_file
 
 from golden_files import check_golden
-from locations import GOLDEN, SAMPLES
+from locations import GOLDEN, RUN_ONLY_SAMPLES, SAMPLES
 from programs import CASES
 
 EMITTED = GOLDEN / "emitted"
@@ -29,9 +29,7 @@ def test_emitted_program(name, level):
     check_golden(EMITTED / f"{name}.{level}.py", source, "emitted code")
 
 
-# the training samples build their gradient functions and data when run, which `graphjit transpile`
-# (reading the file, not running it) cannot see: tests/test_training_samples.py runs them instead
-NOT_TRANSPILED = {"unsupported", "quickstart", "train_tutorial"}
+NOT_TRANSPILED = {"unsupported"} | RUN_ONLY_SAMPLES
 
 
 @pytest.mark.parametrize("level", LEVELS)
