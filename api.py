@@ -83,7 +83,7 @@ class JitFunction:
         type(self).__call__ = call
 
     def _slow(self, args: tuple):
-        if _ctx.disabled():
+        if _ctx.disabled() and self.transform is None:   # a gradient is no plain call: it always compiles
             return self._call_eager(args)
         entry = self._entry(args)
         try:

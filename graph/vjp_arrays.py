@@ -162,9 +162,19 @@ def reshape_back(b, node, g):
 def transpose(b, node, g):
     axes = argument(node, 1, "axes")
     if axes is None:
-        return none_for_rest(node, b.op("T", g) if rank(node.operands[0]) == 2 else b.op("transpose", g))
+        return none_for_rest(node, _matrix_transposed(b, g) if rank(node.operands[0]) == 2 else b.op("transpose", g))
     inverse = tuple(sorted(range(len(axes)), key=lambda k: axes[k]))
     return none_for_rest(node, b.op("transpose", g, b.const(inverse)))
+
+
+def _matrix_transposed(b, g):
+    """`g.T`; when the cotangent is a product of two matrices (`a @ c`, the weight gradient of
+    `x @ w.T`), `c.T @ a.T`: the same values laid out in C order like the weight itself, so an
+    optimizer's elementwise update (`w -= lr * g`) does not stride through a transposed view."""
+    if g.op == "matmul" and len(g.operands) == 2 and not g.attrs and all(rank(o) == 2 for o in g.operands):
+        a, c = g.operands
+        return b.op("matmul", b.op("T", c), b.op("T", a))
+    return b.op("T", g)
 
 
 def same_op(b, node, g):

@@ -39,6 +39,8 @@ class Cell:
         object.__setattr__(self, "training", False)
         object.__setattr__(self, "_jit_config", None)
         object.__setattr__(self, "_graph_call", None)
+        object.__setattr__(self, "_auto_prefix", auto_prefix)  # False: sub-cells' names take no prefix here
+        object.__setattr__(self, "_names", ((), ()))   # (parameter names, cell names), replaced on each change
 
     def __setattr__(self, name: str, value) -> None:
         if "_cells" not in self.__dict__:
@@ -51,8 +53,13 @@ class Cell:
         params.pop(name, None)
         if isinstance(value, Cell):
             cells[name] = value
+            for _ in value.parameters_and_names(name if self._auto_prefix else ""):  # full names from now on
+                pass
         elif isinstance(value, np.ndarray) and not name.startswith("_"):
             params[name] = value
+            if isinstance(value, Parameter) and value.name is None:
+                value.name = name
+        object.__setattr__(self, "_names", (tuple(params), tuple(cells)))
         object.__setattr__(self, name, value)
 
     def __delattr__(self, name: str) -> None:
@@ -60,6 +67,7 @@ class Cell:
             _ctx.bump_epoch()
         self.__dict__["_cells"].pop(name, None)
         self.__dict__["_params"].pop(name, None)
+        object.__setattr__(self, "_names", (tuple(self._params), tuple(self._cells)))
         object.__delattr__(self, name)
 
     def construct(self, *args, **kwargs):
@@ -90,21 +98,32 @@ class Cell:
 
     def parameters_and_names(self, prefix: str = "") -> Iterator[tuple]:
         """(MindSpore-style name, Parameter) for every weight: `dense_relu_sequential.0.weight`. A
-        Parameter that has no name, or only its attribute's, takes the full one."""
+        Parameter that has no name, or one its full name ends with (`weight`, `0.weight`), takes the
+        full one; a name the user gave stays."""
         for name, value in self._params.items():
             full = f"{prefix}.{name}" if prefix else name
-            if isinstance(value, Parameter) and value.name in (None, name):
+            if isinstance(value, Parameter) and (value.name is None or full == value.name
+                                                 or full.endswith("." + value.name)):
                 value.name = full
             yield full, value
         for name, cell in self._cells.items():
-            yield from cell.parameters_and_names(f"{prefix}.{name}" if prefix else name)
+            full = (f"{prefix}.{name}" if prefix else name) if self._auto_prefix else prefix
+            yield from cell.parameters_and_names(full)
 
     def parameters(self) -> list:
-        return [p for _, p in self.parameters_and_names()]
+        return self._parameter_list()
 
-    def trainable_params(self) -> list:
+    def _parameter_list(self) -> list:
+        """Every weight, in definition order. Built without generators, so compiled code calling it
+        unrolls it into reads of the weights through their paths; the names come from `_names`, a
+        tuple replaced (never mutated) on every change, so a compiled graph sees a new weight."""
+        param_names, cell_names = self._names
+        return [getattr(self, name) for name in param_names] \
+            + [p for name in cell_names for p in self._cells[name]._parameter_list()]
+
+    def trainable_params(self, recurse: bool = True) -> list:
         """The Parameters that take gradients (`requires_grad`), in definition order."""
-        return [p for p in self.parameters() if getattr(p, "requires_grad", True)]
+        return [p for p in self._parameter_list() if getattr(p, "requires_grad", True)]
 
     def parameters_dict(self) -> "OrderedDict[str, np.ndarray]":
         return OrderedDict(self.parameters_and_names())

@@ -20,8 +20,12 @@ def lower_attribute(state, node: cst.Attribute, frame):
 
 
 def attribute(state, value, name: str, span):
-    if isinstance(value, Static) and isinstance(value.value, np.ndarray):
+    if isinstance(value, Node):
+        value = _array_object(state, value, name)
+    if isinstance(value, Static) and isinstance(value.value, np.ndarray) and _array_has(value.value, name):
         value = state.latest_version(state.array_value(value, span))  # a weight: read at run time, then `.T`
+    # else a Python attribute of the array object itself (a Parameter's `name`, `requires_grad`), or
+    # one it lacks: folded (or an AttributeError) like any object's attribute, and guarded
     if isinstance(value, Static):
         if name in state.mutated_attrs and not isinstance(getattr(type(value.value), name, None), property):
             # this compile writes `<obj>.name`: a compile-time read would go stale
@@ -38,6 +42,22 @@ def attribute(state, value, name: str, span):
     if isinstance(value, Node):
         return array_attribute(state, value, name, span)
     raise LoweringError(f"{describe_value(value)} has no attribute `{name}`", span)
+
+
+def _array_object(state, value: Node, name: str):
+    """The array object behind `value` when `value` was read through a path and `name` is not an
+    array attribute (a Parameter's own `requires_grad`, or one the object lacks), else `value`."""
+    key = state.path_of.get(value.id)
+    obj = state.param_arrays.get(key) if key is not None else None
+    if obj is not None and not _array_has(obj, name):
+        return Static(obj, state.param_paths[key])
+    return value
+
+
+def _array_has(obj: np.ndarray, name: str) -> bool:
+    """`obj.name` is an array attribute or method (read from the run-time array), not one of the
+    object's own Python attributes and not missing."""
+    return name not in getattr(obj, "__dict__", ()) and hasattr(obj, name)
 
 
 def array_attribute(state, value: Node, name: str, span):

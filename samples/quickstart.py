@@ -1,0 +1,130 @@
+"""MindSpore's quickstart tutorial with only the imports changed: build the network, train it with
+`value_and_grad` + `nn.SGD` inside `@ms.jit def train_step`, evaluate it.
+
+Substitutions, each marked below: `mindspore.dataset` is `mnist_data` (synthetic MNIST-shaped data,
+or the idx files of `--mnist DIR`); `loss.asnumpy()` is `float(loss)` until Tensor has `asnumpy`.
+
+    python samples/quickstart.py [--mnist DIR] [--epochs 3] [--batch-size 64] [--samples 1024]
+    GRAPHJIT_DISABLE=1 python samples/quickstart.py    # the same, eagerly (PYNATIVE)
+"""
+
+import argparse
+import os
+import sys
+
+
+import graphjit as ms
+from graphjit import nn
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "data"))
+from mnist_data import MnistDataset, datapipe  # noqa: E402  (stands in for mindspore.dataset)
+
+parser = argparse.ArgumentParser(description="MindSpore's quickstart on graphjit")
+parser.add_argument("--mnist", help="a directory with MNIST's idx files (default: synthetic data)")
+parser.add_argument("--epochs", type=int, default=3)
+parser.add_argument("--batch-size", type=int, default=64)
+parser.add_argument("--samples", type=int, default=1024, help="training samples (test: a quarter)")
+parser.add_argument("--log-every", type=int, default=100, help="print the loss every N batches")
+parser.add_argument("--seed", type=int, default=0)
+args = parser.parse_args()
+ms.set_seed(args.seed)
+
+train_dataset = MnistDataset(args.mnist, "train", args.samples)
+test_dataset = MnistDataset(args.mnist, "test", max(args.samples // 4, 1))
+train_dataset = datapipe(train_dataset, args.batch_size)
+test_dataset = datapipe(test_dataset, args.batch_size)
+
+
+# Define model
+class Network(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.flatten = nn.Flatten()
+        self.dense_relu_sequential = nn.SequentialCell(
+            nn.Dense(28*28, 512),
+            nn.ReLU(),
+            nn.Dense(512, 512),
+            nn.ReLU(),
+            nn.Dense(512, 10)
+        )
+
+    def construct(self, x):
+        x = self.flatten(x)
+        logits = self.dense_relu_sequential(x)
+        return logits
+
+
+model = Network()
+print(model)
+
+# Instantiate loss function and optimizer
+loss_fn = nn.CrossEntropyLoss()
+optimizer = nn.SGD(model.trainable_params(), 1e-2)
+
+
+# 1. Define forward function
+def forward_fn(data, label):
+    logits = model(data)
+    loss = loss_fn(logits, label)
+    return loss, logits
+
+
+# 2. Get gradient function
+grad_fn = ms.value_and_grad(forward_fn, None, optimizer.parameters, has_aux=True)
+
+
+# 3. Define function of one-step training
+@ms.jit
+def train_step(data, label):
+    (loss, _), grads = grad_fn(data, label)
+    optimizer(grads)
+    return loss
+
+
+def train(model, dataset):
+    size = dataset.get_dataset_size()
+    model.set_train()
+    for batch, (data, label) in enumerate(dataset.create_tuple_iterator()):
+        loss = train_step(data, label)
+
+        if batch % args.log_every == 0:
+            loss, current = float(loss), batch          # MindSpore: loss.asnumpy()
+            print(f"loss: {loss:>7f}  [{current:>3d}/{size:>3d}]")
+
+
+def test(model, dataset, loss_fn):
+    num_batches = dataset.get_dataset_size()
+    model.set_train(False)
+    total, test_loss, correct = 0, 0, 0
+    for data, label in dataset.create_tuple_iterator():
+        pred = model(data)
+        total += len(data)
+        test_loss += float(loss_fn(pred, label))        # MindSpore: .asnumpy()
+        correct += (pred.argmax(1) == label).sum()      # MindSpore: (...).asnumpy().sum()
+    test_loss /= num_batches
+    correct /= total
+    print(f"Test: \n Accuracy: {(100*correct):>0.1f}%, Avg loss: {test_loss:>8f} \n")
+    return test_loss, correct
+
+
+epochs = args.epochs
+for t in range(epochs):
+    print(f"Epoch {t+1}\n-------------------------------")
+    train(model, train_dataset)
+    test(model, test_dataset, loss_fn)
+print("Done!")
+
+# ---- CHECKPOINT: saving and loading go here once graphjit has them (ms.save_checkpoint) ----------
+# ms.save_checkpoint(model, "model.ckpt")
+# model = Network()
+# param_dict = ms.load_checkpoint("model.ckpt")
+# param_not_load, _ = ms.load_param_into_net(model, param_dict)
+# print(param_not_load)
+# -----------------------------------------------------------------------------------------------
+
+model.set_train(False)
+for data, label in test_dataset:
+    pred = model(data)
+    predicted = pred.argmax(1)
+    print(f'Predicted: "{predicted[:10]}", Actual: "{label[:10]}"')
+    break

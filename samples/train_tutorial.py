@@ -1,0 +1,123 @@
+"""MindSpore's training tutorial ("Model Training") with only the imports changed: hyperparameters,
+a loss function and an optimizer, `train_loop` and `test_loop`, the step compiled with `@ms.jit`.
+
+Substitutions, each marked below: `mindspore.dataset` is `mnist_data` (synthetic MNIST-shaped data,
+or the idx files of `--mnist DIR`); `.asnumpy()` is `float(...)` until Tensor has `asnumpy`.
+
+    python samples/train_tutorial.py [--mnist DIR] [--epochs 3] [--batch-size 64] [--samples 1024]
+    GRAPHJIT_DISABLE=1 python samples/train_tutorial.py    # the same, eagerly (PYNATIVE)
+"""
+
+import argparse
+import os
+import sys
+
+
+import graphjit as ms
+from graphjit import nn
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "data"))
+from mnist_data import MnistDataset, datapipe as mnist_datapipe  # noqa: E402  (stands in for mindspore.dataset)
+
+parser = argparse.ArgumentParser(description="MindSpore's training tutorial on graphjit")
+parser.add_argument("--mnist", help="a directory with MNIST's idx files (default: synthetic data)")
+parser.add_argument("--epochs", type=int, default=3)
+parser.add_argument("--batch-size", type=int, default=64)
+parser.add_argument("--learning-rate", type=float, default=1e-2)
+parser.add_argument("--samples", type=int, default=1024, help="training samples (test: a quarter)")
+parser.add_argument("--log-every", type=int, default=100, help="print the loss every N batches")
+parser.add_argument("--seed", type=int, default=0)
+args = parser.parse_args()
+ms.set_seed(args.seed)
+
+
+def datapipe(usage, batch_size):
+    dataset = MnistDataset(args.mnist, usage, args.samples if usage == "train" else max(args.samples // 4, 1))
+    return mnist_datapipe(dataset, batch_size)
+
+
+train_dataset = datapipe("train", batch_size=args.batch_size)
+test_dataset = datapipe("test", batch_size=args.batch_size)
+
+
+class Network(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.flatten = nn.Flatten()
+        self.dense_relu_sequential = nn.SequentialCell(
+            nn.Dense(28*28, 512),
+            nn.ReLU(),
+            nn.Dense(512, 512),
+            nn.ReLU(),
+            nn.Dense(512, 10)
+        )
+
+    def construct(self, x):
+        x = self.flatten(x)
+        logits = self.dense_relu_sequential(x)
+        return logits
+
+
+
+model = Network()
+
+# Hyperparameters
+epochs = args.epochs
+batch_size = args.batch_size
+learning_rate = args.learning_rate
+
+# Loss function and optimizer
+loss_fn = nn.CrossEntropyLoss()
+optimizer = nn.SGD(model.trainable_params(), learning_rate=learning_rate)
+
+
+# Define forward function
+def forward_fn(data, label):
+    logits = model(data)
+    loss = loss_fn(logits, label)
+    return loss, logits
+
+
+# Get gradient function
+grad_fn = ms.value_and_grad(forward_fn, None, optimizer.parameters, has_aux=True)
+
+
+# Define function of one-step training
+@ms.jit
+def train_step(data, label):
+    (loss, _), grads = grad_fn(data, label)
+    optimizer(grads)
+    return loss
+
+
+def train_loop(model, dataset):
+    size = dataset.get_dataset_size()
+    model.set_train()
+    for batch, (data, label) in enumerate(dataset.create_tuple_iterator()):
+        loss = train_step(data, label)
+
+        if batch % args.log_every == 0:
+            loss, current = float(loss), batch          # MindSpore: loss.asnumpy()
+            print(f"loss: {loss:>7f}  [{current:>3d}/{size:>3d}]")
+
+
+def test_loop(model, dataset, loss_fn):
+    num_batches = dataset.get_dataset_size()
+    model.set_train(False)
+    total, test_loss, correct = 0, 0, 0
+    for data, label in dataset.create_tuple_iterator():
+        pred = model(data)
+        total += len(data)
+        test_loss += float(loss_fn(pred, label))        # MindSpore: .asnumpy()
+        correct += (pred.argmax(1) == label).sum()      # MindSpore: (...).asnumpy().sum()
+    test_loss /= num_batches
+    correct /= total
+    print(f"Test: \n Accuracy: {(100*correct):>0.1f}%, Avg loss: {test_loss:>8f} \n")
+    return test_loss, correct
+
+
+for t in range(epochs):
+    print(f"Epoch {t+1}\n-------------------------------")
+    train_loop(model, train_dataset)
+    test_loop(model, test_dataset, loss_fn)
+print("Done!")
