@@ -50,8 +50,8 @@ def softmax(input, axis=-1, *, dtype=None):
 
 def log_softmax(logits, axis=-1):
     """`x - log(sum(exp(x)))` along `axis` (default -1), MindSpore's `ops.log_softmax(logits, axis=-1)`."""
-    shifted = logits - np.max(logits, axis=axis, keepdims=True)
-    return shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
+    shifted = logits - logits.max(axis=axis, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
 
 
 def erf(input):

@@ -9,15 +9,11 @@ call these functions; this module is the one place each formula is written.
 
 import numpy as np
 
+from graphjit.ops.activations import log_softmax
+
 __all__ = ["cross_entropy", "nll_loss", "binary_cross_entropy_with_logits", "mse_loss", "l1_loss"]
 
 _REDUCTIONS = ("mean", "sum", "none")
-
-
-def _log_softmax(x, axis):
-    """`log(softmax(x))` along `axis`, without overflow."""
-    z = x - x.max(axis=axis, keepdims=True)
-    return z - np.log(np.exp(z).sum(axis=axis, keepdims=True))
 
 
 def _check_reduction(reduction):
@@ -43,7 +39,7 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
     """Softmax cross-entropy of logits `input` (N, C, ...) or (C,) against class indices (integer
     `target` of shape (N, ...)) or class probabilities (floating `target`, the shape of `input`)."""
     axis = 0 if input.ndim == 1 else 1
-    log_probs = _log_softmax(input, axis)
+    log_probs = log_softmax(input, axis)
     if np.issubdtype(target.dtype, np.floating):
         return _probability_cross_entropy(log_probs, target, axis, weight, reduction, label_smoothing)
     return nll_loss(log_probs, target, weight, ignore_index, reduction, label_smoothing)
