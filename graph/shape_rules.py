@@ -263,10 +263,26 @@ def by_evaluation(fn: Callable) -> Callable:
 
 def _probe(node) -> Any:
     """A stand-in for an operand. A tuple of arrays built in the graph (`np.concatenate((a, b))`)
-    is probed item by item (a tuple of numbers stays unknown: a run-time number could be a size)."""
+    is probed item by item; a tuple of compile-time numbers (`window_shape=(5, 5)`) is its value (a
+    tuple holding a run-time number stays unknown: that number could be a size)."""
     if node.op == "tuple" and node.operands and all(isinstance(o.type, ArrayType) for o in node.operands):
         return tuple(shape_probe(o.type) for o in node.operands)
+    if node.op == "tuple":
+        return _constant_tuple(node)
     return shape_probe(node.type, const_value(node))
+
+
+def _constant_tuple(node) -> tuple:
+    """The value of a tuple built of constants (nested tuples too), else `_Unknown`."""
+    items = []
+    for o in node.operands:
+        if o.op == "tuple":
+            items.append(_constant_tuple(o))
+        elif o.op == "const":
+            items.append(o.attrs["value"])
+        else:
+            raise _Unknown
+    return tuple(items)
 
 
 def fixed(t: Type) -> Callable:
