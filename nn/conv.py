@@ -1,7 +1,8 @@
 """Convolution layers (`Conv2d`): whole-array NumPy construct methods, compiled like user code.
 
 A convolution is one matrix product per group: the windows of the padded input (a view) are copied
-into columns (im2col) and multiplied by the weight reshaped to a matrix. Its gradient comes from the
+into columns (im2col), one column per output pixel of every image, and multiplied by the weight
+reshaped to a matrix (one large product is much faster than one per image). Its gradient comes from the
 ops' own rules: the products' for the weight, the windows view's for the input (one in-place add per
 kernel offset, graph/vjp_linalg.py).
 """
@@ -63,10 +64,10 @@ class Conv2d(Cell):
             x = np.pad(x, ((0, 0), (0, 0), (top, bottom), (left, right)))
         win = W.windows(x, self.kernel_size, self.stride, self.dilation)
         g = self.group
-        # im2col: (N, group, C/group * kH * kW, OH * OW), then one product per image and group
-        cols = win.transpose(0, 1, 4, 5, 2, 3).reshape(n, g, c // g * kh * kw, oh * ow)
+        # im2col: columns (group, C/group * kH * kW, N * OH * OW), then one matrix product per group
+        cols = win.transpose(1, 4, 5, 0, 2, 3).reshape(g, c // g * kh * kw, n * oh * ow)
         out = self.weight.reshape(g, self.out_channels // g, c // g * kh * kw) @ cols
-        out = out.reshape(n, self.out_channels, oh, ow)
+        out = out.reshape(self.out_channels, n, oh, ow).transpose(1, 0, 2, 3)
         if self.has_bias:
             out = out + self.bias.reshape(self.out_channels, 1, 1)
         return out

@@ -81,7 +81,10 @@ class MaxPool2d(_Pool2d):
             best = np.maximum(best, candidate)
         start = (np.arange(oh) * (self.stride[0] * wp)).reshape(oh, 1) + np.arange(ow) * self.stride[1]
         plane = first + start
-        out = x.reshape(n * c * hp * wp)[plane + (np.arange(n * c) * (hp * wp)).reshape(n, c, 1, 1)]
+        # gathered from x with channels first: a convolution's output is laid out so (no copy), and so
+        # is the gradient then, as the convolution's backward pass reads it
+        planes = (np.arange(n) * (hp * wp)).reshape(n, 1, 1, 1) + (np.arange(c) * (n * hp * wp)).reshape(c, 1, 1)
+        out = x.transpose(1, 0, 2, 3).reshape(c * n * hp * wp)[plane + planes]
         if self.return_indices:
             return out, (plane // wp - top) * w + plane % wp - left
         return out
