@@ -67,7 +67,7 @@ class MaxPool2d(_Pool2d):
         (top, bottom, oh), (left, right, ow) = self.pads(h, w)
         if top or bottom or left or right:
             # -inf around x: x + 0 inside, so the gradient still reaches x through the padding
-            edge = np.pad(np.zeros((h, w), x.dtype), ((top, bottom), (left, right)), constant_values=-np.inf)
+            edge = np.pad(np.zeros((h, w), dtype=x.dtype), ((top, bottom), (left, right)), constant_values=-np.inf)
             x = np.pad(x, ((0, 0), (0, 0), (top, bottom), (left, right))) + edge
         hp, wp = h + top + bottom, w + left + right
         win = W.windows(x, self.kernel_size, self.stride, self.dilation)
