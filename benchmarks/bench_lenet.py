@@ -32,15 +32,13 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 os.environ.setdefault("GRAPHJIT_CACHE", "0")
 
 import argparse  # noqa: E402
-import gc  # noqa: E402
-import statistics  # noqa: E402
 import sys  # noqa: E402
-import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 
 import graphjit as ms  # noqa: E402
 from graphjit import nn  # noqa: E402
+from bench_grad import cross_entropy, dense_head, interleaved  # noqa: E402  (the MLP head, the timing)
 
 BATCH, LR, TARGET = 64, 0.01, 1.3
 windows = np.lib.stride_tricks.sliding_window_view
@@ -67,13 +65,6 @@ class LeNet5(nn.Cell):
         x = self.relu(self.fc1(x))
         x = self.relu(self.fc2(x))
         return self.fc3(x)
-
-
-def cross_entropy(logits, labels):
-    """Mean softmax cross-entropy of integer labels."""
-    z = logits - logits.max(axis=1, keepdims=True)
-    logp = z - np.log(np.exp(z).sum(axis=1, keepdims=True))
-    return -logp[np.arange(labels.shape[0]), labels].mean()
 
 
 def graphjit_steps(net):
@@ -144,42 +135,22 @@ def pool_backward(dout, x, out):
 
 def hand_written_grads(weights, x, labels):
     """(loss, gradients in trainable_params order)."""
-    w1, w2, f1, b1, f2, b2, f3, b3 = weights
+    w1, w2, *dense = weights
     a1, cols1 = conv_forward(x, w1)
     r1 = np.maximum(a1, 0)
     p1 = pool_forward(r1)
     a2, cols2 = conv_forward(p1, w2)
     r2 = np.maximum(a2, 0)
     p2 = pool_forward(r2)
-    h0 = p2.reshape(x.shape[0], -1)
-    z1 = h0 @ f1.T + b1
-    h1 = np.maximum(z1, 0)
-    z2 = h1 @ f2.T + b2
-    h2 = np.maximum(z2, 0)
-    logits = h2 @ f3.T + b3
-    z = logits - logits.max(axis=1, keepdims=True)
-    e = np.exp(z)
-    s = e.sum(axis=1, keepdims=True)
-    n = labels.shape[0]
-    loss = -(z[np.arange(n), labels] - np.log(s[:, 0])).mean()
-    dz = e / s
-    dz[np.arange(n), labels] -= 1
-    dz /= n
-    df3, db3 = dz.T @ h2, dz.sum(axis=0)
-    d2 = dz @ f3
-    d2[z2 <= 0] = 0
-    df2, db2 = d2.T @ h1, d2.sum(axis=0)
-    d1 = d2 @ f2
-    d1[z1 <= 0] = 0
-    df1, db1 = d1.T @ h0, d1.sum(axis=0)
-    dp2 = (d1 @ f1).reshape(p2.shape)
+    loss, head_grads, dh0 = dense_head(dense, p2.reshape(x.shape[0], -1), labels, input_grad=True)
+    dp2 = dh0.reshape(p2.shape)
     dr2 = pool_backward(dp2, r2, p2)
     dr2[a2 <= 0] = 0
     dp1, dw2 = conv_backward(dr2, cols2, w2, p1.shape, True)
     dr1 = pool_backward(dp1, r1, p1)
     dr1[a1 <= 0] = 0
     _, dw1 = conv_backward(dr1, cols1, w1, x.shape, False)
-    return loss, [dw1, dw2, df1, db1, df2, db2, df3, db3]
+    return loss, [dw1, dw2] + head_grads
 
 
 def hand_written_step(weights, x, labels):
@@ -190,23 +161,6 @@ def hand_written_step(weights, x, labels):
 
 
 # --- timing ------------------------------------------------------------------------------------
-def interleaved(variants: dict, rounds: int, calls: int) -> dict:
-    times = {name: [] for name in variants}
-    names = list(variants)
-    gc.disable()
-    try:
-        for r in range(rounds):
-            for name in names[r % len(names):] + names[:r % len(names)]:
-                fn = variants[name]
-                start = time.perf_counter()
-                for _ in range(calls):
-                    fn()
-                times[name].append((time.perf_counter() - start) / calls)
-    finally:
-        gc.enable()
-    return {name: statistics.median(t) for name, t in times.items()}
-
-
 def check(net, grad_fn, x, labels) -> None:
     """graphjit's loss and gradients equal the hand-written ones at the same weights."""
     weights = [np.array(p) for p in net.trainable_params()]

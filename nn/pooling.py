@@ -30,6 +30,15 @@ class _Pool2d(Cell):
         self.ceil_mode = bool(ceil_mode)
         self.data_format = W.data_format(data_format, layer)
         self.offsets = tuple((i, j) for i in range(self.kernel_size[0]) for j in range(self.kernel_size[1]))
+        self.return_indices = False
+
+    def construct(self, x):
+        if x.ndim != 3:
+            return self.pool(x)
+        if self.return_indices:                 # (C, H, W): pooled as a batch of one
+            out, index = self.pool(x[None])
+            return out[0], index[0]
+        return self.pool(x[None])[0]
 
     def pads(self, h: int, w: int) -> tuple:
         """((top, bottom, OH), (left, right, OW)) for an input of height h and width w."""
@@ -53,14 +62,6 @@ class MaxPool2d(_Pool2d):
                  return_indices: bool = False, ceil_mode: bool = False, data_format: str = "NCHW"):
         super().__init__("MaxPool2d", kernel_size, stride, pad_mode, padding, dilation, ceil_mode, data_format)
         self.return_indices = return_indices
-
-    def construct(self, x):
-        if x.ndim == 3:
-            if self.return_indices:
-                out, index = self.pool(x[None])
-                return out[0], index[0]
-            return self.pool(x[None])[0]
-        return self.pool(x)
 
     def pool(self, x):
         n, c, h, w = x.shape
@@ -102,11 +103,6 @@ class AvgPool2d(_Pool2d):
             raise ValueError(f"AvgPool2d: divisor_override must be a positive int or None, got {divisor_override!r}")
         self.count_include_pad = count_include_pad
         self.divisor_override = divisor_override
-
-    def construct(self, x):
-        if x.ndim == 3:
-            return self.pool(x[None])[0]
-        return self.pool(x)
 
     def pool(self, x):
         n, c, h, w = x.shape
