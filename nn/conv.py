@@ -64,9 +64,13 @@ class Conv2d(Cell):
             x = np.pad(x, ((0, 0), (0, 0), (top, bottom), (left, right)))
         win = W.windows(x, self.kernel_size, self.stride, self.dilation)
         g = self.group
-        # im2col: columns (group, C/group * kH * kW, N * OH * OW), then one matrix product per group
-        cols = win.transpose(1, 4, 5, 0, 2, 3).reshape(g, c // g * kh * kw, n * oh * ow)
-        out = self.weight.reshape(g, self.out_channels // g, c // g * kh * kw) @ cols
+        # im2col: columns (C * kH * kW, N * OH * OW), then one matrix product (one per group)
+        if g == 1:
+            cols = win.transpose(1, 4, 5, 0, 2, 3).reshape(c * kh * kw, n * oh * ow)
+            out = self.weight.reshape(self.out_channels, c * kh * kw) @ cols
+        else:
+            cols = win.transpose(1, 4, 5, 0, 2, 3).reshape(g, c // g * kh * kw, n * oh * ow)
+            out = self.weight.reshape(g, self.out_channels // g, c // g * kh * kw) @ cols
         out = out.reshape(self.out_channels, n, oh, ow).transpose(1, 0, 2, 3)
         if self.has_bias:
             out = out + self.bias.reshape(self.out_channels, 1, 1)
