@@ -54,6 +54,8 @@ class Conv2d(Cell):
                 self.bias = init.initialize(bias_init, (out_channels,), fan_in, dtype, "bias")
 
     def construct(self, x):
+        if x.ndim != 4 or x.shape[1] != self.in_channels:
+            raise ValueError(f"Conv2d: the input must have shape (N, {self.in_channels}, H, W), got {x.shape}")
         n, c, h, w = x.shape
         kh, kw = self.kernel_size
         top, bottom, oh = W.axis_padding(h, kh, self.stride[0], self.dilation[0], self.pad_mode,

@@ -124,3 +124,16 @@ def test_bad_arguments_are_one_clear_error(kwargs, message):
     args.update(kwargs)
     with pytest.raises(ValueError, match=message):
         nn.Conv2d(**args)
+
+
+@pytest.mark.parametrize("shape", [(2, 3, 5, 5), (4, 5, 5)])
+def test_input_of_the_wrong_shape_is_one_clear_error_eager_and_compiled(shape):
+    net = nn.Conv2d(4, 2, 3)
+    x = np.zeros(shape)
+
+    def apply(x):
+        return net(x)
+
+    for fn in (net, gj.jit(apply)):
+        with pytest.raises(ValueError, match=r"must have shape \(N, 4, H, W\), got"):
+            fn(x)
