@@ -56,7 +56,8 @@ class MaxPool2d(_Pool2d):
     """The largest element of each window, NCHW (or CHW). Padding (pad_mode 'same' and 'pad', and
     `ceil_mode`) never wins: it is -inf. `return_indices=True` also returns, for each output, the flat
     index (row * W + column) of its element in its input plane. The gradient goes to that element; when
-    a window holds its largest value several times, to the first in row-major order (as `np.argmax`)."""
+    a window holds its largest value several times, to the first in row-major order (as `np.argmax`);
+    a NaN counts as the largest (the output is NaN, as `np.max` gives)."""
 
     def __init__(self, kernel_size=1, stride=1, pad_mode: str = "valid", padding=0, dilation=1,
                  return_indices: bool = False, ceil_mode: bool = False, data_format: str = "NCHW"):
@@ -78,7 +79,9 @@ class MaxPool2d(_Pool2d):
         first = np.zeros((n, c, oh, ow), np.intp)
         for i, j in self.offsets[1:]:
             candidate = win[:, :, :, :, i, j]
-            first = np.where(candidate > best, i * dh * wp + j * dw, first)
+            # larger, or NaN where the best so far is a number: a NaN wins and stays, as in np.argmax
+            larger = ~(candidate <= best) & (best == best)
+            first = np.where(larger, i * dh * wp + j * dw, first)
             best = np.maximum(best, candidate)
         start = (np.arange(oh) * (self.stride[0] * wp)).reshape(oh, 1) + np.arange(ow) * self.stride[1]
         plane = first + start

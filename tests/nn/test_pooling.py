@@ -148,3 +148,22 @@ def test_mindspore_defaults():
 def test_bad_arguments_are_one_clear_error(layer, kwargs, message):
     with pytest.raises(ValueError, match=message):
         layer(**kwargs)
+
+
+@pytest.mark.parametrize("jitted", [False, True])
+def test_max_pool_propagates_nan_to_its_first_occurrence(jitted):
+    x = np.array([[[[1.0, np.nan, 3.0, np.nan],
+                    [np.nan, 0.0, 2.0, 5.0]]]])
+    net = nn.MaxPool2d(kernel_size=2, stride=2, return_indices=True)
+
+    def pool(x):
+        return net(x)
+
+    def loss(x):
+        return net(x)[0].sum()
+
+    out, index = (gj.jit(pool) if jitted else pool)(x)
+    np.testing.assert_array_equal(out, [[[[np.nan, np.nan]]]])
+    np.testing.assert_array_equal(index, [[[[1, 3]]]])
+    g = gj.grad(gj.jit(loss) if jitted else loss)(x)
+    np.testing.assert_array_equal(g, [[[[0.0, 1.0, 0.0, 1.0], [0.0, 0.0, 0.0, 0.0]]]])
