@@ -66,8 +66,14 @@ def make_forward(model):
 
 def hand_written(weights, x, labels):
     """Forward and backward by hand; returns (loss, [dW1, db1, dW2, db2, dW3, db3])."""
+    loss, grads, _ = dense_head(weights, x.reshape(x.shape[0], -1), labels)
+    return loss, grads
+
+
+def dense_head(weights, h0, labels, input_grad: bool = False):
+    """Three Dense layers (ReLU between) and the mean softmax cross-entropy, forward and backward by
+    hand: (loss, [dW1, db1, dW2, db2, dW3, db3], the gradient of `h0` when `input_grad`)."""
     w1, b1, w2, b2, w3, b3 = weights
-    h0 = x.reshape(x.shape[0], -1)
     a1 = h0 @ w1.T + b1
     h1 = np.maximum(a1, 0)
     a2 = h1 @ w2.T + b2
@@ -88,7 +94,7 @@ def hand_written(weights, x, labels):
     d1 = d2 @ w2
     d1[a1 <= 0] = 0
     dw1, db1 = d1.T @ h0, d1.sum(axis=0)
-    return loss, [dw1, db1, dw2, db2, dw3, db3]
+    return loss, [dw1, db1, dw2, db2, dw3, db3], d1 @ w1 if input_grad else None
 
 
 def autograd_step(weights, x, labels):

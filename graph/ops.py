@@ -287,7 +287,8 @@ for _s in ["expand_dims", "squeeze", "ravel", "concatenate", "stack", "hstack", 
            "swapaxes", "moveaxis", "flip", "roll", "tile", "repeat", "cumsum", "cumprod", "diff", "sort",
            "argsort", "pad", "diag", "triu", "tril", "take", "atleast_1d", "atleast_2d", "ascontiguousarray"]:
     _fn = getattr(np, _s)
-    _add(OpDef(_s, _fn, "call", f"np.{_s}", infer=R.by_evaluation(_fn), doc=f"`np.{_s}(...)`",
+    _add(OpDef(_s, _fn, "call", f"np.{_s}", infer=R.padded if _s == "pad" else R.by_evaluation(_fn),
+               doc=f"`np.{_s}(...)`",
                result="fresh" if _s in _FRESH_LAYOUT else "view",
                reduction="scan" if _s in ("cumsum", "cumprod") else ""))
 
@@ -298,7 +299,7 @@ _add(OpDef("correlate", np.correlate, "call", "np.correlate", arity=2, infer=R.b
            doc="`np.correlate(a, v, mode=...)`: sliding dot products of `v` along `a`", result="fresh"))
 _swv = np.lib.stride_tricks.sliding_window_view
 _add(OpDef("sliding_window_view", _swv, "call", "np.lib.stride_tricks.sliding_window_view",
-           infer=R.by_evaluation(_swv), doc="`np.lib.stride_tricks.sliding_window_view(a, window_shape, axis=...)`: "
+           infer=R.by_evaluation(_swv, limit=None), doc="`np.lib.stride_tricks.sliding_window_view(a, window_shape, axis=...)`: "
            "every window as a read-only view", result="view"))
 
 # --- Creation --------------------------------------------------------------------------------

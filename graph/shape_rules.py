@@ -48,12 +48,12 @@ def dtype_probe(t: Type) -> Any:
     raise _Unknown
 
 
-def shape_probe(t: Type, value: Any = None) -> Any:
-    """A zero-strided stand-in with the dtype and shape of `t`."""
+def shape_probe(t: Type, value: Any = None, limit: Optional[int] = DUMMY_EVAL_LIMIT) -> Any:
+    """A zero-strided stand-in with the dtype and shape of `t` (at most `limit` elements, None: any)."""
     if value is not None and value is not _RUNTIME:
         return value
     if isinstance(t, ArrayType):
-        if not t.is_static or math.prod(t.shape) > DUMMY_EVAL_LIMIT:
+        if not t.is_static or limit is not None and math.prod(t.shape) > limit:
             raise _Unknown
         base = np.ones(1, dtype=t.dtype)
         view = np.lib.stride_tricks.as_strided(base, t.shape, (0,) * len(t.shape))
@@ -244,13 +244,14 @@ def after_metadata_write(t: Type, name: str, value) -> Type:
     return ArrayType(t.dtype if name in ("shape", "resize") else None, None)
 
 
-def by_evaluation(fn: Callable) -> Callable:
-    """Apply `fn` to stand-ins (shapes known and small enough); otherwise an unknown array. A
+def by_evaluation(fn: Callable, limit: Optional[int] = DUMMY_EVAL_LIMIT) -> Callable:
+    """Apply `fn` to stand-ins (shapes known, at most `limit` elements); otherwise an unknown array. An
+    op returning a view of its zero-strided stand-in allocates nothing: it takes `limit=None`. A
     run-time integer operand may be a size or a count (`np.arange(n)`, `np.repeat(a, counts)`):
     `fn` is applied again with zeros in its place, and the axes whose length changed are unknown."""
     def rule(nodes, attrs) -> Type:
         try:
-            probes = [_probe(n) for n in nodes]
+            probes = [_probe(n, limit) for n in nodes]
         except _Unknown:
             return ANY_ARRAY
         out = _evaluate(fn, probes, attrs)
@@ -293,12 +294,51 @@ def _runtime_integer(node) -> bool:
     return isinstance(t, ArrayType) and t.dtype is not None and t.dtype.startswith(("int", "uint"))
 
 
-def _probe(node) -> Any:
+def _probe(node, limit: Optional[int] = DUMMY_EVAL_LIMIT) -> Any:
     """A stand-in for an operand. A tuple of arrays built in the graph (`np.concatenate((a, b))`)
-    is probed item by item (a tuple of numbers stays unknown: a run-time number could be a size)."""
+    is probed item by item; a tuple of compile-time numbers (`window_shape=(5, 5)`) is its value (a
+    tuple holding a run-time number stays unknown: that number could be a size)."""
     if node.op == "tuple" and node.operands and all(isinstance(o.type, ArrayType) for o in node.operands):
-        return tuple(shape_probe(o.type) for o in node.operands)
-    return shape_probe(node.type, const_value(node))
+        return tuple(shape_probe(o.type, limit=limit) for o in node.operands)
+    if node.op == "tuple":
+        return _constant_tuple(node)
+    return shape_probe(node.type, const_value(node), limit)
+
+
+def padded(nodes, attrs) -> Type:
+    """`np.pad(a, pad_width, ...)`: each axis grows by its widths whatever its length, so the widths are
+    found by padding a one-element stand-in of the same rank (no array of `a`'s size is built)."""
+    t = nodes[0].type
+    if not isinstance(t, ArrayType) or not t.is_static:
+        return ANY_ARRAY
+    one = ArrayType(t.dtype, (1,) * len(t.shape))
+    grown = by_evaluation(np.pad)([_Typed(one)] + list(nodes[1:]), attrs)
+    if not isinstance(grown, ArrayType) or not grown.is_static:
+        return ANY_ARRAY
+    return ArrayType(grown.dtype, tuple(n + g - 1 for n, g in zip(t.shape, grown.shape)))
+
+
+class _Typed:
+    """A stand-in operand with only a type (not a graph node)."""
+
+    op = "typed"
+
+    def __init__(self, t: Type):
+        self.type = t
+        self.attrs: dict = {}
+
+
+def _constant_tuple(node) -> tuple:
+    """The value of a tuple built of constants (nested tuples too), else `_Unknown`."""
+    items = []
+    for o in node.operands:
+        if o.op == "tuple":
+            items.append(_constant_tuple(o))
+        elif o.op == "const":
+            items.append(o.attrs["value"])
+        else:
+            raise _Unknown
+    return tuple(items)
 
 
 def fixed(t: Type) -> Callable:
@@ -308,7 +348,8 @@ def fixed(t: Type) -> Callable:
 def creation(nodes, attrs) -> Type:
     """np.zeros(shape, dtype=...) and friends: shape from the first operand."""
     shape = const_value(nodes[0]) if nodes else _RUNTIME
-    dtype = np.dtype(attrs.get("dtype", np.float64)).name
+    given = attrs.get("dtype", const_value(nodes[1]) if len(nodes) > 1 else np.float64)   # by keyword or position
+    dtype = None if given is _RUNTIME else np.dtype(given).name
     if shape is _RUNTIME:
         if nodes and nodes[0].op == "tuple":
             dims = tuple(v if isinstance(v, int) else None for v in map(const_value, nodes[0].operands))
@@ -347,7 +388,7 @@ def getitem(nodes, attrs) -> Type:
     except Exception:
         return ArrayType(base.dtype, None)
     shape = np.shape(out)
-    if unknown_axes or any(not _is_const_int_index(item, nodes) for item in index):
+    if unknown_axes or any(not _is_const_int_index(item, nodes) and not _sized_by_type(item, nodes) for item in index):
         # a slice of an unknown axis, or bounds known only at run time, leaves that size unknown
         return ArrayType(base.dtype, _mark_unknown(shape, base.shape, index, nodes))
     return ArrayType(base.dtype, shape)
@@ -360,6 +401,16 @@ def _is_const_int_index(item, nodes) -> bool:
     if isinstance(item, OperandRef):
         return False
     return True
+
+
+def _sized_by_type(item, nodes) -> bool:
+    """An index operand whose type alone fixes the result's shape: an integer, or an integer array of
+    known shape (a gather takes the index's shape, whatever its values)."""
+    from .literals import OperandRef
+    if not isinstance(item, OperandRef):
+        return False
+    t = nodes[item.index].type
+    return t == INT or isinstance(t, ArrayType) and t.is_static and "int" in (t.dtype or "")
 
 
 def _index_probe(item, nodes):

@@ -9,6 +9,8 @@ whose output subscripts are the factor's own for `np.einsum`.
 
 from __future__ import annotations
 
+import itertools
+import math
 import string
 
 from .vjp_common import argument, explicit_arguments, known_rank, np_dtype, rank, static_shape, static_value
@@ -209,19 +211,55 @@ def correlate(b, node, g):
     return (ga, gv) + (None,) * (len(node.operands) - 2)
 
 
+# A window with at most this many offsets scatters offset by offset; a larger one axis by axis.
+UNROLLED_OFFSETS = 64
+
+
 def sliding_window_view(b, node, g):
-    """Windows `out[i, j] = x[i + j]` of a 1-D `x`: element m sums `g` over the anti-diagonal
-    `i + j = m`. Each row of `g` is shifted right by its number (padding every row by r zeros and
-    reading the flat buffer with rows one shorter), then the rows are added."""
+    """Windows `out[..., i, ..., j] = x[..., i + j, ...]` along the window axes: element m of `x`
+    gets every `g` entry whose window start plus offset is m. Up to 64 offsets, one in-place add
+    per offset scatters the cotangent into zeros (`z[..., j:j + n, ...] += g[..., j]`, whole-array
+    slices); a larger window is undone one axis at a time by `anti_diagonals`."""
     x = node.operands[0]
     shape = static_shape(x, "the array")
+    window, axes = _windows(node, len(shape))
+    dtype = getattr(x.type, "dtype", None)
+    if math.prod(window) > UNROLLED_OFFSETS:
+        for a, w in reversed(list(zip(axes, window))):
+            g = anti_diagonals(b, g, a, w, shape[a])
+        return (g,) + (None,) * (len(node.operands) - 1)
+    zero = b.op("zeros", b.const(shape), dtype=np_dtype(dtype)) if dtype else b.op("zeros_like", x)
+    for offset in itertools.product(*(range(w) for w in window)):
+        index = [slice(None)] * len(shape)
+        for a, j, w in zip(axes, offset, window):
+            index[a] = slice(j, j + shape[a] - w + 1)
+        target = b.op("getitem", zero, index=tuple(index))
+        b.op("inplace", target, b.op("getitem", g, index=(Ellipsis,) + offset), op="add")
+    return (zero,) + (None,) * (len(node.operands) - 1)
+
+
+def _windows(node, r: int) -> tuple:
+    """(window sizes, their axes) of a `sliding_window_view` node, axes counted from 0."""
     window, axis = argument(node, 1, "window_shape"), argument(node, 2, "axis")
-    window = window[0] if isinstance(window, (tuple, list)) and len(window) == 1 else window
-    if len(shape) != 1 or not isinstance(window, int) or axis not in (None, 0, -1) \
-            or node.attrs.get("subok") or len(node.operands) > 2 and "axis" not in node.attrs.get("kw", ()):
-        raise NotImplementedError("np.lib.stride_tricks.sliding_window_view of an array with more than one axis")
-    (n,) = shape
+    window = tuple(window) if isinstance(window, (tuple, list)) else (window,)
+    axes = tuple(range(r)) if axis is None else tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
+    axes = tuple(a % r for a in axes)
+    if len(axes) != len(window) or len(set(axes)) != len(axes) \
+            or not all(isinstance(w, int) and w > 0 for w in window):
+        raise NotImplementedError("np.lib.stride_tricks.sliding_window_view with a repeated axis or a window "
+                                  "not matching its axes")
+    return window, axes
+
+
+def anti_diagonals(b, g, axis: int, window: int, n: int):
+    """Undo the last window axis of `g` (offsets along `axis`, whose length in `x` is `n`): entry
+    (i, j) goes to element i + j. Each row i of the (rows, window) pairs is shifted right by i
+    (padding every row by `rows` zeros and reading the flat buffer with rows one shorter), then
+    the rows are added."""
     rows = n - window + 1
-    padded = b.op("ravel", b.op("pad", g, b.const(((0, 0), (0, rows)))))
-    shifted = b.op("reshape", b.op("getitem", padded, index=(slice(None, -rows),)), b.const((rows, n)))
-    return (b.op("sum", shifted, axis=0),) + (None,) * (len(node.operands) - 1)
+    pairs = b.op("moveaxis", g, b.const(axis), b.const(-2))         # (..., rows, window)
+    lead = static_shape(pairs, "the windows")[:-2]
+    padded = b.op("pad", pairs, b.const(((0, 0),) * len(lead) + ((0, 0), (0, rows))))
+    flat = b.op("reshape", padded, b.const(lead + (rows * (window + rows),)))
+    shifted = b.op("reshape", b.op("getitem", flat, index=(Ellipsis, slice(None, -rows))), b.const(lead + (rows, n)))
+    return b.op("moveaxis", b.op("sum", shifted, axis=-2), b.const(-1), b.const(axis))
