@@ -168,6 +168,16 @@ def two_arrays_written(x, w):
     return (a * b).sum()
 
 
+def result_written(x, w):
+    """exp's and tanh's rules read their own results, which later in-place writes change."""
+    z = np.exp(x)
+    z *= 2.0
+    t = np.tanh(w)
+    t[1:] = t[:-1] * x[1:]
+    t.sort()
+    return (z * w).sum() + (t * t * x).sum()
+
+
 def scalar_updates(x, w):
     z = np.zeros(4)
     z[0] += x[0] * w[0]
@@ -232,6 +242,7 @@ PROGRAMS = {
     "row_writes": (row_writes, lambda: rng_arrays((4,), (3,)), (0, 1)),
     "read_before_loop": (read_before_loop, lambda: rng_arrays((4,), (4,)), (0, 1)),
     "scalar_updates": (scalar_updates, lambda: rng_arrays((4,), (4,)), (0, 1)),
+    "result_written": (result_written, lambda: rng_arrays((4,), (4,)), (0, 1)),
     "two_arrays_written": (two_arrays_written, lambda: rng_arrays((4,), (4,), seed=665), (0, 1)),
 }
 

@@ -146,6 +146,31 @@ def operands_of_args(node: Node, region: Graph) -> list:
     return list(node.operands)
 
 
+def rewritten_later(graph: Graph, relevant: set, writes: dict) -> set:
+    """Ids of the relevant nodes whose own array a later write changes (`z = np.exp(x); z *= 2`):
+    a rule reading the node's value (exp's reads its result) must read a copy taken in time."""
+    last = {}
+    for k, node in enumerate(graph.nodes):
+        if node.id in writes:
+            last[buffer_of(node.operands[0]).id] = k
+        elif node.regions:
+            for w in outer_writes(node):
+                last[buffer_of(w).id] = k
+    return {node.id for k, node in enumerate(graph.nodes) if node.id in relevant and last.get(node.id, -1) > k}
+
+
+def own_value_in_time(graph: Graph, node: Node, first_new: int) -> None:
+    """The backward nodes from `first_new` on that read `node`'s value read a copy taken right
+    after `node`, before the later write changed it."""
+    users = [n for n in graph.nodes[first_new:] if any(o is node for o in n.operands)]
+    if not users:
+        return
+    following = graph.nodes[graph.nodes.index(node) + 1]
+    copy = graph.add("copy", [node], {}, node.type, node.span, before=following)
+    for user in users:
+        graph.set_operands(user, [copy if o is node else o for o in user.operands])
+
+
 class Write:
     """How the cotangent flows at one in-place write (see the module docstring)."""
 

@@ -57,6 +57,7 @@ def backward(graph: Graph, wrt: Sequence[Node], seeds: list, scratch: frozenset 
     check_path(graph, relevant)
     writes = inplace.prepare(graph, relevant, NotDifferentiableError, scratch)
     relevant = between(graph, wrt, [out for out, _ in seeds])   # with the copies and ops `prepare` made
+    rewritten = inplace.rewritten_later(graph, relevant, writes)
     cotangents = Cotangents(b)
     for out, seed in seeds:
         cotangents.add(out, seed)
@@ -79,7 +80,11 @@ def backward(graph: Graph, wrt: Sequence[Node], seeds: list, scratch: frozenset 
             kept[node.id] = g
         rule = (lambda b, n, g: regions.RULES[n.op](b, n, g, backward, NotDifferentiableError, after)) \
             if node.op in regions.RULES else rule_of(node)
-        for operand, cot in zip(node.operands, rule(b, node, g)):
+        first_new = len(graph.nodes)
+        cotangents_of_operands = rule(b, node, g)
+        if node.id in rewritten:
+            inplace.own_value_in_time(graph, node, first_new)
+        for operand, cot in zip(node.operands, cotangents_of_operands):
             if cot is not None and operand.id in relevant:
                 if operand.id in after:    # written in the regions: the cotangent before them replaces it
                     cotangents.replace(operand, cot)
@@ -185,13 +190,22 @@ def between(graph: Graph, wrt: Sequence[Node], outputs: Sequence[Node]) -> set:
     for node in graph.nodes:
         if any(o.id in reached for o in node.operands) and carries(node):
             reached.add(node.id)
-            reached.update(w.id for w in writes_of(node))
+            reached.update(_written(node))
     needed = {o.id for o in outputs}
     for node in reversed(graph.nodes):
-        if node.id in needed or any(w.id in needed for w in writes_of(node)):
+        if node.id in needed or any(w in needed for w in _written(node)):
             needed.add(node.id)
             needed.update(o.id for o in node.operands)
     return reached & needed
+
+
+def _written(node: Node) -> set:
+    """Ids of what `node` writes in place: each value and the array it is a view of (a write through
+    `v = z[1:]` changes `z`; `y.fill(0)` writes `y` through its bound method)."""
+    written = set()
+    for w in writes_of(node):
+        written.update((w.id, inplace.buffer_of(w).id))
+    return written
 
 
 def writes_of(node: Node) -> tuple:
