@@ -51,10 +51,13 @@ def compile_for(fn: Callable, args: tuple, config: JitConfig, static: tuple = ()
     `transform(lowered, args, roots)` changes the lowered graph before the passes (`graphjit.grad`
     appends the backward pass)."""
     from .backends.compile import compile_emitted
+    from .backends.emit_numba import emit_function as emit_with_kernels
     from .backends.emit_numpy import emit_function
+    from .backends.numba_kernels import kernels_on
     from .backends.interpreter import Interpreter
     from .graph.diagnostics import GraphjitError, GraphSyntaxError
-    from .graph.passes.manager import before_differentiation, dump_directory_from_env, format_report, run_pipeline
+    from .graph.passes.manager import (before_differentiation, dump_directory_from_env, format_report, pipeline_for,
+                                       run_pipeline)
     from .graph.paths import Roots
     from .transpiler.lower import lower_function
 
@@ -74,8 +77,9 @@ def compile_for(fn: Callable, args: tuple, config: JitConfig, static: tuple = ()
                                            lowered.consts))
             if dump is not None:
                 dump.write("after_transform.txt", str(graph))
-        report = run_pipeline(graph, config.jit_level, dump=dump)
-        emitted = emit_function(graph, consts=lowered.consts)
+        kernels = kernels_on(config)
+        report = run_pipeline(graph, config.jit_level, dump=dump, pipeline=pipeline_for(config.jit_level, kernels))
+        emitted = (emit_with_kernels if kernels else emit_function)(graph, consts=lowered.consts)
         if dump is not None:
             dump.write("emitted.py", emitted.source)
             dump.write("passes.txt", format_report(report, config.jit_level))

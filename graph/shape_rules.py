@@ -274,9 +274,13 @@ def fixed(t: Type) -> Callable:
 
 
 def creation(nodes, attrs) -> Type:
-    """np.zeros(shape, dtype=...) and friends: shape from the first operand."""
+    """np.zeros(shape, dtype=...) and friends: shape from the first operand, dtype given by keyword or as
+    the second operand (`np.zeros((n, n), np.int32)`)."""
     shape = const_value(nodes[0]) if nodes else _RUNTIME
-    dtype = np.dtype(attrs.get("dtype", np.float64)).name
+    given = attrs.get("dtype", const_value(nodes[1]) if len(nodes) > 1 else np.float64)
+    if given is _RUNTIME:
+        return ArrayType(None, None)
+    dtype = np.dtype(given).name
     if shape is _RUNTIME:
         if nodes and nodes[0].op == "tuple":
             dims = tuple(v if isinstance(v, int) else None for v in map(const_value, nodes[0].operands))

@@ -17,7 +17,8 @@ from typing import Callable, Optional
 from ..diagnostics import GraphjitError, PassError
 from ..ir import Graph
 from ..verifier import verify
-from . import cse, dce, dead_branches, fold_constants, licm, memory_plan, scalarize, simplify, tile, unswitch, vectorize
+from . import cse, dce, dead_branches, fold_constants, kernels, licm, memory_plan, scalarize, simplify, tile, unswitch, \
+    vectorize
 
 Pass = tuple[Callable[[Graph], bool], str]
 
@@ -45,7 +46,8 @@ PIPELINES: dict[str, list[Pass]] = {
         # memory planning (which would hide the slices it produces behind in-place effects)
         (unswitch.run, "hoist loop-invariant branches out of loops"),   # before vectorize: one loop per case
         (vectorize.run, "turn independent loops into array operations"),
-        (scalarize.run, "run the loops that stay loops on Python floats"),  # after vectorize: its leftovers
+        (kernels.run, "send the loops that stay loops to Numba kernels"),  # after vectorize: its leftovers
+        (scalarize.run, "run the loops that stay loops on Python floats"),  # the loops not sent to Numba
         (tile.run, "run big elementwise chains tile by tile"),   # after the vectorizer: it makes chains
         (memory_plan.run, "reuse dead temporaries in place"),    # last: in-place nodes are effects, which
                                                                  # fence CSE and LICM; per tile, it reuses
@@ -54,6 +56,12 @@ PIPELINES: dict[str, list[Pass]] = {
 }
 
 MAX_ROUNDS = 8
+
+
+def pipeline_for(level: str, kernels_on: bool) -> list[Pass]:
+    """The level's passes; without the Numba kernel pass when kernels are off (compiler.py decides:
+    `JitConfig(numba=False)`, `GRAPHJIT_NUMBA=0`, Numba not installed, or the interpreter)."""
+    return [p for p in PIPELINES[level] if kernels_on or p[0] is not kernels.run]
 
 
 def before_differentiation(level: str) -> list[Pass]:
