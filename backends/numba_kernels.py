@@ -39,7 +39,6 @@ from .disk_cache import default_dir
 ENV = "GRAPHJIT_NUMBA"          # 0 / off: never send loops to Numba
 _LOADED: dict = {}              # source sha -> compiled dispatcher, shared by every handle in the process
 _LOCK = threading.Lock()
-_AVAILABLE: list = []
 
 
 class KernelRefused(Exception):
@@ -51,12 +50,10 @@ def wanted() -> bool:
     without importing it)."""
     if os.environ.get(ENV, "1").strip().lower() in ("0", "off", "false", "no"):
         return False
-    if not _AVAILABLE:
-        try:
-            _AVAILABLE.append(importlib.util.find_spec("numba") is not None)
-        except (ImportError, ValueError):
-            _AVAILABLE.append(False)
-    return _AVAILABLE[0]
+    try:
+        return importlib.util.find_spec("numba") is not None
+    except (ImportError, ValueError):   # ValueError: sys.modules["numba"] is None (import blocked)
+        return False
 
 
 def kernels_on(config) -> bool:

@@ -15,7 +15,9 @@ the op table (graph/kernel_ops.py) and:
 - divisions are all between Python numbers (Numba's `python` error model: ZeroDivisionError) or
   all involve a NumPy value (the `numpy` model: inf/nan), or divide by a non-zero constant;
 - `math` functions are only those that never raise (KERNEL_CALLS); NumPy ufuncs on floats;
-- `min`/`max` compare operands of one type (Numba's `max` keeps Python's NaN behaviour);
+- `min`/`max` compare operands of one type, or floats (Numba's `max` keeps Python's NaN behaviour;
+  the result may then be a Python float or an np.float64, which matters only where it is divided
+  or returned after the loop);
 - indices are integers (Numba checks bounds: `boundscheck=True` raises IndexError) or slices;
 - loop-carried values are scalars, and each result has one eager type after the loop.
 """
@@ -201,6 +203,13 @@ class _Walker:
                 raise NotKernel("an array is loop-carried")
         captures = [self.value(o) for o in loop.operands[3 + n:]]
         carried = list(inits)
+        trips = index.hi - index.lo + 1
+        counters = {}
+        for k in range(n):
+            step = _counter_step(body.outputs[k], body.args[1 + k])
+            if step is not None and trips < INT64[1] and "int" in inits[k].kinds:
+                counters[k] = (inits[k].lo - trips * step, inits[k].hi + trips * step)
+                carried[k] = Value(inits[k].kinds, *counters[k])
         produced = None   # every value a yield gives: the loop's result when it ran at least once
         for round_ in range(ROUNDS + 1):
             if round_ == ROUNDS:
@@ -208,6 +217,8 @@ class _Walker:
             yields = self.region(body, [index] + carried + captures)
             produced = yields if produced is None else [p.join(y) for p, y in zip(produced, yields)]
             joined = [c.join(y) for c, y in zip(carried, yields)]
+            for k, bounds in counters.items():   # proved by the counter's form, not by iterating
+                joined[k] = Value(joined[k].kinds, *bounds)
             if joined == carried:
                 break
             if round_ == ROUNDS:
@@ -396,7 +407,11 @@ class _Walker:
         kinds = set()
         for combo in product(*[sorted(a.kinds) for a in args]):
             if name in ("py_min", "py_max") and len(set(combo)) > 1:
-                raise NotKernel(f"`{op.symbol}` of a {combo[0]} and a {combo[1]} (the result type depends on the values)")
+                if not set(combo) <= {"float", "np.float64"}:
+                    raise NotKernel(f"`{op.symbol}` of a {combo[0]} and a {combo[1]} (the result type depends on "
+                                    f"the values)")
+                kinds.update(combo)   # either one: the same float64 in the kernel
+                continue
             try:
                 result = op(*[_stand_in(k) for k in combo])
             except Exception as e:
@@ -493,6 +508,29 @@ def _interval(node: Node, name: str, args: list) -> tuple:
     if name in ("eq", "ne", "lt", "le", "gt", "ge", "not", "bool"):
         return 0, 1
     raise NotKernel(f"`{name}` on Python ints has no bound")
+
+
+def _counter_step(out: Node, carried: Node) -> Optional[int]:
+    """`c`, `c + k`, `c - k` (k a constant int) or a branch yielding those: the largest |k| by which the
+    loop-carried int `c` changes per iteration, or None. Then |c - init| <= trips * |k|."""
+    if out is carried:
+        return 0
+    name = out.attrs.get("op") if out.op == "inplace" else out.op
+    if name in ("add", "sub") and len(out.operands) == 2:
+        a, b = out.operands
+        if b.op == "const" and type(b.value) is int and a is carried:
+            return abs(b.value)
+        if name == "add" and a.op == "const" and type(a.value) is int and b is carried:
+            return abs(a.value)
+        return None
+    if out.op == "tuple_get" and out.operands[0].op == "if":
+        branch = out.operands[0]
+        steps = []
+        for region in branch.regions:
+            inner = next((a for a, o in zip(region.args, branch.operands[1:]) if o is carried), None)
+            steps.append(_counter_step(region.outputs[out.attrs["index"]], inner) if inner is not None else None)
+        return None if None in steps else max(steps)
+    return None
 
 
 def _bits(lo, hi) -> int:
