@@ -18,7 +18,8 @@ the op table (graph/kernel_ops.py) and:
 - `min`/`max` compare operands of one type, or floats (Numba's `max` keeps Python's NaN behaviour;
   the result may then be a Python float or an np.float64, which matters only where it is divided
   or returned after the loop);
-- indices are integers (Numba checks bounds: `boundscheck=True` raises IndexError) or slices;
+- indices are integers (Numba checks bounds: `boundscheck=True` raises IndexError), slices, or a 1-D
+  integer array reading a 1-D array (a gather, bounds-checked too);
 - loop-carried values are scalars, and each result has one eager type after the loop.
 """
 
@@ -327,6 +328,13 @@ class _Walker:
         for item in items:
             if isinstance(item, OperandRef):
                 v = self.value(node.operands[item.index])
+                gather = len(v.kinds) == 1 and next(iter(v.kinds)).startswith("arr:")
+                if gather:   # x[idx] with idx a 1-D integer array, on a 1-D array: Numba checks its bounds too
+                    _, idtype, irank = next(iter(v.kinds)).split(":")
+                    if np.dtype(idtype).kind not in "iu" or irank != "1" or rank != 1 or len(items) != 1 \
+                            or node.op == "setitem":
+                        raise NotKernel("an array index other than a 1-D integer array reading a 1-D array")
+                    return Value(frozenset([f"arr:{dtype}:1"]))
                 if not all(_is_int(k) for k in v.kinds):
                     raise NotKernel("an index that is not an integer")
                 left -= 1
@@ -347,9 +355,7 @@ class _Walker:
         if left == 0:
             v = Value(frozenset([f"np.{dtype}"]))
             return Value(v.kinds, *_dtype_range(f"np.{dtype}")) if _is_int(f"np.{dtype}") else v
-        if dtype != "float64":
-            raise NotKernel(f"a slice of a {dtype} array")
-        return Value(frozenset([f"arr:{dtype}:{left}"]))
+        return Value(frozenset([f"arr:{dtype}:{left}"]))   # arithmetic on it must be float64 (array_op)
 
     def store(self, node: Node, dtype: str, left: int) -> None:
         v = self.value(node.operands[1])

@@ -119,6 +119,21 @@ def durbin(r):
     return y
 
 
+def spmv(A_row, A_col, A_val, x):
+    y = np.empty(A_row.size - 1, A_val.dtype)
+    for i in range(A_row.size - 1):
+        cols = A_col[A_row[i]:A_row[i + 1]]
+        vals = A_val[A_row[i]:A_row[i + 1]]
+        y[i] = vals @ x[cols]
+    return y
+
+
+def csr(rng, m, n, nnz):
+    rows = np.sort(rng.integers(0, m, nnz))
+    A_row = np.searchsorted(rows, np.arange(m + 1)).astype(np.int64)
+    return A_row, rng.integers(0, n, nnz).astype(np.int64), rng.random(nnz), rng.random(n)
+
+
 def running_max_count(x):
     best = 0.0
     count = 0
@@ -145,11 +160,12 @@ def cases(rng):
         "recurrence": (K.recurrence_loop, (rng.standard_normal(30), 0.9)),
         "balance": (K.balance_loop, (rng.standard_normal(30),)),
         "running_max_count": (running_max_count, (rng.random(30),)),
+        "spmv": (spmv, csr(rng, 12, 10, 30)),
     }
 
 
 KERNEL_LOOPS = ["seidel_2d", "crc16", "cholesky", "lu", "nussinov", "durbin", "recurrence", "balance",
-                "running_max_count"]
+                "running_max_count", "spmv"]
 
 
 def run_same(fn, args, rtol=1e-12, **options):
@@ -327,6 +343,17 @@ def numpy_division(x, y):
     for i in range(1, len(x)):
         x[i] = x[i - 1] * 0.5 + x[i] / y[i]
     return x
+
+
+def test_a_gather_out_of_bounds_raises_index_error_after_the_same_writes(rng):
+    A_row, A_col, A_val, x = csr(rng, 8, 6, 20)
+    A_col[A_row[4]] = 6    # row 4 reads x[6]: rows 0-3 are written first
+    jitted = graphjit.jit(spmv, jit_level="O2")
+    assert "_numba_kernel(" in jitted.source(A_row, A_col, A_val, x)
+    with pytest.raises(IndexError):
+        spmv(A_row, A_col, A_val, x)
+    with pytest.raises(IndexError):
+        jitted(A_row, A_col, A_val, x)
 
 
 def test_python_division_by_zero_raises_after_the_same_writes(rng):
