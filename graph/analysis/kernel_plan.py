@@ -162,6 +162,7 @@ class _Walker:
         self.env: dict = {}
         self.wraps: dict = {}
         self.divisions: set = set()
+        self.fresh: set = set()      # ids of arrays the kernel created (results of array arithmetic)
 
     # --- values from outside ----------------------------------------------------------------
     def outside(self, node: Node) -> Value:
@@ -400,13 +401,24 @@ class _Walker:
             if len(args) != 2 or len(ranks) != 2 or not all(r in (1, 2) for r in ranks):
                 raise NotKernel(f"`{name}` of operands other than two 1-D or 2-D arrays")
             rank = sum(ranks) - 2
+            self.fresh.add(node.id)
             return Value(frozenset(["np.float64" if rank == 0 else f"arr:float64:{rank}"]))
         if name == "truediv":
             self.divisions.add("numpy")
         if name not in ("add", "sub", "mul", "truediv", "neg", "pos") and not (s.arrays and not s.ints):
             raise NotKernel(f"`{name}` on arrays has no kernel spelling")
-        if op == "inplace" and not any(k.startswith("arr:") for k in args[0].kinds):
-            raise NotKernel("a scalar updated in place by an array")
+        if op == "inplace":
+            if not any(k.startswith("arr:") for k in args[0].kinds):
+                raise NotKernel("a scalar updated in place by an array")
+            target, value = node.operands
+            if any(k.startswith("arr:") for k in args[1].kinds) and target.id not in self.fresh \
+                    and value.id not in self.fresh:
+                # NumPy buffers `a += b` when b overlaps a; Numba's loop would read what it wrote
+                raise NotKernel("an array updated in place by an array that may overlap it")
+            if target.id in self.fresh:
+                self.fresh.add(node.id)
+        elif name != "flip":
+            self.fresh.add(node.id)   # a new array: it overlaps nothing
         return Value(frozenset([f"arr:float64:{max(ranks)}"]))
 
     def scalar_op(self, node: Node, name: str, args: list) -> Value:

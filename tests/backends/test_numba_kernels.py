@@ -356,6 +356,20 @@ def test_a_gather_out_of_bounds_raises_index_error_after_the_same_writes(rng):
         jitted(A_row, A_col, A_val, x)
 
 
+def overlapping_update(A):
+    for i in range(1, A.shape[0]):
+        A[i, 1:] += A[i, :-1]        # NumPy buffers the overlapping operand
+        A[i, 0] = A[i - 1, 0] * 0.5
+    return A
+
+
+def test_an_in_place_update_by_an_overlapping_view_stays_python(rng, caplog):
+    A = rng.random((5, 6))
+    with caplog.at_level(logging.INFO, logger="graphjit.vectorize"):
+        run_same(overlapping_update, (A,), jit_level="O2")
+    assert "an array updated in place by an array that may overlap it" in caplog.text
+
+
 def test_python_division_by_zero_raises_after_the_same_writes(rng):
     jitted = graphjit.jit(python_division, jit_level="O2")
     x = np.array([1.0, 2.0, 0.0, 4.0])
