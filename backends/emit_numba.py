@@ -106,9 +106,12 @@ class KernelEmitter(Emitter):
         handle = self.names.fresh("_kernel_" + name)
         results = ", ".join(repr(r) for _, r in plan.results) + ("," if len(plan.results) == 1 else "")
         body = "".join(f"\n    {line!r}," for line in text.splitlines(keepends=True))
-        kinds = ", ".join(repr(k) for k in plan.param_kinds) + ("," if len(plan.param_kinds) == 1 else "")
-        self.preamble.append(f"{handle} = _numba_kernel({name!r}, {plan.error_model!r}, ({kinds}), ({results}), "
-                             f"({body}))")
+        kinds = [k if plan.boundscheck or not k.startswith("arr:") else f"{k}:{_shape(p)}"
+                 for k, p in zip(plan.param_kinds, plan.params)]
+        kinds_text = ", ".join(repr(k) for k in kinds) + ("," if len(kinds) == 1 else "")
+        unchecked = "" if plan.boundscheck else ", boundscheck=False"
+        self.preamble.append(f"{handle} = _numba_kernel({name!r}, {plan.error_model!r}, ({kinds_text}), ({results}), "
+                             f"({body}){unchecked})")
         args = ", ".join(self.value(p) for p in plan.params)
         if self.with_comments:
             self.lines.append(f"{indent}# the loop runs as the Numba kernel {name} (above), or in Python without it")
@@ -126,6 +129,11 @@ class KernelEmitter(Emitter):
         base = (self.graph.name or "f").split(".")[-1]
         base = "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in base).strip("_") or "f"
         return f"{base}_loop{node.span.line if node.span else ''}"
+
+
+def _shape(node: Node) -> str:
+    """`6x6`: the static shape a kernel compiled without bounds checks was proved for."""
+    return "x".join(str(d) for d in node.type.shape)
 
 
 def emit_function(graph: Graph, name: Optional[str] = None, consts: Optional[list] = None,

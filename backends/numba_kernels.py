@@ -71,13 +71,15 @@ class NumbaKernel:
     (graph/analysis/kernel_plan.py: `float`, `np.int32`, `arr:float64:2`) and the NumPy type each
     returned value is converted to (None: keep Numba's Python float/int/bool)."""
 
-    def __init__(self, name: str, error_model: str, kinds: tuple, results: tuple, lines: tuple):
+    def __init__(self, name: str, error_model: str, kinds: tuple, results: tuple, lines: tuple,
+                 boundscheck: bool = True):
         self.name = name
+        self.boundscheck = boundscheck
         self.checks = tuple(_check_for(k) for k in kinds)
         self.error_model = error_model
         self.results = tuple(None if r is None else np.dtype(r).type for r in results)
         self.source = "".join(lines)
-        self.sha = hashlib.sha256(f"{error_model}\n{self.source}".encode()).hexdigest()[:20]
+        self.sha = hashlib.sha256(f"{error_model} {boundscheck}\n{self.source}".encode()).hexdigest()[:20]
         self.dispatcher = None
         self.refused: Optional[str] = None
         self.path: Optional[str] = None
@@ -129,7 +131,7 @@ class NumbaKernel:
         fn = getattr(module, self.name)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", numba.NumbaWarning)
-            disp = numba.njit(cache=True, boundscheck=True, error_model=self.error_model)(fn)
+            disp = numba.njit(cache=True, boundscheck=self.boundscheck, error_model=self.error_model)(fn)
         return _Quiet(disp, numba.NumbaWarning)
 
     def write(self) -> str:
@@ -171,8 +173,11 @@ class _Quiet:
 def _check_for(kind: str):
     """A test that a value is of eager kind `kind` (what the kernel's plan assumed)."""
     if kind.startswith("arr:"):
-        _, dtype, rank = kind.split(":")
+        _, dtype, rank, *shape = kind.split(":")
         dt, nd = np.dtype(dtype), int(rank)
+        if shape:   # compiled without bounds checks for this shape
+            dims = tuple(int(d) for d in shape[0].split("x") if d)
+            return lambda a: type(a) is np.ndarray and a.dtype == dt and a.shape == dims
         return lambda a: type(a) is np.ndarray and a.dtype == dt and a.ndim == nd
     if kind.startswith("np."):
         cls = np.dtype(kind[3:]).type
@@ -186,6 +191,7 @@ def _is_numba_error(e: Exception) -> bool:
     return module.startswith("numba")
 
 
-def numba_kernel(name: str, error_model: str, kinds: tuple, results: tuple, lines: tuple) -> NumbaKernel:
+def numba_kernel(name: str, error_model: str, kinds: tuple, results: tuple, lines: tuple,
+                 boundscheck: bool = True) -> NumbaKernel:
     """What generated code calls `_numba_kernel`: a handle that compiles on its first call."""
-    return NumbaKernel(name, error_model, kinds, results, lines)
+    return NumbaKernel(name, error_model, kinds, results, lines, boundscheck)

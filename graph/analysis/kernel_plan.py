@@ -18,8 +18,10 @@ the op table (graph/kernel_ops.py) and:
 - `min`/`max` compare operands of one type, or floats (Numba's `max` keeps Python's NaN behaviour;
   the result may then be a Python float or an np.float64, which matters only where it is divided
   or returned after the loop);
-- indices are integers (Numba checks bounds: `boundscheck=True` raises IndexError), slices, or a 1-D
-  integer array reading a 1-D array (a gather, bounds-checked too);
+- indices are integers, slices, or a 1-D integer array reading a 1-D array (a gather); when every
+  integer index provably stays within the static shape (its interval), Numba compiles without
+  bounds checks (the call then also checks the shapes); otherwise with `boundscheck=True`, which
+  raises IndexError where eager Python does;
 - loop-carried values are scalars, and each result has one eager type after the loop.
 """
 
@@ -81,6 +83,7 @@ class KernelPlan:
     results: list = field(default_factory=list)
     divisions: set = field(default_factory=set)
     param_kinds: list = field(default_factory=list)   # the eager kind of each param (checked at each call)
+    boundscheck: bool = True   # False: every index is provably in bounds for the static shapes (checked too)
 
 
 def plan_kernel(loop: Node) -> KernelPlan:
@@ -99,7 +102,7 @@ def plan_kernel(loop: Node) -> KernelPlan:
     walker.env.update(outer)
     exits = walker.loop(loop)
     plan = KernelPlan(params, wraps=walker.wraps, divisions=walker.divisions,
-                      param_kinds=[next(iter(outer[p.id].kinds)) for p in params])
+                      param_kinds=[next(iter(outer[p.id].kinds)) for p in params], boundscheck=walker.checked)
     if {"python", "numpy"} <= walker.divisions:
         raise NotKernel("it divides both Python numbers (ZeroDivisionError) and NumPy ones (inf)")
     plan.error_model = "python" if "python" in walker.divisions else "numpy"
@@ -162,6 +165,7 @@ class _Walker:
         self.env: dict = {}
         self.wraps: dict = {}
         self.divisions: set = set()
+        self.checked = False         # some index is not provably in bounds
         self.fresh: set = set()      # ids of arrays the kernel created (results of array arithmetic)
 
     # --- values from outside ----------------------------------------------------------------
@@ -199,7 +203,10 @@ class _Walker:
         if loop.operands[2].op != "const" or loop.operands[2].value == 0:
             raise NotKernel("the range step is not a non-zero constant")
         body = loop.regions[0]
-        index = Value(frozenset(["int"]), min(start.lo, stop.lo), max(start.hi, stop.hi))
+        if loop.operands[2].value > 0:   # the values i takes: start <= i < stop, or stop < i <= start
+            index = Value(frozenset(["int"]), start.lo, max(start.lo, stop.hi - 1))
+        else:
+            index = Value(frozenset(["int"]), min(start.hi, stop.lo + 1), start.hi)
         inits = [self.value(o) for o in loop.operands[3:3 + n]]
         for v in inits:
             if any(k.startswith("arr:") for k in v.kinds):
@@ -327,9 +334,13 @@ class _Walker:
         if len(items) > rank:
             raise NotKernel("more indices than dimensions")
         left = rank
-        for item in items:
+        shape = getattr(node.operands[0].type, "shape", None)
+        for axis, item in enumerate(items):
             if isinstance(item, OperandRef):
                 v = self.value(node.operands[item.index])
+                dim = shape[axis] if shape is not None and len(shape) == rank else None
+                if dim is None or not (-dim <= v.lo and v.hi < dim):
+                    self.checked = True   # not provably in bounds: Numba must check (boundscheck=True)
                 gather = len(v.kinds) == 1 and next(iter(v.kinds)).startswith("arr:")
                 if gather:   # x[idx] with idx a 1-D integer array, on a 1-D array: Numba checks its bounds too
                     _, idtype, irank = next(iter(v.kinds)).split(":")

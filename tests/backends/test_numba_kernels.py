@@ -440,3 +440,18 @@ def test_a_python_int_result_keeps_its_type_and_numpy_scalars_theirs(rng):
     got = jitted(x.copy())
     assert "_numba_kernel(" in jitted.source(x)
     assert type(got) is np.float64 and got == f64_accumulator(x.copy())
+
+
+def test_indices_proved_in_bounds_compile_without_checks_for_that_shape_only(rng):
+    A = rng.random((6, 6))
+    source = graphjit.jit(seidel_2d, jit_level="O2").source(2, A)
+    assert "boundscheck=False)" in source and "'arr:float64:2:6x6'" in source
+    assert "boundscheck=False" not in graphjit.jit(gather_recurrence, jit_level="O2").source(
+        rng.random(5), np.arange(5))                    # x[idx[i]]: data-dependent, checked
+    handle = numba_kernels.numba_kernel("unchecked_6", "numpy", ("arr:float64:1:6",), (), (
+        "def unchecked_6(x):\n", "    x[5] = 1.0\n"), boundscheck=False)
+    with pytest.raises(numba_kernels.KernelRefused):
+        handle(np.zeros(5))                             # another shape: the Python loop runs instead
+    x = np.zeros(6)
+    handle(x)
+    assert x[5] == 1.0
