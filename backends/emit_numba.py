@@ -5,10 +5,10 @@ kernel — a plain Python function of arrays and scalars (range loops, arithmeti
 and NumPy scalar functions) whose text sits in the module's preamble — with the Python loop kept
 for when the kernel cannot run (backends/numba_kernels.py):
 
-    _kernel_seidel_loop6 = _numba_kernel('seidel_loop6', 'numpy', ('arr:float64:2',), (), (
+    _kernel_seidel_loop6 = _numba_kernel('seidel_loop6', 'numpy', ('arr:float64:2:9x9',), (), (
         'def seidel_loop6(A):\\n',
         '    for t in range(2):\\n',
-        ...))
+        ...), boundscheck=False)
 
     def seidel(tsteps, A):
         # loop progs.py:6 runs as the Numba kernel seidel_loop6
