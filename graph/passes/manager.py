@@ -83,12 +83,14 @@ class PassReport:
 
 def run_pipeline(graph: Graph, level: str = "O1", dump: Optional[Callable[[str, Graph], None]] = None,
                  pipeline: Optional[list[Pass]] = None) -> PassReport:
-    """Run the level's passes until none changes the graph (at most MAX_ROUNDS rounds).
+    """Run the level's passes until none changes the graph (at most MAX_ROUNDS rounds). By default
+    without the Numba kernel pass: only code emitted by backends/emit_numba.py calls kernels.
 
     `dump(name, graph)` is called with "input" first, then with each pass's name (`fold-constants`) after
     every run of it that changed the graph.
     """
-    passes = PIPELINES[level] if pipeline is None else pipeline
+    passes = pipeline_for(level, False) if pipeline is None else pipeline   # kernels: only for generated code
+                                                                             # that calls them (compiler.py)
     check = os.environ.get("GRAPHJIT_VERIFY", "") not in ("", "0")
     report = PassReport()
     if dump is not None:
