@@ -122,6 +122,8 @@ class NumbaKernel:
             import numba
         except ImportError:
             self.refuse("Numba is not installed (pip install graphjit[numba])")
+        except Exception as e:   # noqa: BLE001 - e.g. a warning made an error while Numba imports
+            self.refuse(f"Numba cannot be imported: {type(e).__name__}: {e}")
         path = self.write()
         module_name = f"graphjit_numba_kernels.{self.name}_{self.sha}"
         spec = importlib.util.spec_from_file_location(module_name, path)
@@ -129,10 +131,8 @@ class NumbaKernel:
         spec.loader.exec_module(module)
         sys.modules.setdefault(module_name, module)
         fn = getattr(module, self.name)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", numba.NumbaWarning)
-            disp = numba.njit(cache=True, boundscheck=self.boundscheck, error_model=self.error_model)(fn)
-        return _Quiet(disp, numba.NumbaWarning)
+        quiet_kernels(numba.NumbaWarning)
+        return numba.njit(cache=True, boundscheck=self.boundscheck, error_model=self.error_model)(fn)
 
     def write(self) -> str:
         """The kernel's file in the cache (written once; a second writer renames the same bytes in)."""
@@ -156,18 +156,14 @@ class NumbaKernel:
         self.refuse("no writable directory for its source file")
 
 
-class _Quiet:
-    """A Numba dispatcher whose calls hide Numba's own warnings (`NumbaPerformanceWarning` when a
-    compilation meets a non-contiguous `@`): eager NumPy gives none. Other warnings pass."""
+def quiet_kernels(category) -> None:
+    """Hide Numba's warnings about kernel files (`NumbaPerformanceWarning` when a compilation meets a
+    non-contiguous `@`): eager NumPy gives none. One filter, matching only kernel files
+    (`<name>_<sha>.py`); other code's warnings pass."""
+    warnings.filterwarnings("ignore", category=category, module=KERNEL_FILE)
 
-    def __init__(self, dispatcher, category):
-        self.dispatcher = dispatcher
-        self.category = category
 
-    def __call__(self, *args):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", self.category)
-            return self.dispatcher(*args)
+KERNEL_FILE = r".*_[0-9a-f]{20}$"   # warnings' `module` for a kernel file: its path without `.py`
 
 
 def _check_for(kind: str):
