@@ -305,8 +305,11 @@ class _Walker:
             self.env[node.id] = self.array_op(node, args, spec)
             return
         name = node.attrs["op"] if op == "inplace" else op
-        if op == "inplace" and kernel_op(name) is None:
-            raise NotKernel(f"`{name}=` has no kernel spelling")
+        spec = kernel_op(name)
+        if spec is None or not spec.scalars:
+            raise NotKernel(f"`{name}` on scalars has no kernel spelling")
+        if not spec.ints and any(_is_int(k) for a in args for k in a.kinds):
+            raise NotKernel(f"`{name}` on integers has no kernel spelling")
         self.env[node.id] = self.scalar_op(node, name, args)
 
     def branch(self, node: Node) -> None:

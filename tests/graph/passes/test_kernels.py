@@ -112,3 +112,21 @@ def test_python_and_numpy_divisions_in_one_loop_are_not_a_kernel():
     assert_pass_output(kernels.run, before, before.replace(
         "vectorize='no: carried'}", "vectorize='no: carried', numba='no: it divides both Python numbers "
         "(ZeroDivisionError) and NumPy ones (inf)'}"))
+
+
+def test_a_ufunc_the_column_allows_on_floats_only_keeps_an_integer_loop_in_python():
+    # np.abs(np.int32 min) wraps in NumPy; the column allows `abs` on floats only
+    before = """
+        graph f(%x: i32[4]) -> i32[4]
+          %0 = for_range(1, 4, 1, %x) {carried=0, vectorize='no: carried'} : tuple()
+            body(%i: int, %x.1: i32[4]) {
+              %1 = sub(%i, 1) : int
+              %2 = getitem(%x.1, %1) {index=[$1]} : i32[]
+              %3 = abs(%2) : i32[]
+              %4 = setitem(%x.1, %3, %i) {index=[$2]} : none
+              yield
+            }
+          return %x
+    """
+    assert_pass_output(kernels.run, before, before.replace(
+        "vectorize='no: carried'}", "vectorize='no: carried', numba='no: `abs` on integers has no kernel spelling'}"))
