@@ -31,6 +31,7 @@ from typing import Optional
 
 from ..graph.analysis.kernel_plan import KernelPlan, NotKernel, plan_kernel
 from ..graph.ir import Graph, Node
+from ..graph.literals import Index
 from ..graph.ops import OPS, PREC_ATOM
 from ..graph.passes.kernels import is_kernel
 from .emit_numpy import Emitted, Emitter
@@ -44,6 +45,7 @@ class KernelText(Emitter):
 
     def __init__(self, loop: Node, plan: KernelPlan):
         super().__init__(loop.graph, with_comments=True)
+        self.names.used.add("checked_index")   # the kernel file's helper
         self.loop = loop
         self.plan = plan
 
@@ -69,6 +71,20 @@ class KernelText(Emitter):
         if dtype is None or node.op == "inplace":
             return text, prec
         return f"np.{dtype}({text})", PREC_ATOM
+
+    def index(self, node: Node, index) -> str:
+        """The subscript; an index the plan could not prove in bounds is tested by `checked_index`
+        (the kernel file's helper), which raises NumPy's IndexError."""
+        if not any((node.id, axis) in self.plan.unchecked for axis in range(len(index))):
+            return super().index(node, index)
+        base = self.atom(node.operands[0])
+        parts = []
+        for axis, item in enumerate(index):
+            text = super().index(node, Index([item]))
+            if (node.id, axis) in self.plan.unchecked:
+                text = f"checked_index({text}, {base}.shape[{axis}], {axis})"
+            parts.append(text)
+        return ", ".join(parts)
 
     def inplace(self, node: Node, indent: str, uses: dict) -> None:
         dtype = self.plan.wraps.get(node.id)
@@ -106,7 +122,7 @@ class KernelEmitter(Emitter):
         handle = self.names.fresh("_kernel_" + name)
         results = ", ".join(repr(r) for _, r in plan.results) + ("," if len(plan.results) == 1 else "")
         body = "".join(f"\n    {line!r}," for line in text.splitlines(keepends=True))
-        kinds = [k if plan.boundscheck or not k.startswith("arr:") else f"{k}:{_shape(p)}"
+        kinds = [f"{k}:{_shape(p)}" if k.startswith("arr:") and p.type.is_static else k
                  for k, p in zip(plan.param_kinds, plan.params)]
         kinds_text = ", ".join(repr(k) for k in kinds) + ("," if len(kinds) == 1 else "")
         unchecked = "" if plan.boundscheck else ", boundscheck=False"
@@ -132,7 +148,7 @@ class KernelEmitter(Emitter):
 
 
 def _shape(node: Node) -> str:
-    """`6x6`: the static shape a kernel compiled without bounds checks was proved for."""
+    """`6x6`: the static shape the kernel's index proofs assumed (the call checks it)."""
     return "x".join(str(d) for d in node.type.shape)
 
 

@@ -12,7 +12,7 @@ Python loop:
 
 Nothing here imports Numba until a kernel is first called. Then the source is written once as a
 real file, `<graphjit cache>/numba/<name>_<sha>.py` (never rewritten: Numba's `cache=True` keys its
-cache on the file's stamp), imported, and compiled with `numba.njit(cache=True, boundscheck=True,
+cache on the file's stamp), imported, and compiled with `numba.njit(cache=True, boundscheck=...,
 error_model=...)`, so a later process loads the machine code from Numba's cache beside the file.
 Each call checks that the arguments have the types the kernel was planned for (dtype and rank of
 arrays, Python or NumPy scalar type); when Numba is not installed, refuses the kernel (a typing error, raised before any of it
@@ -79,7 +79,7 @@ class NumbaKernel:
         self.error_model = error_model
         self.results = tuple(None if r is None else np.dtype(r).type for r in results)
         self.source = "".join(lines)
-        self.sha = hashlib.sha256(f"{error_model} {boundscheck}\n{self.source}".encode()).hexdigest()[:20]
+        self.sha = hashlib.sha256(f"{HEADER}{error_model} {boundscheck}\n{self.source}".encode()).hexdigest()[:20]
         self.dispatcher = None
         self.refused: Optional[str] = None
         self.path: Optional[str] = None
@@ -136,8 +136,7 @@ class NumbaKernel:
 
     def write(self) -> str:
         """The kernel's file in the cache (written once; a second writer renames the same bytes in)."""
-        text = f"# graphjit Numba kernel (generated; error_model={self.error_model})\nimport math\n\nimport numpy as np\n\n\n" \
-               + self.source
+        text = HEADER.format(error_model=self.error_model) + self.source
         for directory in (kernel_dir(), os.path.join(tempfile.gettempdir(), "graphjit-numba")):
             path = os.path.join(directory, f"{self.name}_{self.sha}.py")
             if os.path.exists(path):
@@ -163,7 +162,24 @@ def quiet_kernels(category) -> None:
     warnings.filterwarnings("ignore", category=category, module=KERNEL_FILE)
 
 
-KERNEL_FILE = r".*_[0-9a-f]{20}$"   # warnings' `module` for a kernel file: its path without `.py`
+KERNEL_FILE = r".*_[0-9a-f]{20}$"
+# Every kernel file starts so: `checked_index` tests an index the kernel plan could not prove in
+# bounds, raising NumPy's IndexError (Numba's own bounds checks say only "index is out of bounds").
+HEADER = """# graphjit Numba kernel (generated; error_model={error_model})
+import math
+
+import numba
+import numpy as np
+
+
+@numba.njit(cache=True, inline="always")
+def checked_index(i, n, axis):
+    if i < -n or i >= n:
+        raise IndexError("index " + str(i) + " is out of bounds for axis " + str(axis) + " with size " + str(n))
+    return i
+
+
+"""   # warnings' `module` for a kernel file: its path without `.py`
 
 
 def _check_for(kind: str):

@@ -18,10 +18,10 @@ the op table (graph/kernel_ops.py) and:
 - `min`/`max` compare operands of one type, or floats (Numba's `max` keeps Python's NaN behaviour;
   the result may then be a Python float or an np.float64, which matters only where it is divided
   or returned after the loop);
-- indices are integers, slices, or a 1-D integer array reading a 1-D array (a gather); when every
-  integer index provably stays within the static shape (its interval), Numba compiles without
-  bounds checks (the call then also checks the shapes); otherwise with `boundscheck=True`, which
-  raises IndexError where eager Python does;
+- indices are integers, slices, or a 1-D integer array reading a 1-D array (a gather); an integer
+  index that does not provably stay within the static shape (its interval) is tested in the kernel
+  (`checked_index`: NumPy's IndexError and message, at the same iteration), a gather by Numba
+  (`boundscheck=True`); the call checks the static shapes the proofs assumed;
 - loop-carried values are scalars, and each result has one eager type after the loop.
 """
 
@@ -83,7 +83,8 @@ class KernelPlan:
     results: list = field(default_factory=list)
     divisions: set = field(default_factory=set)
     param_kinds: list = field(default_factory=list)   # the eager kind of each param (checked at each call)
-    boundscheck: bool = True   # False: every index is provably in bounds for the static shapes (checked too)
+    boundscheck: bool = True   # Numba's own checks (only for gathers `x[idx]`: its message differs from NumPy's)
+    unchecked: set = field(default_factory=set)   # (node id, axis): an index the kernel tests (`checked_index`)
 
 
 def plan_kernel(loop: Node) -> KernelPlan:
@@ -102,7 +103,8 @@ def plan_kernel(loop: Node) -> KernelPlan:
     walker.env.update(outer)
     exits = walker.loop(loop)
     plan = KernelPlan(params, wraps=walker.wraps, divisions=walker.divisions,
-                      param_kinds=[next(iter(outer[p.id].kinds)) for p in params], boundscheck=walker.checked)
+                      param_kinds=[next(iter(outer[p.id].kinds)) for p in params], boundscheck=walker.checked,
+                      unchecked=walker.unchecked)
     if {"python", "numpy"} <= walker.divisions:
         raise NotKernel("it divides both Python numbers (ZeroDivisionError) and NumPy ones (inf)")
     plan.error_model = "python" if "python" in walker.divisions else "numpy"
@@ -165,7 +167,8 @@ class _Walker:
         self.env: dict = {}
         self.wraps: dict = {}
         self.divisions: set = set()
-        self.checked = False         # some index is not provably in bounds
+        self.checked = False         # a gather: Numba checks bounds (boundscheck=True)
+        self.unchecked: set = set()  # (node id, axis) of integer indices not provably in bounds
         self.fresh: set = set()      # ids of arrays the kernel created (results of array arithmetic)
 
     # --- values from outside ----------------------------------------------------------------
@@ -342,10 +345,11 @@ class _Walker:
             if isinstance(item, OperandRef):
                 v = self.value(node.operands[item.index])
                 dim = shape[axis] if shape is not None and len(shape) == rank else None
-                if dim is None or not (-dim <= v.lo and v.hi < dim):
-                    self.checked = True   # not provably in bounds: Numba must check (boundscheck=True)
                 gather = len(v.kinds) == 1 and next(iter(v.kinds)).startswith("arr:")
-                if gather:   # x[idx] with idx a 1-D integer array, on a 1-D array: Numba checks its bounds too
+                if not gather and (dim is None or not (-dim <= v.lo and v.hi < dim)):
+                    self.unchecked.add((node.id, axis))   # not provably in bounds: the kernel tests it
+                if gather:   # x[idx] with idx a 1-D integer array, on a 1-D array: Numba checks its bounds
+                    self.checked = True
                     _, idtype, irank = next(iter(v.kinds)).split(":")
                     if np.dtype(idtype).kind not in "iu" or irank != "1" or rank != 1 or len(items) != 1 \
                             or node.op == "setitem":

@@ -316,16 +316,19 @@ def gather_recurrence(x, idx):
 
 
 def test_an_index_out_of_bounds_raises_index_error_after_the_same_writes(rng):
-    # Numba checks bounds (boundscheck=True): the same exception, at the same iteration
+    # an index not proved in bounds is tested in the kernel: the same exception and message, at the
+    # same iteration
     x = rng.random(8)
     idx = np.array([0, 1, 2, 3, 9, 0, 1, 2])
     jitted = graphjit.jit(gather_recurrence, jit_level="O2")
     assert "_numba_kernel(" in jitted.source(x, idx)
+    assert "checked_index(idx[i], x.shape[0], 0)" in jitted.source(x, idx)
     eager_x, compiled_x = x.copy(), x.copy()
-    with pytest.raises(IndexError):
+    with pytest.raises(IndexError) as eager_error:
         gather_recurrence(eager_x, idx)
-    with pytest.raises(IndexError):
+    with pytest.raises(IndexError) as compiled_error:
         jitted(compiled_x, idx)
+    assert str(compiled_error.value) == str(eager_error.value)   # index 9 is out of bounds for axis 0 ...
     np.testing.assert_array_equal(compiled_x, eager_x)   # x[1..3] written, the rest untouched
     np.testing.assert_array_equal(jitted(x.copy(), np.array([0, -1, -8, 3, 2, 1, 0, 7])),
                                   gather_recurrence(x.copy(), np.array([0, -1, -8, 3, 2, 1, 0, 7])))
@@ -446,8 +449,9 @@ def test_indices_proved_in_bounds_compile_without_checks_for_that_shape_only(rng
     A = rng.random((6, 6))
     source = graphjit.jit(seidel_2d, jit_level="O2").source(2, A)
     assert "boundscheck=False)" in source and "'arr:float64:2:6x6'" in source
-    assert "boundscheck=False" not in graphjit.jit(gather_recurrence, jit_level="O2").source(
-        rng.random(5), np.arange(5))                    # x[idx[i]]: data-dependent, checked
+    assert "checked_index(" in graphjit.jit(gather_recurrence, jit_level="O2").source(
+        rng.random(5), np.arange(5))                    # x[idx[i]]: data-dependent, tested
+    assert "boundscheck=False" not in graphjit.jit(spmv, jit_level="O2").source(*csr(rng, 5, 4, 9))   # a gather
     handle = numba_kernels.numba_kernel("unchecked_6", "numpy", ("arr:float64:1:6",), (), (
         "def unchecked_6(x):\n", "    x[5] = 1.0\n"), boundscheck=False)
     with pytest.raises(numba_kernels.KernelRefused):
