@@ -88,9 +88,15 @@ class NumbaKernel:
         for check, a in zip(self.checks, args):
             if not check(a):
                 raise KernelRefused(f"an argument of type {type(a).__name__} where the kernel was planned for another")
-        disp = self.dispatcher if self.dispatcher is not None else self.load()
+        disp = self.dispatcher
         try:
-            out = disp(*args)
+            if disp is None:   # the first call loads or compiles: Numba's imports and compiler warn
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", DeprecationWarning)
+                    disp = self.load()
+                    out = disp(*args)
+            else:
+                out = disp(*args)
         except Exception as e:
             if _is_numba_error(e):
                 self.refuse(f"Numba refused it: {str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__}")
@@ -119,7 +125,9 @@ class NumbaKernel:
 
     def compile(self):
         try:
-            import numba
+            with warnings.catch_warnings():   # Numba's own imports warn (DeprecationWarning); eager code does not
+                warnings.simplefilter("ignore")
+                import numba
         except ImportError:
             self.refuse("Numba is not installed (pip install graphjit[numba])")
         except Exception as e:   # noqa: BLE001 - e.g. a warning made an error while Numba imports
