@@ -56,11 +56,13 @@ def compile_for(fn: Callable, args: tuple, config: JitConfig, static: tuple = ()
     given: no argument is one) says which arguments are `graphjit.Tensor`s: the code computes on plain arrays and returns Tensors
     where eager execution does."""
     from .backends.compile import compile_emitted
+    from .backends.emit_numba import emit_function as emit_with_kernels
     from .backends.emit_numpy import emit_function
+    from .backends.numba_kernels import kernels_on
     from .backends.interpreter import Interpreter
     from .graph.diagnostics import GraphjitError, GraphSyntaxError
     from .graph.autodiff.pending import has_pending, prepare as prepare_gradients
-    from .graph.passes.manager import dump_directory_from_env, format_report, run_pipeline
+    from .graph.passes.manager import dump_directory_from_env, format_report, pipeline_for, run_pipeline
     from .graph.paths import Roots
     from .graph.tensor_boundary import mark_tensor_boundary
     from .transpiler.lower import lower_function
@@ -83,8 +85,9 @@ def compile_for(fn: Callable, args: tuple, config: JitConfig, static: tuple = ()
             if dump is not None:
                 dump.write("after_transform.txt", str(graph))
         mark_tensor_boundary(graph, tensor_masks or ())
-        report = run_pipeline(graph, config.jit_level, dump=dump)
-        emitted = emit_function(graph, consts=lowered.consts)
+        kernels = kernels_on(config)
+        report = run_pipeline(graph, config.jit_level, dump=dump, pipeline=pipeline_for(config.jit_level, kernels))
+        emitted = (emit_with_kernels if kernels else emit_function)(graph, consts=lowered.consts)
         if dump is not None:
             dump.write("emitted.py", emitted.source)
             dump.write("passes.txt", format_report(report, config.jit_level))

@@ -28,14 +28,17 @@ def normalize_level(level: Any) -> str:
 
 @dataclass(frozen=True)
 class JitConfig:
-    """How `jit` compiles: optimization level, execution mode, syntax level."""
+    """How `jit` compiles: optimization level, execution mode, syntax level, and whether loops that
+    stay loops may run as Numba kernels at O2 (`numba`; graphjit's own option, needs Numba installed,
+    see docs/numba.md)."""
 
     jit_level: str = "O1"
     exec_mode: str = "auto"
     jit_syntax_level: str = ""
+    numba: bool = True
 
     def __init__(self, jit_level: str = "O1", exec_mode: str = "auto", jit_syntax_level: str = "",
-                 exc_mode: str = None, **kwargs):
+                 exc_mode: str = None, numba: bool = True, **kwargs):
         if kwargs:
             raise TypeError(f"JitConfig got unexpected options: {', '.join(sorted(kwargs))}")
         mode = exc_mode if exc_mode is not None else exec_mode  # MindSpore spells it `exc_mode`
@@ -46,6 +49,9 @@ class JitConfig:
         object.__setattr__(self, "jit_level", jit_level)
         object.__setattr__(self, "exec_mode", mode)
         object.__setattr__(self, "jit_syntax_level", normalize_level(jit_syntax_level))
+        if not isinstance(numba, bool):
+            raise TypeError(f"numba must be True or False, not {numba!r}")
+        object.__setattr__(self, "numba", numba)
 
     @property
     def exc_mode(self) -> str:

@@ -68,11 +68,12 @@ class CacheKey:
 
 def cache_key(fn, arg_names: list, args: tuple, *, jit_level: str, exec_mode: str, syntax_level: str,
               static_argnums: tuple = (), static_argnames: tuple = (), static: tuple = (),
-              dynamic: Optional[dict] = None) -> CacheKey:
+              dynamic: Optional[dict] = None, kernels: bool = False) -> CacheKey:
     """The key of `fn` called with `args` (bound, in parameter order) under this configuration.
 
     `static` names the parameters that are compile-time values (their value is keyed); `dynamic`
-    maps a parameter name to the dimensions keyed by rank only (True: all of them).
+    maps a parameter name to the dimensions keyed by rank only (True: all of them); `kernels`: loops
+    may go to Numba (compiler.kernels_on), which changes the generated code.
     Raises `Unportable` when some part has no stable text form (the entry then stays in memory).
     """
     code = getattr(fn, "__code__", None)
@@ -86,7 +87,7 @@ def cache_key(fn, arg_names: list, args: tuple, *, jit_level: str, exec_mode: st
         source=function_digest(fn),
         syntax_level=syntax_level,
         jit_level=jit_level,
-        pipeline=pipeline_descriptions(jit_level),
+        pipeline=pipeline_descriptions(jit_level) + (("loops that stay loops may go to Numba",) if kernels else ()),
         exec_mode=exec_mode,
         signature=signature,
         static_argnums=tuple(static_argnums or ()),

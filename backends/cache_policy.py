@@ -199,9 +199,10 @@ class EntryCache:
     def disk_key(self, args: tuple, config: JitConfig):
         """(the disk cache key, None), or (None, why this call has none)."""
         from .cache_key import Unportable, cache_key
+        from .numba_kernels import kernels_on
         try:
             return cache_key(self.fn, self.names, args, jit_level=config.jit_level,
-                             exec_mode=config.exec_mode,
+                             exec_mode=config.exec_mode, kernels=kernels_on(config),
                              syntax_level=config.jit_syntax_level or _ctx.get_context("jit_syntax_level"),
                              **self.key_options), None
         except Unportable as e:

@@ -1,7 +1,9 @@
-"""NPBench, measured: every kernel eager, graphjit at O2 (LAX) and, optionally, NPBench's Numba version.
+"""NPBench, measured: every kernel eager, graphjit at O2 (LAX) and, optionally, graphjit O1, graphjit O2
+with its loops compiled by Numba, and NPBench's Numba version.
 
     python benchmarks/bench_npbench.py /path/to/npbench                 # every kernel, preset S
-    python benchmarks/bench_npbench.py /path/to/npbench --only gemm lu --rounds 3 --numba
+    python benchmarks/bench_npbench.py /path/to/npbench --only gemm lu --rounds 3 --numba --o1
+    python benchmarks/bench_npbench.py /path/to/npbench --preset M --numba
     python benchmarks/bench_npbench.py --quick                          # a smoke run on a built-in sample
 
 NPBench (github spcl/npbench, BSD) is not part of graphjit: pass the path of a checkout. Its layout
@@ -12,7 +14,11 @@ For each kernel, correctness first: the first call of each variant (its compile,
 separately) and its second call must equal eager NumPy, returned values and every array argument
 afterwards, within NPBench's own tolerance. Every call gets fresh copies of the inputs. Then the
 variants that agree are timed in interleaved rounds (eager, graphjit, numba, eager, ...) with BLAS
-pinned to one thread; the table shows medians. Numba is optional (`--numba`, when importable).
+pinned to one thread; the table shows medians. Numba is optional (`--numba`, when importable): it
+adds `graphjit O2+numba` (loops that stay loops run as Numba kernels, docs/numba.md; `graphjit O2`
+is then measured with `numba=False`) and NPBench's `numba_n`. The geomeans are given over the
+kernels every variant runs and equals eager. Numba's cache of graphjit's kernels persists across
+runs (in graphjit's cache directory), so a later run's compile column shows loading them.
 """
 
 from __future__ import annotations
@@ -44,6 +50,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import graphjit  # noqa: E402
 import npbench_layout as layout  # noqa: E402
 
+KERNELS = "graphjit O2+numba"   # O2 with loops that stay loops compiled by Numba (docs/numba.md)
 SLOW = 0.95  # a kernel whose speed-up over eager is below this is listed as slower than eager
 
 
@@ -151,13 +158,20 @@ def timed_call(fn: Callable, kernel: layout.Kernel, data: dict) -> float:
     return time.perf_counter() - start
 
 
-def make_variants(kernel: layout.Kernel, eager: Callable, level: str, numba) -> list[Variant]:
+def make_variants(kernel: layout.Kernel, eager: Callable, level: str, numba, with_o1: bool = False) -> list[Variant]:
+    """eager, graphjit at `level` (its loops in Python: `numba=False`), optionally graphjit O1, and with
+    Numba importable: graphjit O2 with its Numba kernels (docs/numba.md) and NPBench's numba_n."""
     variants = [Variant("eager", eager)]
-    try:
-        compiled = graphjit.jit(eager, jit_config=graphjit.JitConfig(jit_level=level))
-        variants.append(Variant(f"graphjit {level}", compiled))
-    except Exception as error:  # noqa: BLE001
-        variants.append(Variant(f"graphjit {level}", problem=one_line(error)))
+    configs = [(f"graphjit {level}", graphjit.JitConfig(jit_level=level, numba=False))]
+    if with_o1 and level != "O1":
+        configs.append(("graphjit O1", graphjit.JitConfig(jit_level="O1")))
+    if numba is not None and level == "O2":
+        configs.append((KERNELS, graphjit.JitConfig(jit_level="O2", numba=True)))
+    for label, config in configs:
+        try:
+            variants.append(Variant(label, graphjit.jit(eager, jit_config=config)))
+        except Exception as error:  # noqa: BLE001
+            variants.append(Variant(label, problem=one_line(error)))
     if numba is not None:
         try:
             fn = kernel.implementation("numba_n")
@@ -176,7 +190,7 @@ def run_kernel(kernel: layout.Kernel, args, numba) -> Row:
     except Exception as error:  # noqa: BLE001
         row.problem = f"eager: {one_line(error)}"
         return row
-    variants = make_variants(kernel, eager, args.level, numba)
+    variants = make_variants(kernel, eager, args.level, numba, args.o1)
     for variant in variants[1:]:
         check_variant(variant, kernel, data, reference, args.timeout)
     row.variants = {variant.label: variant for variant in variants}
@@ -201,23 +215,28 @@ def fmt_ratio(ratio: float | None) -> str:
     return "—" if ratio is None else f"{ratio:.2f}×"
 
 
+def labels_of(rows: list[Row]) -> list[str]:
+    """The variant labels after `eager`, in the order they were made."""
+    labels = []
+    for row in rows:
+        for label in row.variants:
+            if label != "eager" and label not in labels:
+                labels.append(label)
+    return labels
+
+
 def table(rows: list[Row], level: str, with_numba: bool) -> str:
     gj = f"graphjit {level}"
-    header = ["kernel", "eager", gj] + (["numba"] if with_numba else []) + [f"{gj} / eager"]
-    header += (["numba / eager"] if with_numba else []) + [f"{gj} compile"]
-    header += (["numba compile"] if with_numba else []) + ["status"]
+    labels = labels_of(rows) or [gj]
+    header = ["kernel", "eager"] + labels + [f"{label} / eager" for label in labels]
+    header += [f"{label} compile" for label in labels] + ["status"]
     lines = ["| " + " | ".join(header) + " |", "|---|" + "---:|" * (len(header) - 2) + "---|"]
     for row in rows:
         v = row.variants
-        cells = [row.kernel, fmt_time(v["eager"].median if "eager" in v else None), fmt_time(_median(v, gj))]
-        if with_numba:
-            cells.append(fmt_time(_median(v, "numba")))
-        cells.append(fmt_ratio(row.speedup(gj)))
-        if with_numba:
-            cells.append(fmt_ratio(row.speedup("numba")))
-        cells.append(_compile_time(v, gj))
-        if with_numba:
-            cells.append(_compile_time(v, "numba"))
+        cells = [row.kernel, fmt_time(v["eager"].median if "eager" in v else None)]
+        cells += [fmt_time(_median(v, label)) for label in labels]
+        cells += [fmt_ratio(row.speedup(label)) for label in labels]
+        cells += [_compile_time(v, label) for label in labels]
         cells.append(status(row, gj))
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
@@ -254,15 +273,18 @@ def summary(rows: list[Row], level: str, with_numba: bool) -> str:
             lines.append(f"  {row.kernel}: {status(row, gj)}")
     speedups = [row.speedup(gj) for row in good]
     lines.append(f"geomean speed-up over eager, {gj}: {fmt_ratio(geomean(speedups))} on {len(good)} kernels")
-    if with_numba:
-        both = [row for row in good if row.variants.get("numba") and row.variants["numba"].ok]
-        lines.append(f"on the {len(both)} kernels where numba also runs and equals eager: "
-                     f"{gj} {fmt_ratio(geomean([row.speedup(gj) for row in both]))}, "
-                     f"numba {fmt_ratio(geomean([row.speedup('numba') for row in both]))}")
-        for row in rows:
-            numba = row.variants.get("numba")
-            if numba and numba.problem and numba.problem != "no numba_n version":
-                lines.append(f"  numba {row.kernel}: {numba.problem}")
+    labels = labels_of(good)
+    ours = [label for label in labels if label.startswith("graphjit")]
+    for names, what in ((ours, "graphjit variant"), (labels, "variant (numba_n included)")):
+        every = [row for row in good if all(row.variants.get(label) and row.variants[label].ok for label in names)]
+        if len(names) > 1 and (names is ours or len(labels) > len(ours)):
+            lines.append(f"geomeans on the {len(every)} kernels every {what} runs and equals eager: " + ", ".join(
+                f"{label} {fmt_ratio(geomean([row.speedup(label) for row in every]))}" for label in names))
+    for row in rows:
+        for label in labels[1:]:
+            variant = row.variants.get(label)
+            if variant and variant.problem and variant.problem != "no numba_n version":
+                lines.append(f"  {label} {row.kernel}: {variant.problem}")
     slow = sorted((row.speedup(gj), row.kernel) for row in good if row.speedup(gj) < SLOW)
     slow_list = ", ".join(f"{name} {ratio:.3f}×" for ratio, name in slow) or "none"
     lines.append(f"slower than {SLOW}× eager: {slow_list}")
@@ -289,7 +311,9 @@ def parse_args(argv):
     parser.add_argument("--budget", type=float, default=0.05,
                         help="seconds of calls per variant per round, at least one call (default 0.05)")
     parser.add_argument("--level", default="O2", help="graphjit jit_level (default O2)")
-    parser.add_argument("--numba", action="store_true", help="also run NPBench's numba_n versions")
+    parser.add_argument("--numba", action="store_true",
+                        help="also run graphjit O2 with Numba kernels and NPBench's numba_n versions")
+    parser.add_argument("--o1", action="store_true", help="also run graphjit O1")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds allowed for one first call")
     parser.add_argument("--quick", action="store_true",
                         help="two rounds; without a checkout path, run on a built-in two-kernel sample")

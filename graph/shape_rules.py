@@ -346,10 +346,16 @@ def fixed(t: Type) -> Callable:
 
 
 def creation(nodes, attrs) -> Type:
-    """np.zeros(shape, dtype=...) and friends: shape from the first operand."""
+    """np.zeros(shape, dtype=...) and friends: shape from the first operand, dtype given by keyword or as
+    the second operand (`np.zeros((n, n), np.int32)`)."""
     shape = const_value(nodes[0]) if nodes else _RUNTIME
-    given = attrs.get("dtype", const_value(nodes[1]) if len(nodes) > 1 else np.float64)   # by keyword or position
-    dtype = None if given is _RUNTIME else np.dtype(given).name
+    given = attrs.get("dtype", const_value(nodes[1]) if len(nodes) > 1 else np.float64)
+    if given is _RUNTIME:   # `x.dtype` (a `np.dtype('float64')` call by now), or not known
+        source = nodes[1]
+        known = source.op == "call" and source.attrs.get("fn") == "numpy.dtype" and len(source.operands) == 1
+        given = const_value(source.operands[0]) if known else None
+        given = None if given is _RUNTIME else given
+    dtype = None if given is None else np.dtype(given).name
     if shape is _RUNTIME:
         if nodes and nodes[0].op == "tuple":
             dims = tuple(v if isinstance(v, int) else None for v in map(const_value, nodes[0].operands))

@@ -17,7 +17,8 @@ from typing import Callable, Optional
 from ..diagnostics import GraphjitError, PassError
 from ..ir import Graph
 from ..verifier import verify
-from . import cse, dce, dead_branches, fold_constants, licm, memory_plan, scalarize, simplify, tile, unswitch, vectorize
+from . import cse, dce, dead_branches, fold_constants, kernels, licm, memory_plan, scalarize, simplify, tile, unswitch, \
+    vectorize
 
 Pass = tuple[Callable[[Graph], bool], str]
 
@@ -45,7 +46,8 @@ PIPELINES: dict[str, list[Pass]] = {
         # memory planning (which would hide the slices it produces behind in-place effects)
         (unswitch.run, "hoist loop-invariant branches out of loops"),   # before vectorize: one loop per case
         (vectorize.run, "turn independent loops into array operations"),
-        (scalarize.run, "run the loops that stay loops on Python floats"),  # after vectorize: its leftovers
+        (kernels.run, "send the loops that stay loops to Numba kernels"),  # after vectorize: its leftovers
+        (scalarize.run, "run the loops that stay loops on Python floats"),  # the loops not sent to Numba
         (tile.run, "run big elementwise chains tile by tile"),   # after the vectorizer: it makes chains
         (memory_plan.run, "reuse dead temporaries in place"),    # last: in-place nodes are effects, which
                                                                  # fence CSE and LICM; per tile, it reuses
@@ -54,6 +56,12 @@ PIPELINES: dict[str, list[Pass]] = {
 }
 
 MAX_ROUNDS = 8
+
+
+def pipeline_for(level: str, kernels_on: bool) -> list[Pass]:
+    """The level's passes; without the Numba kernel pass when kernels are off (compiler.py decides:
+    `JitConfig(numba=False)`, `GRAPHJIT_NUMBA=0`, Numba not installed, or the interpreter)."""
+    return [p for p in PIPELINES[level] if kernels_on or p[0] is not kernels.run]
 
 
 def before_differentiation(level: str) -> list[Pass]:
@@ -75,12 +83,14 @@ class PassReport:
 
 def run_pipeline(graph: Graph, level: str = "O1", dump: Optional[Callable[[str, Graph], None]] = None,
                  pipeline: Optional[list[Pass]] = None) -> PassReport:
-    """Run the level's passes until none changes the graph (at most MAX_ROUNDS rounds).
+    """Run the level's passes until none changes the graph (at most MAX_ROUNDS rounds). By default
+    without the Numba kernel pass: only code emitted by backends/emit_numba.py calls kernels.
 
     `dump(name, graph)` is called with "input" first, then with each pass's name (`fold-constants`) after
     every run of it that changed the graph.
     """
-    passes = PIPELINES[level] if pipeline is None else pipeline
+    passes = pipeline_for(level, False) if pipeline is None else pipeline   # kernels: only for generated code
+                                                                             # that calls them (compiler.py)
     check = os.environ.get("GRAPHJIT_VERIFY", "") not in ("", "0")
     report = PassReport()
     if dump is not None:

@@ -8,6 +8,7 @@ from ..alias import EXTERNAL, value_roots
 from ..ir import Graph, Node
 from ..literals import Index, OperandRef
 from ..types import FLOAT, INT, NONE, OBJECT, ArrayType
+from .kernels import is_kernel
 from .vectorize import ATTR
 
 MARK = "scalar"
@@ -38,6 +39,7 @@ def run(graph: Graph) -> bool:
         for region in node.regions:
             changed |= run(region)
         if node.op == "for_range" and str(node.attrs.get(ATTR, "")).startswith("no:") and MARK not in node.attrs \
+                and not is_kernel(node) \
                 and node.graph is graph:
             changed |= _scalarize(node)
     return changed

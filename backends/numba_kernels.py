@@ -1,0 +1,217 @@
+"""Compile, cache and call the Numba kernels that generated code names (`_numba_kernel(...)`).
+
+backends/emit_numba.py writes a loop as a kernel's source text and a call that falls back on the
+Python loop:
+
+    _kernel = _numba_kernel('seidel_loop6', 'numpy', ('arr:float64:2',), (), ('def seidel_loop6(A):\\n', ...))
+    ...
+    try:
+        _kernel(A)
+    except _KernelRefused:
+        for t in range(2): ...
+
+Nothing here imports Numba until a kernel is first called. Then the source is written once as a
+real file, `<graphjit cache>/numba/<name>_<sha>.py` (never rewritten: Numba's `cache=True` keys its
+cache on the file's stamp), imported, and compiled with `numba.njit(cache=True, boundscheck=...,
+error_model=...)`, so a later process loads the machine code from Numba's cache beside the file.
+Each call checks that the arguments have the types the kernel was planned for (dtype and rank of
+arrays, Python or NumPy scalar type); when Numba is not installed, refuses the kernel (a typing error, raised before any of it
+runs), the call raises KernelRefused and the generated code runs its Python loop; the reason is
+logged once (`GRAPHJIT_LOG=vectorize`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import sys
+import tempfile
+import threading
+import warnings
+from typing import Optional
+
+import numpy as np
+
+from .. import log
+from .disk_cache import default_dir
+
+ENV = "GRAPHJIT_NUMBA"          # 0 / off: never send loops to Numba
+_LOADED: dict = {}              # source sha -> compiled dispatcher, shared by every handle in the process
+_LOCK = threading.Lock()
+
+
+class KernelRefused(Exception):
+    """The kernel cannot run (no Numba, or Numba refused it); the caller runs its Python loop."""
+
+
+def wanted() -> bool:
+    """Loops may go to Numba: not switched off by $GRAPHJIT_NUMBA and Numba is installed (looked up
+    without importing it)."""
+    if os.environ.get(ENV, "1").strip().lower() in ("0", "off", "false", "no"):
+        return False
+    try:
+        return importlib.util.find_spec("numba") is not None
+    except (ImportError, ValueError):   # ValueError: sys.modules["numba"] is None (import blocked)
+        return False
+
+
+def kernels_on(config) -> bool:
+    """Loops that stay loops go to Numba for this JitConfig: `config.numba`, generated code (the
+    interpreter runs the graph as it is), Numba installed and not switched off by $GRAPHJIT_NUMBA."""
+    return config.numba and config.exec_mode != "no_sink" and config.jit_level == "O2" and wanted()
+
+
+def kernel_dir() -> str:
+    return os.path.join(default_dir(), "numba")
+
+
+class NumbaKernel:
+    """One kernel of generated code: its source, Numba's error model, the eager kind of each argument
+    (graph/analysis/kernel_plan.py: `float`, `np.int32`, `arr:float64:2`) and the NumPy type each
+    returned value is converted to (None: keep Numba's Python float/int/bool)."""
+
+    def __init__(self, name: str, error_model: str, kinds: tuple, results: tuple, lines: tuple,
+                 boundscheck: bool = True):
+        self.name = name
+        self.boundscheck = boundscheck
+        self.checks = tuple(_check_for(k) for k in kinds)
+        self.error_model = error_model
+        self.results = tuple(None if r is None else np.dtype(r).type for r in results)
+        self.source = "".join(lines)
+        self.sha = hashlib.sha256(f"{HEADER}{error_model} {boundscheck}\n{self.source}".encode()).hexdigest()[:20]
+        self.dispatcher = None
+        self.refused: Optional[str] = None
+        self.path: Optional[str] = None
+
+    def __call__(self, *args):
+        for check, a in zip(self.checks, args):
+            if not check(a):
+                raise KernelRefused(f"an argument of type {type(a).__name__} where the kernel was planned for another")
+        disp = self.dispatcher
+        try:
+            if disp is None:   # the first call loads or compiles: Numba's imports and compiler warn
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", DeprecationWarning)
+                    disp = self.load()
+                    out = disp(*args)
+            else:
+                out = disp(*args)
+        except Exception as e:
+            if _is_numba_error(e):
+                self.refuse(f"Numba refused it: {str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__}")
+            if isinstance(e, OverflowError) and "int too big" in str(e):
+                raise KernelRefused(str(e)) from None   # a Python int argument beyond int64: this call only
+            raise
+        if not self.results:
+            return out
+        return tuple(v if conv is None else conv(v) for v, conv in zip(out, self.results))
+
+    def refuse(self, why: str):
+        self.refused = why
+        log.info("vectorize", "kernel %s runs as a Python loop: %s", self.name, why)
+        raise KernelRefused(why)
+
+    def load(self):
+        if self.refused is not None:
+            raise KernelRefused(self.refused)
+        with _LOCK:
+            disp = _LOADED.get(self.sha)
+            if disp is None:
+                disp = self.compile()
+                _LOADED[self.sha] = disp
+        self.dispatcher = disp
+        return disp
+
+    def compile(self):
+        try:
+            with warnings.catch_warnings():   # Numba's own imports warn (DeprecationWarning); eager code does not
+                warnings.simplefilter("ignore")
+                import numba
+        except ImportError:
+            self.refuse("Numba is not installed (pip install graphjit[numba])")
+        except Exception as e:   # noqa: BLE001 - e.g. a warning made an error while Numba imports
+            self.refuse(f"Numba cannot be imported: {type(e).__name__}: {e}")
+        path = self.write()
+        module_name = f"graphjit_numba_kernels.{self.name}_{self.sha}"
+        spec = importlib.util.spec_from_file_location(module_name, path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        sys.modules.setdefault(module_name, module)
+        fn = getattr(module, self.name)
+        quiet_kernels(numba.NumbaWarning)
+        return numba.njit(cache=True, boundscheck=self.boundscheck, error_model=self.error_model)(fn)
+
+    def write(self) -> str:
+        """The kernel's file in the cache (written once; a second writer renames the same bytes in)."""
+        text = HEADER.format(error_model=self.error_model) + self.source
+        for directory in (kernel_dir(), os.path.join(tempfile.gettempdir(), "graphjit-numba")):
+            path = os.path.join(directory, f"{self.name}_{self.sha}.py")
+            if os.path.exists(path):
+                self.path = path
+                return path
+            try:
+                os.makedirs(directory, exist_ok=True)
+                fd, tmp = tempfile.mkstemp(dir=directory, suffix=".tmp")
+                with os.fdopen(fd, "w", encoding="utf-8") as f:
+                    f.write(text)
+                os.replace(tmp, path)
+                self.path = path
+                return path
+            except OSError:
+                continue
+        self.refuse("no writable directory for its source file")
+
+
+def quiet_kernels(category) -> None:
+    """Hide Numba's warnings about kernel files (`NumbaPerformanceWarning` when a compilation meets a
+    non-contiguous `@`): eager NumPy gives none. One filter, matching only kernel files
+    (`<name>_<sha>.py`); other code's warnings pass."""
+    warnings.filterwarnings("ignore", category=category, module=KERNEL_FILE)
+
+
+KERNEL_FILE = r".*_[0-9a-f]{20}$"
+# Every kernel file starts so: `checked_index` tests an index the kernel plan could not prove in
+# bounds, raising NumPy's IndexError (Numba's own bounds checks say only "index is out of bounds").
+HEADER = """# graphjit Numba kernel (generated; error_model={error_model})
+import math
+
+import numba
+import numpy as np
+
+
+@numba.njit(cache=True, inline="always")
+def checked_index(i, n, axis):
+    if i < -n or i >= n:
+        raise IndexError("index " + str(i) + " is out of bounds for axis " + str(axis) + " with size " + str(n))
+    return i
+
+
+"""   # warnings' `module` for a kernel file: its path without `.py`
+
+
+def _check_for(kind: str):
+    """A test that a value is of eager kind `kind` (what the kernel's plan assumed)."""
+    if kind.startswith("arr:"):
+        _, dtype, rank, *shape = kind.split(":")
+        dt, nd = np.dtype(dtype), int(rank)
+        if shape:   # compiled without bounds checks for this shape
+            dims = tuple(int(d) for d in shape[0].split("x") if d)
+            return lambda a: type(a) is np.ndarray and a.dtype == dt and a.shape == dims
+        return lambda a: type(a) is np.ndarray and a.dtype == dt and a.ndim == nd
+    if kind.startswith("np."):
+        cls = np.dtype(kind[3:]).type
+        return lambda a: type(a) is cls
+    cls = {"float": float, "int": int, "bool": bool}[kind]
+    return lambda a: type(a) is cls
+
+
+def _is_numba_error(e: Exception) -> bool:
+    module = type(e).__module__ or ""
+    return module.startswith("numba")
+
+
+def numba_kernel(name: str, error_model: str, kinds: tuple, results: tuple, lines: tuple,
+                 boundscheck: bool = True) -> NumbaKernel:
+    """What generated code calls `_numba_kernel`: a handle that compiles on its first call."""
+    return NumbaKernel(name, error_model, kinds, results, lines, boundscheck)
