@@ -1,8 +1,11 @@
 """MindSpore's quickstart tutorial with only the imports changed: build the network, train it with
-`value_and_grad` + `nn.SGD` inside `@ms.jit def train_step`, evaluate it.
+`value_and_grad` + `nn.SGD` inside `@ms.jit def train_step`, evaluate it, save it with
+`ms.save_checkpoint` (model.ckpt in the current directory, as the tutorial does), load the file into a
+new Network with `ms.load_checkpoint` + `ms.load_param_into_net`, and predict.
 
 Substitutions, each marked below: `mindspore.dataset` is `mnist_data` (synthetic MNIST-shaped data,
-or the idx files of `--mnist DIR`); the command-line options set the sizes the tutorial fixes.
+or the idx files of `--mnist DIR`); the command-line options set the sizes the tutorial fixes
+(`--seed` seeds the weights, so that runs can be compared).
 
     python samples/quickstart.py [--mnist DIR] [--epochs 3] [--batch-size 64] [--samples 1024]
     GRAPHJIT_DISABLE=1 python samples/quickstart.py    # the same, eagerly (PYNATIVE)
