@@ -365,10 +365,12 @@ def creation(nodes, attrs) -> Type:
 
 
 def like(nodes, attrs) -> Type:
+    """`np.ones_like(a, dtype=None)`: `a`'s shape, and `a`'s dtype unless `dtype` is given (None keeps
+    it: `np.dtype(None)` would be float64)."""
     t = nodes[0].type
     if not isinstance(t, ArrayType):
         return ANY_ARRAY
-    dtype = np.dtype(attrs["dtype"]).name if "dtype" in attrs else t.dtype
+    dtype = np.dtype(attrs["dtype"]).name if attrs.get("dtype") is not None else t.dtype
     return ArrayType(dtype, t.shape)
 
 

@@ -1,8 +1,11 @@
 """MindSpore's quickstart tutorial with only the imports changed: build the network, train it with
-`value_and_grad` + `nn.SGD` inside `@ms.jit def train_step`, evaluate it.
+`value_and_grad` + `nn.SGD` inside `@ms.jit def train_step`, evaluate it, save it with
+`ms.save_checkpoint` (model.ckpt in the current directory, as the tutorial does), load the file into a
+new Network with `ms.load_checkpoint` + `ms.load_param_into_net`, and predict.
 
 Substitutions, each marked below: `mindspore.dataset` is `mnist_data` (synthetic MNIST-shaped data,
-or the idx files of `--mnist DIR`); `loss.asnumpy()` is `float(loss)` until Tensor has `asnumpy`.
+or the idx files of `--mnist DIR`); the command-line options set the sizes the tutorial fixes
+(`--seed` seeds the weights, so that runs can be compared).
 
     python samples/quickstart.py [--mnist DIR] [--epochs 3] [--batch-size 64] [--samples 1024]
     GRAPHJIT_DISABLE=1 python samples/quickstart.py    # the same, eagerly (PYNATIVE)
@@ -88,7 +91,7 @@ def train(model, dataset):
         loss = train_step(data, label)
 
         if batch % args.log_every == 0:
-            loss, current = float(loss), batch          # MindSpore: loss.asnumpy()
+            loss, current = loss.asnumpy(), batch
             print(f"loss: {loss:>7f}  [{current:>3d}/{size:>3d}]")
 
 
@@ -99,8 +102,8 @@ def test(model, dataset, loss_fn):
     for data, label in dataset.create_tuple_iterator():
         pred = model(data)
         total += len(data)
-        test_loss += float(loss_fn(pred, label))        # MindSpore: .asnumpy()
-        correct += (pred.argmax(1) == label).sum()      # MindSpore: (...).asnumpy().sum()
+        test_loss += loss_fn(pred, label).asnumpy()
+        correct += (pred.argmax(1) == label).asnumpy().sum()
     test_loss /= num_batches
     correct /= total
     print(f"Test: \n Accuracy: {(100*correct):>0.1f}%, Avg loss: {test_loss:>8f} \n")
@@ -114,13 +117,16 @@ for t in range(epochs):
     test(model, test_dataset, loss_fn)
 print("Done!")
 
-# ---- CHECKPOINT: saving and loading go here once graphjit has them (ms.save_checkpoint) ----------
-# ms.save_checkpoint(model, "model.ckpt")
-# model = Network()
-# param_dict = ms.load_checkpoint("model.ckpt")
-# param_not_load, _ = ms.load_param_into_net(model, param_dict)
-# print(param_not_load)
-# -----------------------------------------------------------------------------------------------
+# Save checkpoint
+ms.save_checkpoint(model, "model.ckpt")
+print("Saved Model to model.ckpt")
+
+# Instantiate a random initialized model
+model = Network()
+# Load checkpoint and load parameter to model
+param_dict = ms.load_checkpoint("model.ckpt")
+param_not_load, _ = ms.load_param_into_net(model, param_dict)
+print(param_not_load)
 
 model.set_train(False)
 for data, label in test_dataset:

@@ -2,7 +2,7 @@
 a loss function and an optimizer, `train_loop` and `test_loop`, the step compiled with `@ms.jit`.
 
 Substitutions, each marked below: `mindspore.dataset` is `mnist_data` (synthetic MNIST-shaped data,
-or the idx files of `--mnist DIR`); `.asnumpy()` is `float(...)` until Tensor has `asnumpy`.
+or the idx files of `--mnist DIR`); the command-line options set the sizes the tutorial fixes.
 
     python samples/train_tutorial.py [--mnist DIR] [--epochs 3] [--batch-size 64] [--samples 1024]
     GRAPHJIT_DISABLE=1 python samples/train_tutorial.py    # the same, eagerly (PYNATIVE)
@@ -97,7 +97,7 @@ def train_loop(model, dataset):
         loss = train_step(data, label)
 
         if batch % args.log_every == 0:
-            loss, current = float(loss), batch          # MindSpore: loss.asnumpy()
+            loss, current = loss.asnumpy(), batch
             print(f"loss: {loss:>7f}  [{current:>3d}/{size:>3d}]")
 
 
@@ -108,8 +108,8 @@ def test_loop(model, dataset, loss_fn):
     for data, label in dataset.create_tuple_iterator():
         pred = model(data)
         total += len(data)
-        test_loss += float(loss_fn(pred, label))        # MindSpore: .asnumpy()
-        correct += (pred.argmax(1) == label).sum()      # MindSpore: (...).asnumpy().sum()
+        test_loss += loss_fn(pred, label).asnumpy()
+        correct += (pred.argmax(1) == label).asnumpy().sum()
     test_loss /= num_batches
     correct /= total
     print(f"Test: \n Accuracy: {(100*correct):>0.1f}%, Avg loss: {test_loss:>8f} \n")

@@ -14,5 +14,5 @@ DOCS = REPO / "docs"
 
 # samples that only make sense run: they parse arguments, build data and gradient functions and
 # train at module level, which `graphjit transpile` and `graphjit check` (reading a file, never
-# running it) cannot see; tests/test_training_samples.py runs them
-RUN_ONLY_SAMPLES = frozenset({"quickstart", "train_tutorial"})
+# running it) cannot see; tests/test_training_samples.py and tests/test_tutorial_samples.py run them
+RUN_ONLY_SAMPLES = frozenset({"quickstart", "train_tutorial", "lenet", "autodiff_tutorial"})

@@ -4,8 +4,10 @@
 `train-labels-idx1-ubyte`, or the `t10k-` pair with `usage="test"`) when given, else makes
 synthetic MNIST-shaped data: one fixed random 28x28 pattern per digit plus noise, so a network
 can learn it. `datapipe(dataset, batch_size)` applies the tutorial's transforms (rescale to [0, 1],
-normalize with MNIST's mean and std, HWC -> CHW, labels as int32) and batches; the result has the
-two methods the tutorials call, `create_tuple_iterator()` and `get_dataset_size()`.
+normalize with MNIST's mean and std, HWC -> CHW, labels as int32; `resize=32` first resizes the
+images bilinearly, as LeNet-5's pipeline does) and batches; the result has the two methods the
+tutorials call, `create_tuple_iterator()` and `get_dataset_size()`, and yields `Tensor`s as
+MindSpore's datasets do.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ from __future__ import annotations
 import os
 
 import numpy as np
+
+from graphjit import Tensor
 
 MEAN, STD = 0.1307, 0.3081
 
@@ -32,7 +36,7 @@ class MnistDataset:
 
 
 class BatchDataset:
-    """Transformed, batched images (float32, N x 1 x 28 x 28) and labels (int32)."""
+    """Transformed, batched images (float32 Tensors, N x 1 x H x W) and labels (int32 Tensors)."""
 
     def __init__(self, images: np.ndarray, labels: np.ndarray, batch_size: int):
         self.images, self.labels, self.batch_size = images, labels, batch_size
@@ -42,15 +46,31 @@ class BatchDataset:
 
     def create_tuple_iterator(self):
         for start in range(0, len(self.labels), self.batch_size):
-            yield self.images[start:start + self.batch_size], self.labels[start:start + self.batch_size]
+            yield (Tensor.from_numpy(self.images[start:start + self.batch_size]),
+                   Tensor.from_numpy(self.labels[start:start + self.batch_size]))
 
     __iter__ = create_tuple_iterator
 
 
-def datapipe(dataset: MnistDataset, batch_size: int) -> BatchDataset:
-    images = (dataset.images.astype(np.float32) / 255.0 - MEAN) / STD   # Rescale, Normalize
+def datapipe(dataset: MnistDataset, batch_size: int, resize: int | None = None) -> BatchDataset:
+    images = dataset.images.astype(np.float32)
+    if resize:
+        images = _resize_bilinear(images, resize)                         # Resize((resize, resize))
+    images = (images / 255.0 - MEAN) / STD                                # Rescale, Normalize
     images = np.ascontiguousarray(images.transpose(0, 3, 1, 2))          # HWC2CHW
     return BatchDataset(images, dataset.labels.astype(np.int32), batch_size)
+
+
+def _resize_bilinear(images: np.ndarray, size: int) -> np.ndarray:
+    """(N, H, W, C) images resized to (N, size, size, C), bilinear with half-pixel centers (OpenCV's)."""
+    def axis(old: int):
+        pos = np.clip((np.arange(size) + 0.5) * old / size - 0.5, 0, old - 1)
+        low = np.floor(pos).astype(int)
+        high = np.minimum(low + 1, old - 1)
+        return low, high, (pos - low).astype(np.float32)
+    (r0, r1, fr), (c0, c1, fc) = axis(images.shape[1]), axis(images.shape[2])
+    rows = images[:, r0] * (1 - fr)[:, None, None] + images[:, r1] * fr[:, None, None]
+    return rows[:, :, c0] * (1 - fc)[:, None] + rows[:, :, c1] * fc[:, None]
 
 
 def _synthetic(count: int, seed: int):
