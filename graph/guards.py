@@ -6,8 +6,10 @@ value was found (an access `Path`), what kind of fact it is, and what was seen:
 
     obj      the object itself: identical (`is`) in this process; across processes, of the same
              kind (`("instance", "samples.network", "Network")`, `("function", mod, qualname)`, ...)
-    value    a literal (int, float, str, bool, None, tuples of them): equal, and of the same type
+    value    a literal (int, float, str, bool, None, and tuples, lists, dicts and sets of them): equal,
+             and of the same type (a dict's items in the same order)
     len      `len(...)` of a container the front end iterated over
+    keys     the keys of a dict (the items of a set) the front end iterated over, in order
     array    a weight read at run time: its dtype and shape (not its values: weights are not guarded)
     hasattr  whether an attribute exists
 
@@ -41,12 +43,13 @@ ARRAY_CLASSES = {np.ndarray}
 WATCHED = "_graphjit_watched"  # nn/cell.py: a watched Cell bumps the epoch when it changes
 _MISSING = MISSING   # no parent object (GuardRecorder.read), or a path that no longer resolves
 VALUE_TYPES = (bool, int, float, complex, str, type(None))
+MUTABLE_VALUES = (list, dict, set)   # literal containers that can change in place
 
 
 @dataclass(frozen=True)
 class Guard:
     path: Path
-    kind: str          # obj | value | len | array | hasattr
+    kind: str          # obj | value | len | keys | array | hasattr
     expected: Any      # portable: a descriptor, a literal, a length, (dtype, shape), (name, bool)
     per_call: bool
 
@@ -136,8 +139,8 @@ class GuardRecorder:
             return
         if type(value) in ARRAY_CLASSES:
             self._add(Guard(path, "array", (value.dtype.str, value.shape), per_call), None)
-        elif is_value(value):  # a list can change in place, unseen by any epoch: check it every call
-            self._add(Guard(path, "value", _copy(value), per_call or type(value) is list), None)
+        elif is_value(value):  # a list, dict or set can change in place, unseen by any epoch: check it every call
+            self._add(Guard(path, "value", _copy(value), per_call or type(value) in MUTABLE_VALUES), None)
         else:
             self._add(Guard(path, "obj", describe_object(value), per_call), value)
 
@@ -149,6 +152,16 @@ class GuardRecorder:
         if per_call is None:
             return
         self._add(Guard(path, "len", len(obj), per_call), None)
+
+    def keys(self, path: Optional[Path], obj: Any) -> None:
+        """The keys of dict `obj` (the items of a set) were iterated at compile time, in this order."""
+        keys = tuple(obj)
+        if path is None or is_value(obj) or not is_value(keys):
+            self.length(path, obj)   # a literal container is guarded whole where it was read
+            return
+        per_call = _per_call_container(path, obj)
+        if per_call is not None:
+            self._add(Guard(path, "keys", keys, True), None)
 
     def has(self, path: Optional[Path], name: str, result: bool, obj: Any) -> None:
         if path is None:
@@ -180,13 +193,21 @@ def is_value(value: Any) -> bool:
     t = type(value)
     if t in VALUE_TYPES or isinstance(value, np.dtype):
         return True
-    if t in (tuple, list):
+    if t in (tuple, list, set, frozenset):
         return len(value) <= 64 and all(is_value(v) for v in value)
+    if t is dict:
+        return len(value) <= 64 and all(is_value(k) and is_value(v) for k, v in value.items())
     return False
 
 
 def _copy(value: Any) -> Any:
-    return [_copy(v) for v in value] if type(value) is list else value
+    """A snapshot of a literal (its mutable containers copied)."""
+    t = type(value)
+    if t is list:
+        return [_copy(v) for v in value]
+    if t is dict:
+        return {k: _copy(v) for k, v in value.items()}
+    return set(value) if t is set else value
 
 
 def is_cell(obj: Any) -> bool:
@@ -257,6 +278,8 @@ def same_value(a: Any, b: Any) -> bool:
         return False
     if isinstance(a, (tuple, list)):
         return len(a) == len(b) and all(same_value(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict):   # in order: iterating it gives its keys in that order
+        return same_value(tuple(a), tuple(b)) and all(same_value(a[k], b[k]) for k in a)
     if isinstance(a, float) and math.isnan(a) and math.isnan(b):
         return True
     try:
@@ -293,6 +316,10 @@ def _mismatch(guard: Guard, value: Any, live: Any, portable: bool) -> Optional[s
             return None
         now = array_text(value.dtype.str, value.shape) if isinstance(value, np.ndarray) else type(value).__name__
         return f"guard failed: {where} changed {array_text(dtype, shape)} → {now}"
+    if kind == "keys":
+        keys = tuple(value) if isinstance(value, (dict, set, frozenset)) else None
+        return None if same_value(keys, tuple(guard.expected)) else \
+            f"guard failed: the keys of {where} changed {tuple(guard.expected)!r} → {keys!r}"
     if kind == "hasattr":
         name, expected = guard.expected
         found = hasattr(value, name)
@@ -363,6 +390,10 @@ def encode_value(value: Any) -> Any:
         return [encode_value(v) for v in value]
     if type(value) is dict and all(type(k) is str for k in value):
         return {"dict": {k: encode_value(v) for k, v in value.items()}}
+    if type(value) is dict:
+        return {"pairs": [[encode_value(k), encode_value(v)] for k, v in value.items()]}
+    if type(value) in (set, frozenset):
+        return {type(value).__name__: [encode_value(v) for v in value]}
     if isinstance(value, np.dtype):
         return {"dtype": value.str}
     if isinstance(value, np.generic):
@@ -395,6 +426,10 @@ def decode_value(data: Any) -> Any:
         return tuple(decode_value(v) for v in body)
     if tag == "dict":
         return {k: decode_value(v) for k, v in body.items()}
+    if tag == "pairs":
+        return {decode_value(k): decode_value(v) for k, v in body}
+    if tag in ("set", "frozenset"):
+        return (set if tag == "set" else frozenset)(decode_value(v) for v in body)
     if tag == "dtype":
         return np.dtype(body)
     if tag == "scalar":

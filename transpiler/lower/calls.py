@@ -24,6 +24,7 @@ from ...graph.ir import Node
 from ...graph.paths import Path
 from ..rules import rule
 from ..values import MethodVal, Seq, SeqMethod, SourceFunc, Static, describe_value, is_static, static_value
+from .access import subscript
 from .assign import refresh_array
 from .gradient_calls import gradient_call
 from .builtin_calls import (dict_call, fold_builtin, introspection, keyed_builtin, map_filter, range_call,
@@ -68,8 +69,8 @@ def lower_call(state, node: cst.Call, frame) -> Any:
             if not (isinstance(value, Static) and isinstance(value.value, dict)):
                 raise UnsupportedSyntaxError(rule("starred_call").message, state.span(arg, frame),
                                              rule=rule("starred_call"))
-            kwargs.update({k: v if isinstance(v, (Node, Static, Seq)) else Static(v)
-                           for k, v in value.value.items()})
+            for key in iterate(state, value, span):   # its keys guarded, each item read as `d[key]` is
+                kwargs[static_value(key)] = subscript(state, value, key, span)
         elif arg.keyword is not None:
             kwargs[arg.keyword.value] = value
         else:

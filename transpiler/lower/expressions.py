@@ -70,11 +70,25 @@ def binary(state, op: str, fn, left, right, span):
             return Static(fn(static_value(left), static_value(right)))
         except Exception:
             pass  # raise it at run time, where eager Python raises it
-    if isinstance(left, Seq) and isinstance(right, Seq) and op == "add":
-        return Seq(left.items + right.items, left.kind)
+    if op == "add" and _sequence_kind(left) is not None and _sequence_kind(left) == _sequence_kind(right):
+        # `found + sub.items()`: compile-time structure stays compile-time (a loop over it unrolls)
+        return Seq(_sequence_items(state, left, span) + _sequence_items(state, right, span), _sequence_kind(left))
     if isinstance(left, Seq) and op == "mul" and is_static(right):
         return Seq(left.items * static_value(right), left.kind)
     return state.emit(op, [left, right], span=span)
+
+
+def _sequence_kind(value):
+    """"list"/"tuple" for a compile-time sequence (a `Seq`, or a compile-time list or tuple), else None."""
+    if isinstance(value, Seq):
+        return value.kind
+    if isinstance(value, Static) and type(value.value) in (list, tuple):
+        return type(value.value).__name__
+    return None
+
+
+def _sequence_items(state, value, span) -> list:
+    return list(value.items) if isinstance(value, Seq) else iterate(state, value, span)
 
 
 def lower_unary_operation(state, node: cst.UnaryOperation, frame):
@@ -275,8 +289,8 @@ def iterate(state, value, span) -> list:
         return list(value.items)
     if isinstance(value, Static):
         obj = value.value
-        if isinstance(obj, dict):
-            state.guards.length(value.path, obj)   # keys added or removed recompile
+        if isinstance(obj, (dict, set, frozenset)):
+            state.guards.keys(value.path, obj)   # keys added, removed or replaced recompile
             return [Static(k) for k in obj]
         if isinstance(obj, (list, tuple)) or hasattr(obj, "__getitem__") and hasattr(obj, "__len__") \
                 and not isinstance(obj, (str, bytes, np.ndarray)):
