@@ -20,6 +20,7 @@ import numpy as np
 
 from ...graph import ops as _ops
 from ...graph.diagnostics import LoweringError, UnsupportedSyntaxError
+from ...graph.guards import is_value
 from ...graph.ir import Node
 from ...graph.paths import Path
 from ..rules import rule
@@ -45,6 +46,25 @@ PURE_BUILTINS = {id(f) for f in (len, range, int, float, bool, str, tuple, list,
                                  round, isinstance, issubclass, hasattr, getattr, zip, enumerate, reversed,
                                  sorted, any, all, map, filter, divmod, pow, type, repr, slice, complex,
                                  callable, chr, ord, hash)}
+
+# Builtins that read their argument's items (not just the object): a container reached from outside
+# the function is read item by item (`contents_read`), so that its arrays stay run-time values and
+# what is folded is guarded.
+CONTENT_READERS = {id(f) for f in (tuple, list, dict, sum, min, max, sorted, any, all, zip, enumerate, reversed,
+                                   map, filter)}
+
+
+def contents_read(state, value, span):
+    """A compile-time container read whole by a builtin: a list's or tuple's items reached one by one
+    (guarded, arrays as run-time values), a dict's or set's keys guarded in order. Literal
+    containers are already guarded whole where they were read."""
+    if not isinstance(value, Static) or value.path is None or is_value(value.value):
+        return value
+    if isinstance(value.value, (dict, set, frozenset)):
+        state.guards.keys(value.path, value.value)
+    elif type(value.value) in (list, tuple):
+        return Seq(iterate(state, value, span), type(value.value).__name__)
+    return value
 
 
 def lower_call(state, node: cst.Call, frame) -> Any:
@@ -109,6 +129,9 @@ def call(state, callee, args: list, kwargs: dict, span) -> Any:
         special = introspection(state, fn, args, span)
         if special is not None:
             return special
+    if id(fn) in CONTENT_READERS:
+        args = [contents_read(state, a, span) for a in args]
+        all_static = all(is_static(a) for a in args) and all(is_static(v) for v in kwargs.values())
     if fn in (tuple, list) and len(args) == 1 and not all_static:
         return Seq(iterate(state, args[0], span), "tuple" if fn is tuple else "list")
     if fn in (zip, enumerate, reversed) and not all_static:
