@@ -37,7 +37,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from .. import context as _ctx
-from ..graph.guards import ARRAY_CLASSES, Guard
+from ..graph.guards import ARRAY_CLASSES, Guard, same_keys, same_value
 from ..graph.paths import default_slot
 
 _ND = np.ndarray
@@ -211,9 +211,13 @@ def guard_condition(guard: Guard, live: Any, arg_names: set, roots, bind) -> Opt
             return f"{expr} is {e!r}"
         if type(e) is list:  # mutable: never trust identity
             return f"(({v} := {expr}).__class__ is list and {v} == {bind(e)})"
+        if type(e) in (dict, set):  # mutable, and a dict's order matters (iterating it): compared as the slow path does
+            return f"{bind(same_value)}({expr}, {bind(e)})"
         return f"(({v} := {expr}) is {bind(e)} or ({v}.__class__ is {bind(type(e))} and {v} == {bind(e)}))"
     if guard.kind == "len":
         return f"{PREFIX}len({expr}) == {guard.expected}"
+    if guard.kind == "keys":
+        return f"{bind(same_keys)}({expr}, {bind(tuple(guard.expected))})"
     if guard.kind == "array":
         dtype, shape = guard.expected
         return (f"({v} := {expr}).__class__ in {bind(ARRAY_CLASSES)} and {v}.dtype is {bind(np.dtype(dtype))} "

@@ -124,6 +124,9 @@ class GuardRecorder:
 
     def __init__(self):
         self._guards: dict = {}
+        # ids of the containers the compiled code itself changes and reads at call time: their
+        # contents are not folded, so they are guarded by identity only
+        self.read_at_call_time: set = set()
 
     def read(self, path: Optional[Path], value: Any, parent: Any = _MISSING) -> None:
         """`value` was read at `path`; `parent` is the object it was read from (if a step)."""
@@ -139,7 +142,7 @@ class GuardRecorder:
             return
         if type(value) in ARRAY_CLASSES:
             self._add(Guard(path, "array", (value.dtype.str, value.shape), per_call), None)
-        elif is_value(value):  # a list, dict or set can change in place, unseen by any epoch: check it every call
+        elif is_value(value) and id(value) not in self.read_at_call_time:  # a list, dict or set can change in place, unseen by any epoch: check it every call
             self._add(Guard(path, "value", _copy(value), per_call or type(value) in MUTABLE_VALUES), None)
         else:
             self._add(Guard(path, "obj", describe_object(value), per_call), value)
@@ -288,6 +291,15 @@ def same_value(a: Any, b: Any) -> bool:
         return False
 
 
+def _keys(value: Any) -> Optional[tuple]:
+    return tuple(value) if isinstance(value, (dict, set, frozenset)) else None
+
+
+def same_keys(value: Any, expected: tuple) -> bool:
+    """Does dict `value` have these keys in this order (set `value` these items)?"""
+    return same_value(_keys(value), expected)
+
+
 def _mismatch(guard: Guard, value: Any, live: Any, portable: bool) -> Optional[str]:
     where = guard.where()
     kind = guard.kind
@@ -317,9 +329,8 @@ def _mismatch(guard: Guard, value: Any, live: Any, portable: bool) -> Optional[s
         now = array_text(value.dtype.str, value.shape) if isinstance(value, np.ndarray) else type(value).__name__
         return f"guard failed: {where} changed {array_text(dtype, shape)} → {now}"
     if kind == "keys":
-        keys = tuple(value) if isinstance(value, (dict, set, frozenset)) else None
-        return None if same_value(keys, tuple(guard.expected)) else \
-            f"guard failed: the keys of {where} changed {tuple(guard.expected)!r} → {keys!r}"
+        return None if same_keys(value, tuple(guard.expected)) else \
+            f"guard failed: the keys of {where} changed {tuple(guard.expected)!r} → {_keys(value)!r}"
     if kind == "hasattr":
         name, expected = guard.expected
         found = hasattr(value, name)

@@ -45,6 +45,8 @@ CASES = {
                                  ["W['bb'] = np.ones(3)", "W['ccc'] = W.pop('bb')", "W.clear()"]),
     "tuple_of_dict_of_arrays_keys": ("W = {'a': np.ones(3)}\ndef f(x):\n    return x + len(tuple(W)[-1])\n",
                                      ["W['bb'] = np.ones(3)", "W['ccc'] = W.pop('bb')"]),
+    "dict_key_order": ("T = {'a': 1.0, 'bb': 2.0}\ndef f(x):\n    return x * len(tuple(T)[0]) + T['a']\n",
+                       ["T['a'] = T.pop('a')", "T['bb'] = T.pop('bb')"]),   # equal dicts, keys reordered
     "dict_values": ("T = {'a': 1.0}\ndef f(x):\n    return x + sum(T.values()) + max(T.values())\n",
                     ["T['b'] = 10.0", "T['a'] = -3.0"]),
     "dict_membership": ("T = {'a': 1.0}\ndef f(x):\n    if 'b' in T:\n        return x + T['b']\n    return x\n",
@@ -105,3 +107,31 @@ def test_functions_defined_in_a_loop_over_dicts_do_not_share_entries(level, exec
     m.run(np.ones(2), level, exec_mode)
     for eager, compiled in m.RESULTS:
         np.testing.assert_array_equal(compiled, eager)
+
+
+WRITTEN = {
+    "global_dict": "COUNTS = {'n': 0}\ndef f(x):\n    COUNTS['n'] = COUNTS['n'] + 1\n    return x + COUNTS['n']\n",
+    "global_set": "S = {1}\ndef f(x):\n    S.add(len(S) + 1)\n    return x + len(S)\n",
+    "global_list": "L = [1.0]\ndef f(x):\n    L.append(L[-1] * 2)\n    return x + L[-1]\n",
+}
+
+
+@pytest.mark.parametrize("exec_mode", MODES)
+@pytest.mark.parametrize("level", LEVELS)
+@pytest.mark.parametrize("case", list(WRITTEN))
+def test_a_container_the_function_changes_is_read_at_call_time_without_recompiling(case, level, exec_mode,
+                                                                                     tmp_path):
+    """Its contents are not folded (guarding them would fail at every call): its identity is guarded."""
+    eager, compiled = (import_case(tmp_path, _write(tmp_path, f"stale_written_{case}", WRITTEN[case]))
+                       for _ in range(2))
+    jitted = ms.jit(compiled.f, jit_level=level, exec_mode=exec_mode)
+    x = np.array([2.0, -1.0, 0.5])
+    for _ in range(4):
+        np.testing.assert_array_equal(jitted(x.copy()), eager.f(x.copy()))
+    assert jitted.cache_info()["compiles"] == 1
+
+
+def _write(directory, name: str, source: str) -> str:
+    module = f"{name}_{next(_counter)}"
+    (directory / f"{module}.py").write_text(PRELUDE + source)
+    return module
