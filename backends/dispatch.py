@@ -73,6 +73,8 @@ def arg_key(a: Any, kind: Any = None):
         return (t, tuple(arg_key(v) for v in a))
     if t is dict:
         return (dict, tuple((k, arg_key(v)) for k, v in a.items()))
+    if t is set or t is frozenset:   # by value: a set changed in place is another key
+        return (t, tuple(arg_key(v) for v in a))
     return ("object", id(a))
 
 
@@ -104,7 +106,7 @@ def arg_condition(expr: str, a: Any, kind: Any, bind: Callable[[Any], str]) -> O
                 return None
             parts.append(f"({inner})")
         return " and ".join(parts)
-    if t is dict:
+    if t is dict or t is set or t is frozenset:
         return None
     return f"{expr} is {bind(a)}"
 
@@ -130,7 +132,7 @@ def structure_key(a: Any, kind: Any = None):
     if kind != "static" and t not in _LITERALS and not isinstance(a, (_ND, np.generic)):
         if t is tuple or t is list:
             return (t, tuple(structure_key(v) for v in a))
-        if t is not dict:
+        if t not in (dict, set, frozenset):   # containers are keyed by their contents
             return ("object-of-type", t)
     return arg_key(a, kind)
 

@@ -47,6 +47,9 @@ CASES = {
                                      ["W['bb'] = np.ones(3)", "W['ccc'] = W.pop('bb')"]),
     "dict_key_order": ("T = {'a': 1.0, 'bb': 2.0}\ndef f(x):\n    return x * len(tuple(T)[0]) + T['a']\n",
                        ["T['a'] = T.pop('a')", "T['bb'] = T.pop('bb')"]),   # equal dicts, keys reordered
+    "dict_copy_of_dict_of_arrays": ("W = {'a': np.ones(3), 's': 2.0}\ndef f(x):\n    d = dict(W)\n"
+                                    "    return x * d['s'] + d['a']\n",
+                                    ["W['a'][...] = 5", "W['a'] = np.zeros(3)", "W['s'] = -1.0"]),
     "dict_values": ("T = {'a': 1.0}\ndef f(x):\n    return x + sum(T.values()) + max(T.values())\n",
                     ["T['b'] = 10.0", "T['a'] = -3.0"]),
     "dict_membership": ("T = {'a': 1.0}\ndef f(x):\n    if 'b' in T:\n        return x + T['b']\n    return x\n",
@@ -135,3 +138,27 @@ def _write(directory, name: str, source: str) -> str:
     module = f"{name}_{next(_counter)}"
     (directory / f"{module}.py").write_text(PRELUDE + source)
     return module
+
+
+def set_length(x, s):
+    return x + len(s)
+
+
+def set_sorted(x, s):
+    t = x
+    for v in sorted(s):
+        t = t * v
+    return t
+
+
+@pytest.mark.parametrize("exec_mode", MODES)
+@pytest.mark.parametrize("level", LEVELS)
+@pytest.mark.parametrize("fn", [set_length, set_sorted])
+def test_a_set_argument_changed_in_place_matches_eager(fn, level, exec_mode):
+    """A set argument is keyed by its items (as a dict argument is), not by its identity."""
+    jitted = ms.jit(fn, jit_level=level, exec_mode=exec_mode)
+    x = np.array([2.0, -1.0, 0.5])
+    s = {2}
+    for change in (lambda: None, lambda: s.add(3), lambda: s.discard(2), lambda: None):
+        change()
+        np.testing.assert_array_equal(jitted(x.copy(), s), fn(x.copy(), s))

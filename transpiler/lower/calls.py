@@ -54,14 +54,17 @@ CONTENT_READERS = {id(f) for f in (tuple, list, dict, sum, min, max, sorted, any
                                    map, filter)}
 
 
-def contents_read(state, value, span):
+def contents_read(state, value, span, values: bool = False):
     """A compile-time container read whole by a builtin: a list's or tuple's items reached one by one
-    (guarded, arrays as run-time values), a dict's or set's keys guarded in order. Literal
-    containers are already guarded whole where they were read."""
+    (guarded, arrays as run-time values), a dict's or set's keys guarded in order, and with `values`
+    (`dict(d)` copies them) a dict's items reached as `d[key]` is. Literal containers are already
+    guarded whole where they were read."""
     if not isinstance(value, Static) or value.path is None or is_value(value.value):
         return value
     if isinstance(value.value, (dict, set, frozenset)):
         state.guards.keys(value.path, value.value)
+        if values and isinstance(value.value, dict):
+            return Static({key: subscript(state, value, Static(key), span) for key in value.value})
     elif type(value.value) in (list, tuple):
         return Seq(iterate(state, value, span), type(value.value).__name__)
     return value
@@ -130,7 +133,7 @@ def call(state, callee, args: list, kwargs: dict, span) -> Any:
         if special is not None:
             return special
     if id(fn) in CONTENT_READERS:
-        args = [contents_read(state, a, span) for a in args]
+        args = [contents_read(state, a, span, values=fn is dict) for a in args]
         all_static = all(is_static(a) for a in args) and all(is_static(v) for v in kwargs.values())
     if fn in (tuple, list) and len(args) == 1 and not all_static:
         return Seq(iterate(state, args[0], span), "tuple" if fn is tuple else "list")
