@@ -54,6 +54,12 @@ CASES = {
                     ["T['b'] = 10.0", "T['a'] = -3.0"]),
     "dict_membership": ("T = {'a': 1.0}\ndef f(x):\n    if 'b' in T:\n        return x + T['b']\n    return x\n",
                         ["T['b'] = 10.0", "T['b'] = 20.0", "del T['b']"]),
+    "membership_in_dict_of_arrays": ("W = {'a': np.ones(3)}\ndef f(x):\n    if 'b' in W:\n        return x + W['b']\n"
+                                     "    return x\n", ["W['b'] = np.full(3, 2.0)", "W['b'][...] = 4", "del W['b']"]),
+    "membership_in_set_of_classes": ("KINDS = {np.float32}\ndef f(x):\n    return x * 2 if np.float64 in KINDS else x\n",
+                                     ["KINDS.add(np.float64)", "KINDS.clear()"]),
+    "get_of_dict_of_arrays": ("W = {'a': np.ones(3)}\ndef f(x):\n    v = W.get('b')\n    if v is None:\n"
+                              "        return x\n    return x + v\n", ["W['b'] = np.full(3, 2.0)", "del W['b']"]),
     "sorted_global_set": ("NAMES = {'a'}\ndef f(x):\n    s = x\n    for n in sorted(NAMES):\n"
                           "        s = s + len(n)\n    return s\n",
                           ["NAMES.add('bb')", "NAMES.discard('a'); NAMES.add('ccc')"]),

@@ -20,7 +20,6 @@ import numpy as np
 
 from ...graph import ops as _ops
 from ...graph.diagnostics import LoweringError, UnsupportedSyntaxError
-from ...graph.guards import is_value
 from ...graph.ir import Node
 from ...graph.paths import Path
 from ..rules import rule
@@ -33,7 +32,7 @@ from .builtin_calls import (dict_call, fold_builtin, introspection, keyed_builti
 from .call_nodes import static_call, try_static_call
 from .callables import (IMMUTABLE, MUTATING_METHODS, callable_name, holds_array, is_cell, library_function,
                         qualified_name, rule_of_builtin)
-from .expressions import iterate
+from .expressions import contents_read, iterate
 from .inline import inline, inline_cell, inline_source
 from .methods import array_method, dict_method, seq_method
 
@@ -52,22 +51,6 @@ PURE_BUILTINS = {id(f) for f in (len, range, int, float, bool, str, tuple, list,
 # what is folded is guarded.
 CONTENT_READERS = {id(f) for f in (tuple, list, dict, sum, min, max, sorted, any, all, zip, enumerate, reversed,
                                    map, filter)}
-
-
-def contents_read(state, value, span, values: bool = False):
-    """A compile-time container read whole by a builtin: a list's or tuple's items reached one by one
-    (guarded, arrays as run-time values), a dict's or set's keys guarded in order, and with `values`
-    (`dict(d)` copies them) a dict's items reached as `d[key]` is. Literal containers are already
-    guarded whole where they were read."""
-    if not isinstance(value, Static) or value.path is None or is_value(value.value):
-        return value
-    if isinstance(value.value, (dict, set, frozenset)):
-        state.guards.keys(value.path, value.value)
-        if values and isinstance(value.value, dict):
-            return Static({key: subscript(state, value, Static(key), span) for key in value.value})
-    elif type(value.value) in (list, tuple):
-        return Seq(iterate(state, value, span), type(value.value).__name__)
-    return value
 
 
 def lower_call(state, node: cst.Call, frame) -> Any:

@@ -12,6 +12,7 @@ from ...graph.literals import Index
 from ...graph.types import ArrayType, TupleType
 from ..rules import rule
 from ..values import Seq, SourceFunc, Static, describe_value, is_static, static_value
+from .access import subscript
 from .branches import ternary
 from .budget import comprehension_meter, count_comprehension
 from .operators import BINARY, COMPARE, STATIC_ONLY_COMPARE, UNARY
@@ -135,12 +136,15 @@ def lower_comparison(state, node: cst.Comparison, frame):
 def compare(state, cst_op, left, right, span):
     if type(cst_op) in STATIC_ONLY_COMPARE:
         fn = STATIC_ONLY_COMPARE[type(cst_op)]
+        if isinstance(cst_op, (cst.In, cst.NotIn)):
+            right = contents_read(state, right, span)   # `k in d` reads d's keys
         if is_static(left) and is_static(right):
             return Static(fn(static_value(left), static_value(right)))
         if isinstance(cst_op, (cst.Is, cst.IsNot)):
-            # A run-time array is never identical to a compile-time object such as None.
-            other = right if isinstance(left, Node) else left
-            if is_static(other):
+            # A run-time array is never identical to a compile-time object such as None (another
+            # run-time value, an opaque call's result, may be).
+            other, value = (right, left) if isinstance(left, Node) else (left, right)
+            if is_static(other) and isinstance(getattr(value, "type", None), ArrayType):
                 return Static(isinstance(cst_op, cst.IsNot))
             return state.emit("call", [left, right], {"fn": "operator.is_" if isinstance(cst_op, cst.Is)
                                                      else "operator.is_not"}, span)
@@ -315,3 +319,20 @@ def iterate(state, value, span) -> list:
                             hint="index it instead (`x.shape[0]`), or call with an array of known rank")
     raise LoweringError(f"cannot iterate over {describe_value(value)}" +
                         ("" if isinstance(value, Node) else " at compile time"), span)
+
+
+def contents_read(state, value, span, values: bool = False):
+    """A compile-time container read whole by a builtin: a list's or tuple's items reached one by one
+    (guarded, arrays as run-time values), a dict's or set's keys guarded in order, and with `values`
+    (`dict(d)` copies them) a dict's items reached as `d[key]` is. Literal containers are already
+    guarded whole where they were read."""
+    if not isinstance(value, Static) or value.path is None or is_value(value.value):
+        return value
+    if isinstance(value.value, (dict, set, frozenset)):
+        state.guards.keys(value.path, value.value)
+        if values and isinstance(value.value, dict):
+            return Static({key: subscript(state, value, Static(key), span) for key in value.value})
+    elif type(value.value) in (list, tuple):
+        return Seq(iterate(state, value, span), type(value.value).__name__)
+    return value
+
