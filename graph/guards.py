@@ -143,7 +143,7 @@ class GuardRecorder:
         if type(value) in ARRAY_CLASSES:
             self._add(Guard(path, "array", (value.dtype.str, value.shape), per_call), None)
         elif is_value(value) and id(value) not in self.read_at_call_time:  # a list, dict or set can change in place, unseen by any epoch: check it every call
-            self._add(Guard(path, "value", _copy(value), per_call or type(value) in MUTABLE_VALUES), None)
+            self._add(Guard(path, "value", _copy(value), per_call or _holds_mutable(value)), None)
         else:
             self._add(Guard(path, "obj", describe_object(value), per_call), value)
 
@@ -203,6 +203,14 @@ def is_value(value: Any) -> bool:
     return False
 
 
+def _holds_mutable(value: Any) -> bool:
+    """Is `value` (a literal) or something in it a list, dict or set, changeable in place?"""
+    t = type(value)
+    if t in MUTABLE_VALUES:
+        return True
+    return t in (tuple, frozenset) and any(_holds_mutable(v) for v in value)
+
+
 def _copy(value: Any) -> Any:
     """A snapshot of a literal (its mutable containers copied)."""
     t = type(value)
@@ -210,6 +218,8 @@ def _copy(value: Any) -> Any:
         return [_copy(v) for v in value]
     if t is dict:
         return {k: _copy(v) for k, v in value.items()}
+    if t is tuple:
+        return tuple(_copy(v) for v in value)
     return set(value) if t is set else value
 
 

@@ -68,6 +68,11 @@ CASES = {
                                "        if 'relu' in self.skip:\n            return x\n        return np.maximum(x, 0)\n"
                                "net = Net()\nf = net.construct\n",
                                ["net.skip.clear()", "net.skip.add('relu')"]),
+    "lists_in_a_cell_tuple": ("class Net(nn.Cell):\n    def __init__(self):\n        super().__init__()\n"
+                              "        self.cfg = ([1.0], [2.0])\n    def construct(self, x):\n"
+                              "        s = x\n        for part in self.cfg:\n            s = s + sum(part)\n"
+                              "        return s\nnet = Net()\nf = net.construct\n",
+                              ["net.cfg[0].append(5.0)", "net.cfg[1][0] = -4.0", "net.cfg[1].clear()"]),
     # a list holding arrays read whole by a builtin: its arrays are read at call time
     "tuple_of_list_of_arrays": ("L = [np.ones(3)]\ndef f(x):\n    return x + sum(tuple(L))\n",
                                 ["L[0][...] = 4", "L.append(np.ones(3))", "L[1] = np.full(3, 2.0)", "L.pop(0)"]),
