@@ -37,7 +37,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from .. import context as _ctx
-from ..graph.guards import ARRAY_CLASSES, Guard, same_keys, same_value
+from ..graph.guards import ARRAY_CLASSES, VALUE_TYPES, Guard, same_keys, same_value
 from ..graph.paths import default_slot
 
 _ND = np.ndarray
@@ -211,10 +211,20 @@ def guard_condition(guard: Guard, live: Any, arg_names: set, roots, bind) -> Opt
         e = guard.expected
         if e is None or type(e) is bool:
             return f"{expr} is {e!r}"
-        if type(e) is list:  # mutable: never trust identity
-            return f"(({v} := {expr}).__class__ is list and {v} == {bind(e)})"
-        if type(e) in (dict, set):  # mutable, and a dict's order matters (iterating it): compared as the slow path does
-            return f"{bind(same_value)}({expr}, {bind(e)})"
+        # mutable (never trust identity) and equal is not enough (`[2] == [2.0]`): equal, in order
+        # (iterating a dict gives its keys in order), each item of the same type
+        if type(e) in (list, tuple) and all(type(x) in VALUE_TYPES for x in e):
+            same = f"{v} == {bind(e)} and [*map({bind(type)}, {v})] == {bind([type(x) for x in e])}"
+            if type(e) is tuple:   # immutable: the very tuple seen needs no more
+                return f"(({v} := {expr}) is {bind(e)} or ({v}.__class__ is tuple and {same}))"
+            return f"(({v} := {expr}).__class__ is list and {same})"
+        if type(e) is dict and all(type(x) in VALUE_TYPES for x in (*e, *e.values())):
+            kinds = [type(x) for x in (*e, *e.values())]
+            return (f"(({v} := {expr}).__class__ is dict and [*{v}.items()] == {bind(list(e.items()))} "
+                    f"and [*map({bind(type)}, [*{v}, *{v}.values()])] == {bind(kinds)})")
+        if type(e) in (list, tuple, dict, set):   # nested: compared as the slow path does
+            same = f"{bind(same_value)}({v}, {bind(e)})"
+            return f"(({v} := {expr}) is {bind(e)} or {same})" if type(e) is tuple else f"({v} := {expr}, {same})[1]"
         return f"(({v} := {expr}) is {bind(e)} or ({v}.__class__ is {bind(type(e))} and {v} == {bind(e)}))"
     if guard.kind == "len":
         return f"{PREFIX}len({expr}) == {guard.expected}"

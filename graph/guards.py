@@ -187,7 +187,16 @@ class GuardRecorder:
 
     def result(self) -> GuardSet:
         items = list(self._guards.values())
+        # a literal guarded whole on every call covers the reads of its items (`CFG` covers `CFG['k']`)
+        whole = {g.path for g, _ in items if g.kind == "value" and g.per_call}
+        items = [(g, live) for g, live in items if not (g.kind != "obj" and _under(g.path, whole))]
         return GuardSet([g for g, _ in items], [live for _, live in items])
+
+
+def _under(path: Path, whole: set) -> bool:
+    """Is `path` strictly inside one of the paths in `whole`?"""
+    return bool(whole) and any(Path(path.root_kind, path.root, path.steps[:k]) in whole
+                               for k in range(len(path.steps)))
 
 
 # --- classification ------------------------------------------------------------------------
@@ -214,6 +223,8 @@ def _holds_mutable(value: Any) -> bool:
 def _copy(value: Any) -> Any:
     """A snapshot of a literal (its mutable containers copied)."""
     t = type(value)
+    if not _holds_mutable(value):
+        return value
     if t is list:
         return [_copy(v) for v in value]
     if t is dict:

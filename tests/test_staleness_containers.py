@@ -50,6 +50,12 @@ CASES = {
     "dict_copy_of_dict_of_arrays": ("W = {'a': np.ones(3), 's': 2.0}\ndef f(x):\n    d = dict(W)\n"
                                     "    return x * d['s'] + d['a']\n",
                                     ["W['a'][...] = 5", "W['a'] = np.zeros(3)", "W['s'] = -1.0"]),
+    "dict_value_of_another_type": ("T = {'k': 2.0, 'name': 'a'}\ndef f(x):\n    return x.astype(np.int64) * T['k']\n",
+                                   ["T['k'] = 2", "T['k'] = True", "T['k'] = 2.0"]),   # equal values, other dtypes
+    "list_item_of_another_type": ("L = [2.0, 1]\ndef f(x):\n    return x.astype(np.int64) * L[0] + sum(L)\n",
+                                  ["L[0] = 2", "L[0] = 2.0", "L[1] = 1.0"]),
+    "tuple_item_of_another_type": ("T = (2.0, (1, 'a'))\ndef f(x):\n    return x.astype(np.int64) * T[0] + T[1][0]\n",
+                                   ["T = (2, (1, 'a'))", "T = (2, (1.0, 'a'))", "T = (2.0, (1, 'a'))"]),
     "dict_values": ("T = {'a': 1.0}\ndef f(x):\n    return x + sum(T.values()) + max(T.values())\n",
                     ["T['b'] = 10.0", "T['a'] = -3.0"]),
     "dict_membership": ("T = {'a': 1.0}\ndef f(x):\n    if 'b' in T:\n        return x + T['b']\n    return x\n",
