@@ -117,7 +117,7 @@ def arg_text(value: Any, static: bool = False, dynamic: Any = None) -> str:
         return f"{kind} {value.dtype.name} {value.dtype.str} ({dims}{',' if len(shape) == 1 else ''})"
     if isinstance(value, np.generic):
         return f"scalar {value.dtype.str}"
-    if is_value(value) and t not in (tuple, list):
+    if is_value(value) and t not in (tuple, list, dict):
         return f"{t.__name__} {value!r}"
     if t in (tuple, list):
         return f"{t.__name__}({', '.join(arg_text(v) for v in value)})"

@@ -37,7 +37,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from .. import context as _ctx
-from ..graph.guards import ARRAY_CLASSES, Guard
+from ..graph.guards import ARRAY_CLASSES, VALUE_TYPES, Guard, same_keys, same_value
 from ..graph.paths import default_slot
 
 _ND = np.ndarray
@@ -73,6 +73,8 @@ def arg_key(a: Any, kind: Any = None):
         return (t, tuple(arg_key(v) for v in a))
     if t is dict:
         return (dict, tuple((k, arg_key(v)) for k, v in a.items()))
+    if t is set or t is frozenset:   # by value: a set changed in place is another key
+        return (t, tuple(arg_key(v) for v in a))
     return ("object", id(a))
 
 
@@ -104,7 +106,7 @@ def arg_condition(expr: str, a: Any, kind: Any, bind: Callable[[Any], str]) -> O
                 return None
             parts.append(f"({inner})")
         return " and ".join(parts)
-    if t is dict:
+    if t is dict or t is set or t is frozenset:
         return None
     return f"{expr} is {bind(a)}"
 
@@ -130,7 +132,7 @@ def structure_key(a: Any, kind: Any = None):
     if kind != "static" and t not in _LITERALS and not isinstance(a, (_ND, np.generic)):
         if t is tuple or t is list:
             return (t, tuple(structure_key(v) for v in a))
-        if t is not dict:
+        if t not in (dict, set, frozenset):   # containers are keyed by their contents
             return ("object-of-type", t)
     return arg_key(a, kind)
 
@@ -209,11 +211,25 @@ def guard_condition(guard: Guard, live: Any, arg_names: set, roots, bind) -> Opt
         e = guard.expected
         if e is None or type(e) is bool:
             return f"{expr} is {e!r}"
-        if type(e) is list:  # mutable: never trust identity
-            return f"(({v} := {expr}).__class__ is list and {v} == {bind(e)})"
+        # mutable (never trust identity) and equal is not enough (`[2] == [2.0]`): equal, in order
+        # (iterating a dict gives its keys in order), each item of the same type
+        if type(e) in (list, tuple) and all(type(x) in VALUE_TYPES for x in e):
+            same = f"{v} == {bind(e)} and [*map({bind(type)}, {v})] == {bind([type(x) for x in e])}"
+            if type(e) is tuple:   # immutable: the very tuple seen needs no more
+                return f"(({v} := {expr}) is {bind(e)} or ({v}.__class__ is tuple and {same}))"
+            return f"(({v} := {expr}).__class__ is list and {same})"
+        if type(e) is dict and all(type(x) in VALUE_TYPES for x in (*e, *e.values())):
+            kinds = [type(x) for x in (*e, *e.values())]
+            return (f"(({v} := {expr}).__class__ is dict and [*{v}.items()] == {bind(list(e.items()))} "
+                    f"and [*map({bind(type)}, [*{v}, *{v}.values()])] == {bind(kinds)})")
+        if type(e) in (list, tuple, dict, set):   # nested: compared as the slow path does
+            same = f"{bind(same_value)}({v}, {bind(e)})"
+            return f"(({v} := {expr}) is {bind(e)} or {same})" if type(e) is tuple else f"({v} := {expr}, {same})[1]"
         return f"(({v} := {expr}) is {bind(e)} or ({v}.__class__ is {bind(type(e))} and {v} == {bind(e)}))"
     if guard.kind == "len":
         return f"{PREFIX}len({expr}) == {guard.expected}"
+    if guard.kind == "keys":
+        return f"{bind(same_keys)}({expr}, {bind(tuple(guard.expected))})"
     if guard.kind == "array":
         dtype, shape = guard.expected
         return (f"({v} := {expr}).__class__ in {bind(ARRAY_CLASSES)} and {v}.dtype is {bind(np.dtype(dtype))} "

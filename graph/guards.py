@@ -6,8 +6,10 @@ value was found (an access `Path`), what kind of fact it is, and what was seen:
 
     obj      the object itself: identical (`is`) in this process; across processes, of the same
              kind (`("instance", "samples.network", "Network")`, `("function", mod, qualname)`, ...)
-    value    a literal (int, float, str, bool, None, tuples of them): equal, and of the same type
+    value    a literal (int, float, str, bool, None, and tuples, lists, dicts and sets of them): equal,
+             and of the same type (a dict's items in the same order)
     len      `len(...)` of a container the front end iterated over
+    keys     the keys of a dict (the items of a set) the front end iterated over, in order
     array    a weight read at run time: its dtype and shape (not its values: weights are not guarded)
     hasattr  whether an attribute exists
 
@@ -41,12 +43,13 @@ ARRAY_CLASSES = {np.ndarray}
 WATCHED = "_graphjit_watched"  # nn/cell.py: a watched Cell bumps the epoch when it changes
 _MISSING = MISSING   # no parent object (GuardRecorder.read), or a path that no longer resolves
 VALUE_TYPES = (bool, int, float, complex, str, type(None))
+MUTABLE_VALUES = (list, dict, set)   # literal containers that can change in place
 
 
 @dataclass(frozen=True)
 class Guard:
     path: Path
-    kind: str          # obj | value | len | array | hasattr
+    kind: str          # obj | value | len | keys | array | hasattr
     expected: Any      # portable: a descriptor, a literal, a length, (dtype, shape), (name, bool)
     per_call: bool
 
@@ -121,6 +124,9 @@ class GuardRecorder:
 
     def __init__(self):
         self._guards: dict = {}
+        # ids of the containers the compiled code itself changes and reads at call time: their
+        # contents are not folded, so they are guarded by identity only
+        self.read_at_call_time: set = set()
 
     def read(self, path: Optional[Path], value: Any, parent: Any = _MISSING) -> None:
         """`value` was read at `path`; `parent` is the object it was read from (if a step)."""
@@ -136,8 +142,8 @@ class GuardRecorder:
             return
         if type(value) in ARRAY_CLASSES:
             self._add(Guard(path, "array", (value.dtype.str, value.shape), per_call), None)
-        elif is_value(value):  # a list can change in place, unseen by any epoch: check it every call
-            self._add(Guard(path, "value", _copy(value), per_call or type(value) is list), None)
+        elif is_value(value) and id(value) not in self.read_at_call_time:  # a list, dict or set can change in place, unseen by any epoch: check it every call
+            self._add(Guard(path, "value", _copy(value), per_call or _holds_mutable(value)), None)
         else:
             self._add(Guard(path, "obj", describe_object(value), per_call), value)
 
@@ -149,6 +155,16 @@ class GuardRecorder:
         if per_call is None:
             return
         self._add(Guard(path, "len", len(obj), per_call), None)
+
+    def keys(self, path: Optional[Path], obj: Any) -> None:
+        """The keys of dict `obj` (the items of a set) were iterated at compile time, in this order."""
+        keys = tuple(obj)
+        if path is None or is_value(obj) or not is_value(keys):
+            self.length(path, obj)   # a literal container is guarded whole where it was read
+            return
+        per_call = _per_call_container(path, obj)
+        if per_call is not None:
+            self._add(Guard(path, "keys", keys, True), None)
 
     def has(self, path: Optional[Path], name: str, result: bool, obj: Any) -> None:
         if path is None:
@@ -171,7 +187,16 @@ class GuardRecorder:
 
     def result(self) -> GuardSet:
         items = list(self._guards.values())
+        # a literal guarded whole on every call covers the reads of its items (`CFG` covers `CFG['k']`)
+        whole = {g.path for g, _ in items if g.kind == "value" and g.per_call}
+        items = [(g, live) for g, live in items if not (g.kind != "obj" and _under(g.path, whole))]
         return GuardSet([g for g, _ in items], [live for _, live in items])
+
+
+def _under(path: Path, whole: set) -> bool:
+    """Is `path` strictly inside one of the paths in `whole`?"""
+    return bool(whole) and any(Path(path.root_kind, path.root, path.steps[:k]) in whole
+                               for k in range(len(path.steps)))
 
 
 # --- classification ------------------------------------------------------------------------
@@ -180,13 +205,33 @@ def is_value(value: Any) -> bool:
     t = type(value)
     if t in VALUE_TYPES or isinstance(value, np.dtype):
         return True
-    if t in (tuple, list):
+    if t in (tuple, list, set, frozenset):
         return len(value) <= 64 and all(is_value(v) for v in value)
+    if t is dict:
+        return len(value) <= 64 and all(is_value(k) and is_value(v) for k, v in value.items())
     return False
 
 
+def _holds_mutable(value: Any) -> bool:
+    """Is `value` (a literal) or something in it a list, dict or set, changeable in place?"""
+    t = type(value)
+    if t in MUTABLE_VALUES:
+        return True
+    return t in (tuple, frozenset) and any(_holds_mutable(v) for v in value)
+
+
 def _copy(value: Any) -> Any:
-    return [_copy(v) for v in value] if type(value) is list else value
+    """A snapshot of a literal (its mutable containers copied)."""
+    t = type(value)
+    if not _holds_mutable(value):
+        return value
+    if t is list:
+        return [_copy(v) for v in value]
+    if t is dict:
+        return {k: _copy(v) for k, v in value.items()}
+    if t is tuple:
+        return tuple(_copy(v) for v in value)
+    return set(value) if t is set else value
 
 
 def is_cell(obj: Any) -> bool:
@@ -257,12 +302,23 @@ def same_value(a: Any, b: Any) -> bool:
         return False
     if isinstance(a, (tuple, list)):
         return len(a) == len(b) and all(same_value(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict):   # in order: iterating it gives its keys in that order
+        return same_value(tuple(a), tuple(b)) and all(same_value(a[k], b[k]) for k in a)
     if isinstance(a, float) and math.isnan(a) and math.isnan(b):
         return True
     try:
         return bool(a == b)
     except Exception:
         return False
+
+
+def _keys(value: Any) -> Optional[tuple]:
+    return tuple(value) if isinstance(value, (dict, set, frozenset)) else None
+
+
+def same_keys(value: Any, expected: tuple) -> bool:
+    """Does dict `value` have these keys in this order (set `value` these items)?"""
+    return same_value(_keys(value), expected)
 
 
 def _mismatch(guard: Guard, value: Any, live: Any, portable: bool) -> Optional[str]:
@@ -293,6 +349,9 @@ def _mismatch(guard: Guard, value: Any, live: Any, portable: bool) -> Optional[s
             return None
         now = array_text(value.dtype.str, value.shape) if isinstance(value, np.ndarray) else type(value).__name__
         return f"guard failed: {where} changed {array_text(dtype, shape)} → {now}"
+    if kind == "keys":
+        return None if same_keys(value, tuple(guard.expected)) else \
+            f"guard failed: the keys of {where} changed {tuple(guard.expected)!r} → {_keys(value)!r}"
     if kind == "hasattr":
         name, expected = guard.expected
         found = hasattr(value, name)
@@ -363,6 +422,10 @@ def encode_value(value: Any) -> Any:
         return [encode_value(v) for v in value]
     if type(value) is dict and all(type(k) is str for k in value):
         return {"dict": {k: encode_value(v) for k, v in value.items()}}
+    if type(value) is dict:
+        return {"pairs": [[encode_value(k), encode_value(v)] for k, v in value.items()]}
+    if type(value) in (set, frozenset):
+        return {type(value).__name__: [encode_value(v) for v in value]}
     if isinstance(value, np.dtype):
         return {"dtype": value.str}
     if isinstance(value, np.generic):
@@ -395,6 +458,10 @@ def decode_value(data: Any) -> Any:
         return tuple(decode_value(v) for v in body)
     if tag == "dict":
         return {k: decode_value(v) for k, v in body.items()}
+    if tag == "pairs":
+        return {decode_value(k): decode_value(v) for k, v in body}
+    if tag in ("set", "frozenset"):
+        return (set if tag == "set" else frozenset)(decode_value(v) for v in body)
     if tag == "dtype":
         return np.dtype(body)
     if tag == "scalar":

@@ -23,10 +23,16 @@ def flatten_twice(x):
     return x.reshape(x.shape[0], -1) * 2.0
 
 
+# Fixed weights (not drawn from the unseeded initializers): results are the same at every run.
+WEIGHT = np.array([[0.5, -0.25, 0.125], [-1.0, 0.75, 0.375]], np.float32)
+BIAS = np.array([0.25, -0.5], np.float32)
+
+
 class Tiny(nn.Cell):
     def __init__(self, bias=True):
         super().__init__()
-        self.dense = nn.Dense(3, 2, has_bias=bias)
+        self.dense = nn.Dense(3, 2, weight_init=WEIGHT.copy(), bias_init=BIAS.copy() if bias else None,
+                              has_bias=bias)
 
     def construct(self, x):
         return self.dense(x)
@@ -147,6 +153,7 @@ def test_replacing_a_global_cell_recompiles(recompiles):
     np.testing.assert_allclose(f(x), MODEL.construct(x), rtol=1e-6)
     try:
         MODEL = Tiny()
+        MODEL.dense.bias[...] = [3.0, -2.0]   # (fixed weights: make the new model's result differ)
         np.testing.assert_allclose(f(x), MODEL.construct(x), rtol=1e-6)  # the very next call sees it
     finally:
         MODEL = saved
@@ -159,13 +166,20 @@ def test_replacing_a_global_cell_recompiles(recompiles):
 def test_weights_changed_in_place_or_reassigned_need_no_recompile():
     f = ms.jit(run_model)
     x = np.ones((4, 3), np.float32)
-    before = f(x)
-    MODEL.dense.bias += 1.0
-    np.testing.assert_allclose(f(x), before + 1.0, rtol=1e-6)
-    MODEL.dense.weight = np.zeros((2, 3), np.float32)
-    np.testing.assert_allclose(f(x), MODEL.construct(x), rtol=1e-6)
-    assert f.cache_info()["compiles"] == 1
-    MODEL.dense.bias -= 1.0
+    weight, bias = MODEL.dense.weight, MODEL.dense.bias.copy()
+    try:
+        before = f(x)
+        np.testing.assert_array_equal(before, np.tile(WEIGHT.sum(axis=1) + BIAS, (4, 1)))
+        MODEL.dense.bias += 1.0
+        # float32 sums: compare with an absolute tolerance (a result may be near zero)
+        np.testing.assert_allclose(f(x), before + 1.0, rtol=0, atol=1e-6)
+        MODEL.dense.weight = np.zeros((2, 3), np.float32)
+        np.testing.assert_allclose(f(x), MODEL.construct(x), rtol=0, atol=1e-6)
+        np.testing.assert_array_equal(f(x), np.tile(BIAS + 1.0, (4, 1)))
+        assert f.cache_info()["compiles"] == 1
+    finally:
+        MODEL.dense.weight = weight
+        MODEL.dense.bias[...] = bias
 
 
 def test_changing_a_hyper_parameter_recompiles(recompiles):

@@ -24,6 +24,7 @@ from ...graph.ir import Node
 from ...graph.paths import Path
 from ..rules import rule
 from ..values import MethodVal, Seq, SeqMethod, SourceFunc, Static, describe_value, is_static, static_value
+from .access import subscript
 from .assign import refresh_array
 from .gradient_calls import gradient_call
 from .builtin_calls import (dict_call, fold_builtin, introspection, keyed_builtin, map_filter, range_call,
@@ -31,7 +32,7 @@ from .builtin_calls import (dict_call, fold_builtin, introspection, keyed_builti
 from .call_nodes import static_call, try_static_call
 from .callables import (IMMUTABLE, MUTATING_METHODS, callable_name, holds_array, is_cell, library_function,
                         qualified_name, rule_of_builtin)
-from .expressions import iterate
+from .expressions import contents_read, iterate
 from .inline import inline, inline_cell, inline_source
 from .methods import array_method, dict_method, seq_method
 
@@ -44,6 +45,12 @@ PURE_BUILTINS = {id(f) for f in (len, range, int, float, bool, str, tuple, list,
                                  round, isinstance, issubclass, hasattr, getattr, zip, enumerate, reversed,
                                  sorted, any, all, map, filter, divmod, pow, type, repr, slice, complex,
                                  callable, chr, ord, hash)}
+
+# Builtins that read their argument's items (not just the object): a container reached from outside
+# the function is read item by item (`contents_read`), so that its arrays stay run-time values and
+# what is folded is guarded.
+CONTENT_READERS = {id(f) for f in (tuple, list, dict, sum, min, max, sorted, any, all, zip, enumerate, reversed,
+                                   map, filter)}
 
 
 def lower_call(state, node: cst.Call, frame) -> Any:
@@ -68,8 +75,8 @@ def lower_call(state, node: cst.Call, frame) -> Any:
             if not (isinstance(value, Static) and isinstance(value.value, dict)):
                 raise UnsupportedSyntaxError(rule("starred_call").message, state.span(arg, frame),
                                              rule=rule("starred_call"))
-            kwargs.update({k: v if isinstance(v, (Node, Static, Seq)) else Static(v)
-                           for k, v in value.value.items()})
+            for key in iterate(state, value, span):   # its keys guarded, each item read as `d[key]` is
+                kwargs[static_value(key)] = subscript(state, value, key, span)
         elif arg.keyword is not None:
             kwargs[arg.keyword.value] = value
         else:
@@ -108,6 +115,9 @@ def call(state, callee, args: list, kwargs: dict, span) -> Any:
         special = introspection(state, fn, args, span)
         if special is not None:
             return special
+    if id(fn) in CONTENT_READERS:
+        args = [contents_read(state, a, span, values=fn is dict) for a in args]
+        all_static = all(is_static(a) for a in args) and all(is_static(v) for v in kwargs.values())
     if fn in (tuple, list) and len(args) == 1 and not all_static:
         return Seq(iterate(state, args[0], span), "tuple" if fn is tuple else "list")
     if fn in (zip, enumerate, reversed) and not all_static:

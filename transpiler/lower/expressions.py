@@ -12,6 +12,7 @@ from ...graph.literals import Index
 from ...graph.types import ArrayType, TupleType
 from ..rules import rule
 from ..values import Seq, SourceFunc, Static, describe_value, is_static, static_value
+from .access import subscript
 from .branches import ternary
 from .budget import comprehension_meter, count_comprehension
 from .operators import BINARY, COMPARE, STATIC_ONLY_COMPARE, UNARY
@@ -70,11 +71,25 @@ def binary(state, op: str, fn, left, right, span):
             return Static(fn(static_value(left), static_value(right)))
         except Exception:
             pass  # raise it at run time, where eager Python raises it
-    if isinstance(left, Seq) and isinstance(right, Seq) and op == "add":
-        return Seq(left.items + right.items, left.kind)
+    if op == "add" and _sequence_kind(left) is not None and _sequence_kind(left) == _sequence_kind(right):
+        # `found + sub.items()`: compile-time structure stays compile-time (a loop over it unrolls)
+        return Seq(_sequence_items(state, left, span) + _sequence_items(state, right, span), _sequence_kind(left))
     if isinstance(left, Seq) and op == "mul" and is_static(right):
         return Seq(left.items * static_value(right), left.kind)
     return state.emit(op, [left, right], span=span)
+
+
+def _sequence_kind(value):
+    """"list"/"tuple" for a compile-time sequence (a `Seq`, or a compile-time list or tuple), else None."""
+    if isinstance(value, Seq):
+        return value.kind
+    if isinstance(value, Static) and type(value.value) in (list, tuple):
+        return type(value.value).__name__
+    return None
+
+
+def _sequence_items(state, value, span) -> list:
+    return list(value.items) if isinstance(value, Seq) else iterate(state, value, span)
 
 
 def lower_unary_operation(state, node: cst.UnaryOperation, frame):
@@ -121,12 +136,15 @@ def lower_comparison(state, node: cst.Comparison, frame):
 def compare(state, cst_op, left, right, span):
     if type(cst_op) in STATIC_ONLY_COMPARE:
         fn = STATIC_ONLY_COMPARE[type(cst_op)]
+        if isinstance(cst_op, (cst.In, cst.NotIn)):
+            right = contents_read(state, right, span)   # `k in d` reads d's keys
         if is_static(left) and is_static(right):
             return Static(fn(static_value(left), static_value(right)))
         if isinstance(cst_op, (cst.Is, cst.IsNot)):
-            # A run-time array is never identical to a compile-time object such as None.
-            other = right if isinstance(left, Node) else left
-            if is_static(other):
+            # A run-time array is never identical to a compile-time object such as None (another
+            # run-time value, an opaque call's result, may be).
+            other, value = (right, left) if isinstance(left, Node) else (left, right)
+            if is_static(other) and isinstance(getattr(value, "type", None), ArrayType):
                 return Static(isinstance(cst_op, cst.IsNot))
             return state.emit("call", [left, right], {"fn": "operator.is_" if isinstance(cst_op, cst.Is)
                                                      else "operator.is_not"}, span)
@@ -275,8 +293,8 @@ def iterate(state, value, span) -> list:
         return list(value.items)
     if isinstance(value, Static):
         obj = value.value
-        if isinstance(obj, dict):
-            state.guards.length(value.path, obj)   # keys added or removed recompile
+        if isinstance(obj, (dict, set, frozenset)):
+            state.guards.keys(value.path, obj)   # keys added, removed or replaced recompile
             return [Static(k) for k in obj]
         if isinstance(obj, (list, tuple)) or hasattr(obj, "__getitem__") and hasattr(obj, "__len__") \
                 and not isinstance(obj, (str, bytes, np.ndarray)):
@@ -301,3 +319,20 @@ def iterate(state, value, span) -> list:
                             hint="index it instead (`x.shape[0]`), or call with an array of known rank")
     raise LoweringError(f"cannot iterate over {describe_value(value)}" +
                         ("" if isinstance(value, Node) else " at compile time"), span)
+
+
+def contents_read(state, value, span, values: bool = False):
+    """A compile-time container read whole by a builtin: a list's or tuple's items reached one by one
+    (guarded, arrays as run-time values), a dict's or set's keys guarded in order, and with `values`
+    (`dict(d)` copies them) a dict's items reached as `d[key]` is. Literal containers are already
+    guarded whole where they were read."""
+    if not isinstance(value, Static) or value.path is None or is_value(value.value):
+        return value
+    if isinstance(value.value, (dict, set, frozenset)):
+        state.guards.keys(value.path, value.value)
+        if values and isinstance(value.value, dict):
+            return Static({key: subscript(state, value, Static(key), span) for key in value.value})
+    elif type(value.value) in (list, tuple):
+        return Seq(iterate(state, value, span), type(value.value).__name__)
+    return value
+

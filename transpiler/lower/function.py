@@ -139,6 +139,7 @@ def _lower_once(fn, args, kwargs, name, level, collect, found: Findings, static=
     graph.span = parsed.span(node)
     state = LoweringState(fn, graph, CONSTRUCTS, level, quiet=collect, over_budget=found.over_budget)
     state.runtime_objects = set(found.runtime_objects)
+    state.guards.read_at_call_time = state.runtime_objects
     state.runtime_globals = set(found.runtime_globals)
     state.mutated_attrs |= set(found.runtime_attrs)   # written by setattr(obj, "name", v) found last time
     state.unstable_paths = {k: set(v) for k, v in found.retyped.items()}
