@@ -98,7 +98,8 @@ class NumbaKernel:
             else:
                 out = disp(*args)
         except Exception as e:
-            if _is_numba_error(e):
+            if _is_numba_error(e) or isinstance(e, ImportError):   # ImportError: Numba lacks an optional
+                # package it needs for this kernel (SciPy for np.dot), found only when it compiles one
                 self.refuse(f"Numba refused it: {str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__}")
             if isinstance(e, OverflowError) and "int too big" in str(e):
                 raise KernelRefused(str(e)) from None   # a Python int argument beyond int64: this call only

@@ -459,3 +459,18 @@ def test_indices_proved_in_bounds_compile_without_checks_for_that_shape_only(rng
     x = np.zeros(6)
     handle(x)
     assert x[5] == 1.0
+
+
+def test_a_kernel_numba_cannot_compile_for_a_missing_package_runs_its_python_loop(rng, monkeypatch, caplog):
+    """Numba raises ImportError when it first compiles a kernel needing an optional package (np.dot
+    without SciPy): that is a refusal, the Python loop runs, never the ImportError."""
+    handle = numba_kernels.numba_kernel("needs_a_package", "numpy", ("arr:float64:1",), (), (
+        "def needs_a_package(x):\n", "    x[0] = 1.0\n"))
+
+    def missing(*args):
+        raise ImportError("scipy 0.16+ is required for linear algebra")
+    monkeypatch.setattr(handle, "load", lambda: missing)
+    with caplog.at_level(logging.INFO, logger="graphjit.vectorize"):
+        with pytest.raises(numba_kernels.KernelRefused):
+            handle(np.zeros(3))
+    assert any("scipy 0.16+ is required" in m for m in refusals(caplog))
