@@ -36,6 +36,11 @@ CASES = {
                                ["f.__defaults__[0]['factor'] = 5.0", "f.__defaults__[0].clear()"]),
     "star_star_dict_of_arrays": (SCALE + "WK = {'factor': np.ones(3)}\ndef f(x):\n    return scale(x, **WK)\n",
                                  ["WK['factor'][...] = 3", "WK['factor'] = np.full(3, 2.0)", "WK.clear()"]),
+    # an object with its own `__iter__` (no `__len__`/`__getitem__`): what it yields may change
+    "custom_iterable": ("class Bag:\n    def __init__(self):\n        self.items = [1.0]\n"
+                        "    def __iter__(self):\n        return iter(self.items)\nBAG = Bag()\n"
+                        "def f(x):\n    s = x\n    for v in BAG:\n        s = s + v\n    return s\n",
+                        ["BAG.items.append(10.0)", "BAG.items = [2.0]", "BAG.items.clear()"]),
     # the keys of a global dict iterated at compile time (repros/dictbug.py): added, removed, replaced
     "tuple_of_dict_keys": ("TABLE = {'a': 1.0}\ndef f(x):\n    s = x\n    for k in tuple(TABLE):\n"
                            "        s = s + TABLE[k]\n    return s\n",
@@ -179,3 +184,19 @@ def test_a_set_argument_changed_in_place_matches_eager(fn, level, exec_mode):
     for change in (lambda: None, lambda: s.add(3), lambda: s.discard(2), lambda: None):
         change()
         np.testing.assert_array_equal(jitted(x.copy(), s), fn(x.copy(), s))
+
+
+def test_a_generator_is_never_used_up_at_compile_time():
+    """Iterating a generator while compiling would consume it: at STRICT it is an error naming the
+    line, at LAX the loop runs in Python (the generator is consumed once, by the call, as eagerly)."""
+    def f(x, items):
+        s = x
+        for v in items:
+            s = s + v
+        return s
+    strict = ms.jit(f, jit_config=ms.JitConfig(jit_syntax_level=ms.STRICT))
+    with pytest.raises(ms.GraphSyntaxError, match="cannot iterate over a `generator` from outside the function"):
+        strict(np.zeros(1), (v for v in [1.0, 2.0]))
+    with pytest.warns(ms.GraphjitFallbackWarning):
+        got = ms.jit(f)(np.zeros(1), (v for v in [1.0, 2.0]))
+    np.testing.assert_array_equal(got, [3.0])

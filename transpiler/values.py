@@ -27,6 +27,12 @@ class Static:
     def __repr__(self) -> str:
         return f"Static({self.value!r})"
 
+    @property
+    def from_outside(self) -> bool:
+        """Read from the caller's world (an argument, a global, a closure, an attribute of one), not
+        made by the function's own compile-time code (a `const`): it may change between calls."""
+        return self.path is not None and self.path.root_kind != "const"
+
 
 @dataclass
 class Seq:

@@ -304,10 +304,16 @@ def iterate(state, value, span) -> list:
                 for item in items:
                     state.guards.read(item.path, item.value, obj)
             return [state.reached(item, span) for item in items]
-        try:
+        if not hasattr(obj, "__iter__"):
+            raise LoweringError(f"{type(obj).__name__} is not iterable", span)
+        if isinstance(obj, (range, str, bytes)) or not value.from_outside:
+            # immutable, or made by the function's own compile-time code (`enumerate([...])`)
             return [Static(v) for v in obj]
-        except TypeError:
-            raise LoweringError(f"{type(obj).__name__} is not iterable", span) from None
+        # Any other iterable from outside (a custom `__iter__`, an iterator, a generator) may yield other
+        # values at the next call, or be used up by iterating it here: never unrolled at compile time.
+        raise LoweringError(f"cannot iterate over a `{type(obj).__name__}` at compile time: what it yields may "
+                            "change between calls", span, hint="iterate over a list or tuple (read at each "
+                                                               "call), or pass the values as arguments")
     if isinstance(value, Node) and isinstance(value.type, ArrayType) and value.type.shape and \
             value.type.shape[0] is not None:
         return [state.emit("getitem", [value], {"index": Index([k])}, span) for k in range(value.type.shape[0])]

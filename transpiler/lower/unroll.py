@@ -8,6 +8,7 @@ from typing import Optional
 import libcst as cst
 import numpy as np
 
+from ...graph.diagnostics import LoweringError
 from ..budget import ItemTable, MAX_GRAPH_NODES, MAX_TABLE_ITEMS, MAX_UNROLL_ITERATIONS, Meter, OverBudget
 from ..cst_queries import has_loop_control
 from ..rules import LAX
@@ -70,6 +71,10 @@ def loop_items(state, iterable, span, runtime: bool = True) -> tuple:
             if count > MAX_UNROLL_ITERATIONS and count > limit:
                 return None, count
         elif hasattr(obj, "__next__"):
+            if iterable.from_outside:     # an iterator from outside: reading it here would use it up
+                raise LoweringError(f"cannot iterate over a `{type(obj).__name__}` from outside the function at "
+                                    "compile time: reading it would use it up, and the next call's may differ",
+                                    span, hint="pass a list or tuple instead")
             first = list(itertools.islice(obj, limit + 1))
             if len(first) > limit:
                 return None, f"more than {limit}"
