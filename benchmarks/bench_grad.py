@@ -157,6 +157,18 @@ def interleaved(variants: dict, rounds: int, calls: int) -> dict:
     return {name: statistics.median(t) for name, t in times.items()}
 
 
+def print_steps(title: str, medians: dict, rounds: int, calls: int) -> float:
+    """The table of per-step medians against the first variant (the hand-written reference); returns
+    that reference's time. Shared by bench_grad, bench_train and bench_lenet."""
+    base = next(iter(medians.values()))
+    width = max(28, *(len(name) for name in medians)) + 2
+    print(f"{title}, batch {BATCH}, float32, one BLAS thread ({rounds} rounds x {calls} steps, medians)")
+    print(f"{'variant':{width}} {'ms/step':>9} {'x hand':>8}")
+    for name, t in medians.items():
+        print(f"{name:{width}} {t * 1e3:9.3f} {t / base:8.2f}")
+    return base
+
+
 def peak_bytes(fn) -> int:
     fn()
     gc.collect()
@@ -211,12 +223,7 @@ def main(argv=None) -> int:
     memory = {name: peak_bytes(variants[name]) for name in ("hand-written NumPy", "graphjit value_and_grad")}
     first = first_call_ms(model, forward_fn, x, labels, repeats)
 
-    base = medians["hand-written NumPy"]
-    print(f"Seed Network + softmax cross-entropy, batch {BATCH}, float32, one BLAS thread "
-          f"({rounds} rounds x {calls} steps, medians)")
-    print(f"{'variant':28} {'ms/step':>9} {'x hand':>8}")
-    for name, t in medians.items():
-        print(f"{name:28} {t * 1e3:9.3f} {t / base:8.2f}")
+    base = print_steps("Seed Network + softmax cross-entropy", medians, rounds, calls)
     ratio = medians["graphjit value_and_grad"] / base
     mem = memory["graphjit value_and_grad"] / memory["hand-written NumPy"]
     print(f"peak memory per step: hand-written {memory['hand-written NumPy'] / 2**20:.2f} MiB, graphjit "

@@ -39,7 +39,7 @@ import numpy as np  # noqa: E402
 
 import graphjit as ms  # noqa: E402
 from graphjit import nn  # noqa: E402
-from bench_grad import cross_entropy, dense_head, interleaved  # noqa: E402  (the MLP head, the timing)
+from bench_grad import cross_entropy, dense_head, interleaved, print_steps  # noqa: E402  (the MLP head, the timing)
 
 BATCH, LR, TARGET = 64, 0.01, 1.3
 windows = np.lib.stride_tricks.sliding_window_view
@@ -195,12 +195,7 @@ def main(argv=None) -> int:
     for fn in variants.values():
         fn()
     medians = interleaved(variants, rounds, calls)
-    base = medians["hand-written NumPy (im2col)"]
-    print(f"LeNet-5 training step (forward + backward + SGD), batch {BATCH}, float32, one BLAS thread "
-          f"({rounds} rounds x {calls} steps, medians)")
-    print(f"{'variant':30} {'ms/step':>9} {'x hand':>8}")
-    for name, t in medians.items():
-        print(f"{name:30} {t * 1e3:9.3f} {t / base:8.2f}")
+    base = print_steps("LeNet-5 training step (forward + backward + SGD)", medians, rounds, calls)
     ratio = medians["graphjit GRAPH (jit, O1)"] / base
     print(f"target: GRAPH {ratio:.2f}x <= {TARGET}x hand-written {'met' if ratio <= TARGET else 'MISSED'}")
     return 0

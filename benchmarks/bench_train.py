@@ -21,7 +21,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from bench_grad import BATCH, hand_written, interleaved  # noqa: E402  (sets the BLAS threads first)
+from bench_grad import BATCH, hand_written, interleaved, print_steps  # noqa: E402  (sets the BLAS threads first)
 
 import numpy as np  # noqa: E402
 
@@ -131,12 +131,7 @@ def main(argv=None) -> int:
         fn()
     medians = interleaved(variants, rounds, calls)
 
-    base = medians["hand-written NumPy"]
-    print(f"Seed MLP training step (CrossEntropyLoss + SGD), batch {BATCH}, float32, one BLAS thread "
-          f"({rounds} rounds x {calls} steps, medians)")
-    print(f"{'variant':28} {'ms/step':>9} {'x hand':>8}")
-    for name, t in medians.items():
-        print(f"{name:28} {t * 1e3:9.3f} {t / base:8.2f}")
+    base = print_steps("Seed MLP training step (CrossEntropyLoss + SGD)", medians, rounds, calls)
     ratio = medians["graphjit GRAPH (@ms.jit)"] / base
     print(f"target: GRAPH {ratio:.2f}x <= {SPEED_TARGET}x {'met' if ratio <= SPEED_TARGET else 'MISSED'}")
     return 0
