@@ -13,7 +13,8 @@ from .diagnostics import GraphjitError
 
 SAFE_CALL_MODULES = ("numpy", "math", "builtins", "operator")
 SAFE_BUILTINS = {"float", "int", "bool", "len", "min", "max", "abs", "round", "sum", "range", "tuple",
-                 "list", "complex", "divmod", "pow", "print", "any", "all", "sorted", "str", "repr", "format"}
+                 "list", "complex", "divmod", "pow", "print", "any", "all", "sorted", "str", "repr", "format",
+                 "type"}
 # exception classes a `raise` node may name
 SAFE_BUILTINS |= {name for name in dir(__import__("builtins"))
                   if isinstance(getattr(__import__("builtins"), name), type)

@@ -150,6 +150,13 @@ def returns_arguments(x, y):
     return x, y, (x, y)
 
 
+def branches_on_the_class(x):
+    # the class is asked at run time: a Tensor is not an np.ndarray by `type`
+    if type(x) is np.ndarray:
+        return x + 1
+    return x - 1
+
+
 def pair_argument(pair):
     return pair[0] + pair[1], pair[1] * 2
 
@@ -166,6 +173,8 @@ PROGRAMS = {
     "returns_arguments": (returns_arguments, (X, PLAIN)),
     "iterates": (iterates, (X,)),
     "pair_argument": (pair_argument, ((X, PLAIN),)),
+    "class_of_a_tensor": (branches_on_the_class, (X,)),
+    "class_of_a_plain_array": (branches_on_the_class, (PLAIN,)),
 }
 
 

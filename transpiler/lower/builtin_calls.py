@@ -126,6 +126,9 @@ def introspection(state, fn, args, span):
             raise LoweringError("isinstance() of this run-time value needs NumPy or builtin classes", span)
         return state.emit("isinstance", [target], {"classes": names}, span)
     if fn is type and len(args) == 1 and isinstance(target, Node):
+        if isinstance(target.type, ArrayType) and target.type.shape:
+            # graph types do not hold an array's class (a graphjit.Tensor, a Parameter): ask at run time
+            return state.op_call("call", [target], {}, span, extra={"fn": "builtins.type"})
         kinds = {type(p) for p in _probes_for(target.type)}
         if len(kinds) == 1:
             return Static(kinds.pop())
