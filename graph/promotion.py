@@ -8,15 +8,22 @@ applied to every combination of its operands' members and the results are joined
 
     add(f32[]|float, f32[])  ->  add(f32[], f32[]) = f32[],  add(float, f32[]) = f32[]  ->  f32[]
     mul(f32[]|float, 2.0)    ->  f32[] and float                                        ->  f32[]|float
+
+Stand-ins for `f32[]` are NumPy scalars (as an element read gives), so Python's own operator dispatch
+decides too: `complex + np.float64` is a Python `complex` (`python_number_result`).
 """
 
 from __future__ import annotations
 
+import warnings
 from functools import reduce
 from itertools import product
-from typing import Callable, Sequence
+from typing import Callable, Optional, Sequence
 
-from .types import Type, UnionType, join, members
+import numpy as np
+
+from .stand_ins import stand_in
+from .types import Type, UnionType, join, members, type_of_value
 
 MAX_COMBINATIONS = 16    # more member combinations than this: the rule sees the unions (unknown to it)
 
@@ -50,3 +57,15 @@ def infer_by_members(rule: Callable, nodes: Sequence, attrs: dict) -> Type:
             seen[k] = _AsMember(nodes[k], member)
         results.append(rule(seen, attrs))
     return reduce(join, results)
+
+
+def python_number_result(fn: Callable, types: Sequence[Type], kwargs: dict) -> Optional[Type]:
+    """The type of `fn` on a Python number and NumPy scalars when Python's operator dispatch makes it a
+    Python number (`0j + np.float64(x)` is a Python complex: np.float64 subclasses float), else None."""
+    try:
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            out = fn(*[stand_in(t, 1) for t in types], **kwargs)
+    except Exception:
+        return None
+    return type_of_value(out) if type(out) in (bool, int, float, complex) else None

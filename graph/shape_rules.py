@@ -14,8 +14,9 @@ from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
+from .promotion import python_number_result
 from .stand_ins import stand_in
-from .types import (ANY_ARRAY, BOOL, FLOAT, INT, NONE, OBJECT, ArrayType, ScalarType, TupleType, Type,
+from .types import (ANY_ARRAY, BOOL, FLOAT, INT, NONE, OBJECT, ArrayType, ScalarType, TupleType, Type, is_number,
                     type_of_value)
 
 DUMMY_EVAL_LIMIT = 1 << 16  # elements; larger inputs are not evaluated at compile time
@@ -108,6 +109,10 @@ def elementwise(fn: Callable) -> Callable:
         types = [n.type for n in nodes]
         if all(isinstance(t, ScalarType) for t in types):
             return _scalar_result(fn, nodes)
+        if all(is_number(t) for t in types) and any(isinstance(t, ScalarType) for t in types):
+            exact = python_number_result(fn, types, _kwargs(attrs))
+            if exact is not None:
+                return exact
         return ArrayType(result_dtype(fn, types, _kwargs(attrs)), broadcast_dims([_shape(t) for t in types]))
     return rule
 
