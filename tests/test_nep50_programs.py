@@ -5,7 +5,8 @@ An accumulator that starts as a Python number becomes the NumPy scalar type of w
 branch not taken) or become a Python number (`0j + np.float64` is a Python complex). The compiler
 types these merges as unions (`f32[]|float`, graph/types.py) and ops member by member
 (graph/promotion.py). Here the programs run eagerly and compiled at O0/O1/O2, through the emitted
-code and the interpreter; results must have the same Python/NumPy type, dtype and value.
+code and the interpreter; results must have the same Python/NumPy type, dtype and value. The programs
+are in tests/nep50_programs.py.
 
 Data are small integers stored in the array's dtype, so every float sum is exact whatever order a
 vectorized reduction adds in, and results compare exactly. Integer data may overflow a small dtype:
@@ -23,136 +24,12 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import graphjit
+import nep50_programs
+from nep50_programs import (acc_loop, acc_scaled, acc_then_loop, branch_merge, bool_any, bool_or, counted,
+                            first_iteration_weak, float64_times, mixed_branches, rowwise_normalize_loops,
+                            running_max, while_acc)
 
 CONFIGS = [(level, mode) for level in ("O0", "O1", "O2") for mode in ("auto", "no_sink")]
-
-
-# --- programs, written the way people write them -------------------------------------------------
-
-def acc_loop(x, init):
-    s = init
-    for i in range(x.shape[0]):
-        s += x[i]
-    return s
-
-
-def acc_scaled(x, init):
-    s = init
-    for i in range(x.shape[0]):
-        s = s + x[i] * 2
-    return s, s * 2.0
-
-
-def acc_then_loop(x, y, init):
-    s = init
-    for i in range(x.shape[0]):
-        s += x[i]
-    t = 0
-    for j in range(y.shape[0]):
-        t += y[j] - s
-    return s, t
-
-
-def branch_merge(x, init, c):
-    if c > 0:
-        s = init
-    else:
-        s = x[0]
-    u = 0.0
-    for j in range(x.shape[0]):
-        u += x[j] * s
-    return s, s * 2, u
-
-
-def while_acc(x, init):
-    s = init
-    i = 0
-    while i < x.shape[0]:
-        s += x[i]
-        i += 1
-    return s, s + 1
-
-
-def running_max(x, init):
-    m = init
-    for i in range(x.shape[0]):
-        if x[i] > m:
-            m = x[i]
-    return m, m + 1
-
-
-def float64_times(x, c):
-    out = np.empty(x.shape[0])
-    s = 0.0
-    for i in range(x.shape[0]):
-        out[i] = np.float64(c) * x[i]
-        s += np.float64(c) * x[i]
-    return out, s
-
-
-def mixed_branches(x, c):
-    if c > 0:
-        s = 1
-    else:
-        s = 2.5
-    t = 0.0
-    for i in range(x.shape[0]):
-        t += x[i] * s
-    return s, t
-
-
-def bool_any(x):
-    found = False
-    for i in range(x.shape[0]):
-        found = found or x[i] > 1
-    return found
-
-
-def bool_or(x):
-    found = False
-    for i in range(x.shape[0]):
-        found |= x[i] > 1
-    return found
-
-
-def counted(x):
-    n = 0
-    for i in range(x.shape[0]):
-        if x[i] > 1:
-            n += 1
-    return n
-
-
-def rowwise_normalize_loops(x):
-    n, m = x.shape
-    out = np.empty_like(x)
-    for i in range(n):
-        s = 0.0
-        for j in range(m):
-            s += x[i, j]
-        mean = s / m
-        v = 0.0
-        for j in range(m):
-            d = x[i, j] - mean
-            v += d * d
-        std = np.sqrt(v / m + 1e-5)
-        for j in range(m):
-            out[i, j] = (x[i, j] - mean) / std
-    return out
-
-
-def first_iteration_weak(x, y):
-    """`s` is a Python float in the first outer iteration and x's NumPy scalar after it: the inner
-    loop's `acc += y[j] * s` computes in y's dtype at first and in the wider one later."""
-    s = 0.0
-    out = np.zeros(x.shape[0], dtype=np.float64)
-    for i in range(x.shape[0]):
-        acc = y[0]
-        for j in range(y.shape[0]):
-            acc += y[j] * s
-        out[i] = acc
-        s += x[i]
-    return out, s
 
 
 # --- comparison ------------------------------------------------------------------------------
@@ -321,4 +198,4 @@ def test_compiled_equals_eager_for_dtype_pairs_and_inits(program, x_dtype, y_dty
     rng = np.random.default_rng(seed)
     x = small_ints(x_dtype, n if name != "branch_merge" else n + 1, rng, wide)
     y = small_ints(y_dtype, 3, rng)
-    check(globals()[name], *make(x, y, init, c), configs=[config, ("O2", "auto")])
+    check(getattr(nep50_programs, name), *make(x, y, init, c), configs=[config, ("O2", "auto")])
