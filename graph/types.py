@@ -132,7 +132,7 @@ def is_number(t: Type) -> bool:
     """A Python number or a NumPy scalar of known dtype (what a union may hold)."""
     if isinstance(t, ScalarType):
         return t.kind in NUMBER_KINDS
-    return isinstance(t, ArrayType) and t.shape == () and t.dtype is not None
+    return isinstance(t, ArrayType) and t.shape == () and t.dtype in SHORT_DTYPE_NAMES
 
 
 def union(types) -> Type:

@@ -79,6 +79,8 @@ def typed(op_name: str, *operands, **attrs) -> str:
     ("add", ("complex", "f32[]"), "c64[]"),
     ("add", ("int", "bool[]"), "i64[]"),
     ("add", ("bool", "bool[]"), "bool[]"),
+    ("py_max", (0.0, "f32[]"), "f32[]|float"),            # max(0.0, x[i]) is whichever is larger
+    ("py_min", ("int", "i8[]", "int"), "i8[]|int"),
 ])
 def test_ops_on_unions_are_typed_member_by_member(op, operands, result):
     assert typed(op, *operands) == result
