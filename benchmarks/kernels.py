@@ -26,6 +26,7 @@ import numpy as np
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "tests"))
 import vector_programs as V  # noqa: E402  (tests/vector_programs.py: the loop kernels the tests check)
+import nep50_programs as N  # noqa: E402  (tests/nep50_programs.py: loops whose scalars follow NEP 50)
 
 
 # --- 1. elementwise chain --------------------------------------------------------------------
@@ -180,6 +181,13 @@ def recurrence_numpy(b, a):
     return np.array(out)
 
 
+# --- row-wise normalize: mean, then variance, then normalize, three loops per row -----------
+# (tests/nep50_programs.py: `rowwise_normalize_loops`, float32 data summed into Python floats)
+def rowwise_normalize_numpy(x):
+    d = x - x.mean(axis=1, keepdims=True)
+    return d / np.sqrt((d * d).mean(axis=1, keepdims=True) + 1e-5)
+
+
 # --- 13. running balance with a floor (dependent scan: max of the carried value) -------------
 def balance_loop(x):
     out = np.empty_like(x)
@@ -227,6 +235,9 @@ KERNELS = {
     "conv2d": Kernel(conv2d_loop, conv2d_numpy, lambda n, r: (r.standard_normal((n, n)), r.standard_normal((3, 3))),
                      (24, 200)),
     "prefix": Kernel(V.prefix, prefix_numpy, lambda n, r: (_vec(n, r),), (1_000, 200_000)),
+    "rowwise_normalize_loops": Kernel(N.rowwise_normalize_loops, rowwise_normalize_numpy,
+                                      lambda n, r: (r.standard_normal((n, 64)).astype(np.float32),), (16, 3_000),
+                                      rtol=1e-4),
     "recurrence": Kernel(recurrence_loop, recurrence_numpy, lambda n, r: (_vec(n, r), 0.9), (1_000, 100_000),
                          dependent=True),
     "balance": Kernel(balance_loop, balance_numpy, lambda n, r: (_vec(n, r),), (1_000, 100_000), dependent=True),

@@ -47,7 +47,8 @@ from ..tensor import as_tensor, tensor_data
 from .autodiff.stop import stop_gradient
 from .blend import select
 from .unbroadcast import sum_to
-from .types import BOOL, FLOAT, INT, OBJECT, ArrayType, Type
+from .promotion import infer_by_members
+from .types import BOOL, FLOAT, INT, OBJECT, ArrayType, Type, join
 
 # Python precedence, higher binds tighter (used to parenthesize emitted expressions).
 PREC_ATOM, PREC_POWER, PREC_UNARY, PREC_MUL, PREC_ADD = 16, 14, 13, 12, 11
@@ -348,10 +349,13 @@ _add(OpDef("tolist", None, "method", "tolist", arity=1, infer=lambda n, a: OBJEC
 
 # --- Structure: emitted by the backend itself ------------------------------------------------
 def _inplace_type(nodes, attrs) -> Type:
-    """`a op= b` keeps an array's dtype and shape; on numbers it is the plain operator's type."""
-    if isinstance(nodes[0].type, ArrayType):
-        return nodes[0].type
-    return OPS[attrs["op"]].infer(nodes, {})
+    """`a op= b` keeps an array's dtype and shape; on numbers it is the plain operator's type. A `f32[]`
+    may be a 0-d array (updated in place) or a NumPy scalar (rebound to `a op b`): either type."""
+    t = nodes[0].type
+    if isinstance(t, ArrayType) and t.shape != ():
+        return t
+    plain = OPS[attrs["op"]].infer(nodes, {})
+    return join(t, plain) if isinstance(t, ArrayType) else plain
 
 
 _SPECIAL = [
@@ -495,6 +499,6 @@ def op(name: str) -> OpDef:
 def infer_type(name: str, operands, attrs) -> Type:
     """Type of a new node; a rule that fails leaves the type unknown rather than failing compile."""
     try:
-        return OPS[name].infer(operands, attrs)
+        return infer_by_members(OPS[name].infer, operands, attrs)
     except Exception:
         return R.ANY_ARRAY if name not in ("call",) else OBJECT

@@ -14,9 +14,10 @@ from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
+from .promotion import python_number_result
 from .stand_ins import stand_in
-from .types import (ANY_ARRAY, BOOL, FLOAT, INT, NONE, OBJECT, ArrayType, ScalarType, TupleType, Type,
-                    type_of_value)
+from .types import (ANY_ARRAY, BOOL, FLOAT, INT, NONE, OBJECT, ArrayType, ScalarType, TupleType, Type, is_number,
+                    type_of_value, union)
 
 DUMMY_EVAL_LIMIT = 1 << 16  # elements; larger inputs are not evaluated at compile time
 
@@ -108,6 +109,10 @@ def elementwise(fn: Callable) -> Callable:
         types = [n.type for n in nodes]
         if all(isinstance(t, ScalarType) for t in types):
             return _scalar_result(fn, nodes)
+        if all(is_number(t) for t in types) and any(isinstance(t, ScalarType) for t in types):
+            exact = python_number_result(fn, types, _kwargs(attrs))
+            if exact is not None:
+                return exact
         return ArrayType(result_dtype(fn, types, _kwargs(attrs)), broadcast_dims([_shape(t) for t in types]))
     return rule
 
@@ -482,11 +487,14 @@ def element(nodes, attrs) -> Type:
 
 
 def python_extreme(fn: Callable) -> Callable:
-    """Python's `max(a, b, ...)` is elementwise on numbers; `max(v)` of one 1-D array is an element."""
+    """Python's `max(a, b, ...)` is elementwise on arrays; on numbers it is one of them, whichever is
+    largest (`max(0.0, x[i])`: `f32[]|float`); `max(v)` of one 1-D array is an element."""
     by_element = elementwise(fn)
 
     def rule(nodes, attrs) -> Type:
         if len(nodes) != 1:
+            if all(is_number(n.type) for n in nodes):
+                return union(n.type for n in nodes)
             return by_element(nodes, attrs)
         t = nodes[0].type
         return ArrayType(t.dtype, ()) if isinstance(t, ArrayType) and t.rank == 1 else OBJECT

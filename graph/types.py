@@ -3,6 +3,11 @@
 Arrays carry a dtype and a shape whose entries may be unknown (`?`); the rank itself may be
 unknown (`f32[*]`), and so may the dtype (`?[*]` is any array). Python scalars produced by the
 graph (`x.shape[0]`, `float(x.sum())`) are `int`, `float`, `bool`; `object` is anything else.
+
+Where control flow merges a Python number and a NumPy scalar (`s = 0.0` before a loop that makes it
+an `np.float32`), the value is one of them at run time: a union `f32[]|float`. NumPy 2 treats the
+Python number as weak (NEP 50), so an op often gives one type for every member (`s + x[i]` is
+`f32[]`); op types are inferred member by member (`infer_by_members`, graph/promotion.py).
 """
 
 from __future__ import annotations
@@ -71,6 +76,20 @@ class ObjectType(Type):
         return "object"
 
 
+@dataclass(frozen=True)
+class UnionType(Type):
+    """A number that is one of a few scalar types, depending on the path taken to it: a Python
+    number (weak under NEP 50) or a NumPy scalar (`f32[]`). Members are in text order, no duplicates."""
+
+    members: Tuple[Type, ...]
+
+    def __str__(self) -> str:
+        return "|".join(map(str, self.members))
+
+
+MAX_UNION_MEMBERS = 4      # a wider merge is `object`
+NUMBER_KINDS = ("bool", "int", "float", "complex")
+
 ANY_ARRAY = ArrayType()
 OBJECT = ObjectType()
 INT, FLOAT, BOOL, NONE = ScalarType("int"), ScalarType("float"), ScalarType("bool"), ScalarType("none")
@@ -104,10 +123,40 @@ def type_of_value(value) -> Type:
     return OBJECT
 
 
+def members(t: Type) -> Tuple[Type, ...]:
+    """The types a value of type `t` may have: a union's members, else `t` itself."""
+    return t.members if isinstance(t, UnionType) else (t,)
+
+
+def is_number(t: Type) -> bool:
+    """A Python number or a NumPy scalar of known dtype (what a union may hold)."""
+    if isinstance(t, ScalarType):
+        return t.kind in NUMBER_KINDS
+    return isinstance(t, ArrayType) and t.shape == () and t.dtype in SHORT_DTYPE_NAMES
+
+
+def union(types) -> Type:
+    """The union of number types (one type stays itself); `object` when there are too many or
+    one is not a number."""
+    out: dict = {}
+    for t in types:
+        for m in members(t):
+            if not is_number(m):
+                return OBJECT
+            out[str(m)] = m
+    if len(out) > MAX_UNION_MEMBERS:
+        return OBJECT
+    if len(out) == 1:
+        return next(iter(out.values()))
+    return UnionType(tuple(out[k] for k in sorted(out)))
+
+
 def join(a: Type, b: Type) -> Type:
     """The least general type covering both (used where control flow merges)."""
     if a == b:
         return a
+    if all(is_number(m) for m in members(a) + members(b)):
+        return union([a, b])
     if isinstance(a, ArrayType) and isinstance(b, ArrayType):
         dtype = a.dtype if a.dtype == b.dtype else None
         if a.shape is None or b.shape is None or len(a.shape) != len(b.shape):
@@ -124,6 +173,9 @@ _ARRAY_RE = re.compile(r"^([a-z0-9?]+)\[([^\]]*)\]$")
 def parse_type(text: str) -> Type:
     """Inverse of `str(type)`; raises ValueError on text that is not a type."""
     text = text.strip()
+    parts = _split_union(text)
+    if len(parts) > 1:
+        return UnionType(tuple(parse_type(p) for p in parts))
     if text == "object":
         return OBJECT
     if text in _SCALARS:
@@ -142,6 +194,22 @@ def parse_type(text: str) -> Type:
         return ArrayType(dtype, None)
     shape = tuple(None if s.strip() == "?" else int(s) for s in dims.split(",")) if dims.strip() else ()
     return ArrayType(dtype, shape)
+
+
+def _split_union(text: str) -> list[str]:
+    """`f32[]|float` -> its members (`|` outside brackets and parentheses)."""
+    parts, depth, cur = [], 0, ""
+    for ch in text:
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        if ch == "|" and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    return parts + [cur]
 
 
 def split_top_level(text: str) -> list[str]:

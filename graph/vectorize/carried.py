@@ -376,6 +376,8 @@ def build_reduction(st: LoopState, upd: VI, init: Node, init_probes: tuple, init
             if not P.same_type(checked(fn, [p, tprobe], {}), p1):
                 raise Bail(f"the type of `{upd.text}` changes from one iteration to the next")
         acc = P.dtype_of(p1)
+        if type(p1) is complex:   # `0j + x[i]`: NumPy's complex sum would not be a Python complex
+            raise Bail(f"`{upd.text}` is a Python complex")
         if acc.kind not in "biufc":
             raise Bail(f"`{upd.text}` accumulates {acc}")
         if P.is_py_scalar(p1) and isinstance(p1, int) and not isinstance(p1, bool):

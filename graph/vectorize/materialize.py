@@ -10,7 +10,7 @@ from ..analysis.affine import Affine
 from ..analysis.dependence import K
 from ..ir import Node
 from ..literals import OperandRef
-from ..types import ArrayType
+from ..types import ArrayType, members
 from . import probes as P
 from .integers import interval, outer_affine
 from .legality import check_fresh
@@ -34,7 +34,7 @@ def probes_of_outer(g: Node) -> tuple:
     try:
         if g.op == "const":
             return (P.probe_of_value(g.value),)
-        return (P.eager_probe(g.type),)
+        return tuple(P.eager_probe(t) for t in members(g.type))   # `f32[]|float`: one of each
     except P.ProbeError:
         return ()
 

@@ -8,7 +8,7 @@ import libcst as cst
 
 from ...graph.diagnostics import LoweringError
 from ...graph.ir import Graph, Node
-from ...graph.types import ArrayType, INT, ScalarType, TupleType, join
+from ...graph.types import ArrayType, INT, OBJECT, ScalarType, TupleType, join
 from ..cst_queries import assigned_names, contains, used_outside
 from ..rules import LAX
 from ..scope import RegionGroup, Scope
@@ -87,31 +87,42 @@ def carried_names(state, body: list, frame, exclude=(), extra=(), stmt=None, may
 MAX_CARRY_PASSES = 4   # a loop body is lowered at most this many times while its carried types widen
 
 
-def carry_until_stable(lower_pass: Callable[[list], Optional[list]], types: list) -> None:
+def carry_until_stable(lower_pass: Callable[[list], Optional[list]], types: list, top=None) -> bool:
     """Lower a loop's regions again until the types of the values they carry stop widening.
 
     A carried value enters the body as a region argument of the type known so far; the body may
-    leave it wider (an int it makes a float, an array whose shape it changes), and then the body
-    must be lowered again with the wider type. `lower_pass(types)` lowers the regions once with the
-    carried values typed `types` and returns the types the body leaves them, or None when the
-    carried names changed (it updated `types` to match) and the regions must be lowered again.
-    `types` is updated in place: the widest types found, the loop node's result types. At most
-    MAX_CARRY_PASSES passes: the last pass's regions are kept (joins reach a fixed point sooner).
+    leave it wider (an int it makes a float, a Python float it makes an `np.float32`: `f32[]|float`,
+    an array whose shape it changes), and then the body must be lowered again with the wider type.
+    `lower_pass(types)` lowers the regions once with the carried values typed `types` and returns
+    the types the body leaves them, or None when the carried names changed (it updated `types` to
+    match) and the regions must be lowered again. `types` is updated in place: the widest types
+    found. After MAX_CARRY_PASSES - 1 passes a type still widening becomes `top` (when given, the
+    type that covers every value), so the regions kept are typed for every iteration; without
+    `top`, at most MAX_CARRY_PASSES passes and the last pass's regions are kept. True when the
+    last pass was typed with the stable types (its regions are typed for every iteration).
     """
-    for _ in range(MAX_CARRY_PASSES):
+    passes = 0
+    while passes < MAX_CARRY_PASSES or top is not None and passes < MAX_CARRY_PASSES + len(types):
+        passes += 1
         new_types = lower_pass(types)
         if new_types is None:
             continue
         if new_types == types:
-            return
+            return True
+        if top is not None and passes >= MAX_CARRY_PASSES - 1:
+            new_types = [t if t == n else top for t, n in zip(types, new_types)]
         types[:] = new_types
+    return False
 
 
-def loop_region(state, frame, span, carried: list, body_fn, index_name: str, exclude=(), placeholders=()):
+def loop_region(state, frame, span, carried: list, body_fn, index_name: str, exclude=(), placeholders=(),
+                runs: bool = False):
     """The body region of a `for_range`; carried values' types widen until they are stable.
 
     `placeholders`: carried names unbound before the loop (their type is the body's); one the body
-    does not surely bind is dropped.
+    does not surely bind is dropped. Returns the types the carried names have after the loop: the
+    region arguments' (the value before the loop or a body's), or the body's alone when the loop
+    surely `runs` (`s = 0.0` summing float32 elements is `f32[]` after it, `f32[]|float` inside).
     """
     placeholders = list(placeholders)
     init = [frame.env[n] for n in carried]
@@ -164,12 +175,19 @@ def loop_region(state, frame, span, carried: list, body_fn, index_name: str, exc
         fresh.clear()
         return new_types
 
-    carry_until_stable(lower_body, types)
+    stable = carry_until_stable(lower_body, types, OBJECT)
+    after = _after_loop(types, outs, carried, fresh | maybe | ends_unbound) if runs and stable else types
     # after the loop, maybe unbound: names the body may leave so, and those that were before a
     # loop that may not run (placeholders are made only for loops that surely run)
     unsure_after = ends_unbound | {n for n in carried if isinstance(frame.env[n], MaybeUnbound)
                                    and n not in placeholders}
-    return outs, types, group, g, unsure_after
+    return outs, after, group, g, unsure_after
+
+
+def _after_loop(types: list, outs: list, carried: list, unsure: set) -> list:
+    """The carried names' types after a loop that surely ran: what the last pass of its body yields
+    (typed for every iteration once the types are stable), unless a name may be unbound there."""
+    return [t if n in unsure else o.type for n, t, o in zip(carried, types, outs)]
 
 
 def while_region(state, frame, span, body: list, cond_fn, body_fn, extra=(), exclude=(), stmt=None,
@@ -229,7 +247,7 @@ def while_region(state, frame, span, body: list, cond_fn, body_fn, extra=(), exc
         fresh.clear()
         return new_types
 
-    carry_until_stable(lower_cond_and_body, types)
+    carry_until_stable(lower_cond_and_body, types, OBJECT)
     if never_runs:
         return
     init_nodes = [state.maybe_operand(v, span) for v in init]

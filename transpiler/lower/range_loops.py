@@ -115,7 +115,7 @@ def plain_range_loop(state, stmt, rng: RangeVal, frame, rows_of, runs: bool = Fa
     try:
         outs, types, group, g, unsure = loop_region(state, frame, span, carried, body_fn, index_name,
                                                          exclude=() if carry_target else targets,
-                                                         placeholders=placeholders)
+                                                         placeholders=placeholders, runs=runs)
     finally:
         for n in placeholders:
             if n not in carried:

@@ -17,4 +17,5 @@ def ternary(x):
         r_1 = r
     else:
         r_1 = 3.0
-    return t + r_1
+    t += r_1
+    return t

@@ -116,10 +116,10 @@ CASES["running_max"] = (
       return %m.4
 """,
     """
-    graph tern_max(%x: f64[6]) -> f64[]
+    graph tern_max(%x: f64[6]) -> f64[]|float
       %0 = note() {text='vectorized loop vector_programs.py:57: elementwise, reduction'} : none  # vector_programs.py:57:5
       %1 = nanmax(%x) : f64[]  # vector_programs.py:57:5
-      %m = py_max(-1.0, %1) : f64[]  # vector_programs.py:57:5
+      %m = py_max(-1.0, %1) : f64[]|float  # vector_programs.py:57:5
       return %m
 """,
 )
