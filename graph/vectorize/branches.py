@@ -26,9 +26,9 @@ def visit_if(st: LoopState, node: Node) -> VI:
         raise Bail("a condition depends on a loop-carried value")
     if not cond.varying:
         raise Bail("a loop-invariant `if` that was not unswitched (see graph/passes/unswitch.py)")
-    if st.compress is not None:
-        raise Bail("a nested `if` inside a masked branch")
     mask = truth(st, cond, node)
+    if st.compress is not None:   # inside a masked branch: this `if` is masked too
+        return masked_if(st, node, mask, captures)
     st.features.add("where")
     outer_pending = st.pending
     st.pending = []
@@ -62,15 +62,18 @@ def masked_if(st: LoopState, node: Node, mask: VI, captures: list) -> VI:
     """Branches that could fail run only for their elements: `out[s][m] = f(x[s][m])`."""
     then_r, else_r = node.regions
     m = value_node(st, mask)
+    outer = st.compress   # inside a masked branch: `m` is over that branch's iterations only
     outs = []
     for region, sel in ((then_r, m), (else_r, st.scratch.op("logical_not", [m]))):
-        st.compress = sel
+        bound = [replace(v, node=st.scratch.getitem(value_node(st, v), [OperandRef(1)], [sel], cse=False)
+                         if outer is not None else compressed_at(st, value_node(st, v), sel),
+                         read_at=None, raw=None, parts=None, is_view=False)
+                 if v.kind == ValueKind.VARYING else v for v in captures]
+        st.compress = sel if outer is None else widened(st, outer, sel)
         try:
-            bound = [replace(v, node=compressed(st, value_node(st, v)), read_at=None, raw=None, parts=None,
-                             is_view=False) if v.kind == ValueKind.VARYING else v for v in captures]
             out, writes = translate_region(st, region, bound)
         finally:
-            st.compress = None
+            st.compress = outer
         outs.append(out)
     st.features.add("masked")
     results = []
@@ -86,6 +89,24 @@ def masked_if(st: LoopState, node: Node, mask: VI, captures: list) -> VI:
         else:
             raise Bail("a masked branch that updates a loop-carried value other than by a sum or maximum")
     return VI(ValueKind.RESULTS, const=results)
+
+
+def compressed_at(st: LoopState, node: Node, sel: Node) -> Node:
+    """`v[sel]` for a value over all iterations (cached per mask, as `compressed` does)."""
+    saved, st.compress = st.compress, sel
+    try:
+        return compressed(st, node)
+    finally:
+        st.compress = saved
+
+
+def widened(st: LoopState, outer: Node, sel: Node) -> Node:
+    """The iterations a branch nested in a masked branch runs for, as a mask over all iterations:
+    `w = outer.copy(); w[outer] = sel`, where `sel` is over the iterations of `outer` only."""
+    full = st.scratch.op("copy", [outer])
+    st.scratch.op("setitem", [full, sel, outer], {"index": index_literal([OperandRef(2)])})
+    st.scratch.forget_reads()
+    return full
 
 
 def masked_merge(st: LoopState, m: Node, t: VI, e: VI) -> VI:
