@@ -63,15 +63,19 @@ def masked_if(st: LoopState, node: Node, mask: VI, captures: list) -> VI:
     then_r, else_r = node.regions
     m = value_node(st, mask)
     outer = st.compress   # inside a masked branch: `m` is over that branch's iterations only
-    outs = []
+    outs, runs_for = [], []
     for region, sel in ((then_r, m), (else_r, st.scratch.op("logical_not", [m]))):
         bound = [replace(v, node=st.scratch.getitem(value_node(st, v), [OperandRef(1)], [sel], cse=False)
                          if outer is not None else compressed_at(st, value_node(st, v), sel),
                          read_at=None, raw=None, parts=None, is_view=False)
                  if v.kind == ValueKind.VARYING else v for v in captures]
-        st.compress = sel if outer is None else widened(st, outer, sel)
+        st.compress = sel if outer is None else widened(st, outer, sel) if region.nodes else outer
+        runs_for.append(st.compress)
         try:
             out, writes = translate_region(st, region, bound)
+            # an update's terms are those of the iterations this branch runs for already
+            out = [replace(v, among=st.compress) if v.kind == ValueKind.UPDATE and v.among is None else v
+                   for v in out]
         finally:
             st.compress = outer
         outs.append(out)
@@ -81,14 +85,38 @@ def masked_if(st: LoopState, node: Node, mask: VI, captures: list) -> VI:
         if t.kind == e.kind == ValueKind.CARRIED and t.j == e.j:
             results.append(t)
         elif t.kind == ValueKind.UPDATE and e.kind == ValueKind.CARRIED and t.j == e.j and t.mask is None:
-            results.append(t)          # its terms are those of the selected iterations already
+            results.append(t)
         elif e.kind == ValueKind.UPDATE and t.kind == ValueKind.CARRIED and t.j == e.j and e.mask is None:
             results.append(e)
+        elif t.kind == e.kind == ValueKind.UPDATE and t.j == e.j:
+            results.append(joined_updates(st, t, e, runs_for, outer))
         elif not t.carried and not e.carried:
             results.append(masked_merge(st, m, t, e))
         else:
             raise Bail("a masked branch that updates a loop-carried value other than by a sum or maximum")
     return VI(ValueKind.RESULTS, const=results)
+
+
+def joined_updates(st: LoopState, t: VI, e: VI, runs_for: list, outer) -> VI:
+    """Both masked branches update one carried value the same way (`if c: s += f(x) else: s += g(x)`):
+    one update whose terms are both branches' terms, of the iterations either branch has terms of
+    (`runs_for`: the iterations each branch runs for; `outer`: those of the branch around them)."""
+    if t.upd != e.upd or t.mask is not None or e.mask is not None or t.upd not in JOINABLE:
+        raise Bail("masked branches update a loop-carried value in different ways")
+    if not (t.term.varying and e.term.varying) or len(P.unique_probes(t.term.probes + e.term.probes)) != 1 \
+            or P.rank_of(t.term.probe):
+        raise Bail("masked branches accumulate values of different types, or arrays, into a loop-carried value")
+    pair = st.scratch.op("tuple", [value_node(st, t.term), value_node(st, e.term)])
+    terms = st.scratch.op("concatenate", [pair], {"dtype": P.dtype_of(t.term.probe).type})
+    if [t.among, e.among] == runs_for:   # every iteration of the branch around adds a term
+        among = outer
+    else:
+        among = st.scratch.op("logical_or", [t.among, e.among])
+    return replace(t, term=VI(ValueKind.VARYING, node=terms, probes=t.term.probes, text=t.term.text), among=among)
+
+
+# updates whose result does not depend on the order of their terms (but for float rounding)
+JOINABLE = ("add", "mul", "pymax", "pymin", "maximum", "minimum", "fmax", "fmin")
 
 
 def compressed_at(st: LoopState, node: Node, sel: Node) -> Node:
