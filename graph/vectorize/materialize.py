@@ -6,6 +6,8 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
+import numpy as np
+
 from ..analysis.affine import Affine
 from ..analysis.dependence import K
 from ..ir import Node
@@ -50,10 +52,16 @@ def probe_of_outer(g: Node, depth: int) -> Any:
         module, _, name = str(g.attrs.get("fn", "")).rpartition(".")
         if g.op == "call" and module == "math" and name in MATH_FUNCS and "kw" not in g.attrs:
             return 0.75   # a Python float, as the `math` functions return (calls.visit_call)
-        op = OPS.get(g.op)
-        if depth <= 0 or op is None or g.regions or not g.is_pure or op.fn is None and op.emit not in ("method", "attr"):
+        rebinds = g.op == "inplace"   # `s /= m` on a number rebinds s to `s / m`
+        op = OPS.get(g.attrs["op"] if rebinds else g.op)
+        if depth <= 0 or op is None or g.regions or not (g.is_pure or rebinds) or \
+                op.fn is None and op.emit not in ("method", "attr"):
             raise
     args = [probe_of_outer(o, depth - 1) for o in g.operands]
+    if rebinds:
+        if isinstance(args[0], np.ndarray):
+            raise P.ProbeError("an array updated in place")
+        return P.evaluate(op.fn if op.emit not in ("method", "attr") else op, *args)
     return P.evaluate(op_callable(g), *args, **static_attrs(g.attrs))
 
 
