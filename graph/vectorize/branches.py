@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Optional
 
 from ..analysis.dependence import Access
 from ..ir import Graph, Node
 from ..literals import OperandRef
 from . import probes as P
 from .elementwise import elementwise
+from .full_conditions import precompute
 from .materialize import compressed, const_vi, lookup, value_node
 from .state import LoopState
 from .values import VI, Bail, Unsafe, ValueKind, index_literal, shift_refs
@@ -28,7 +30,14 @@ def visit_if(st: LoopState, node: Node) -> VI:
         raise Bail("a loop-invariant `if` that was not unswitched (see graph/passes/unswitch.py)")
     mask = truth(st, cond, node)
     if st.compress is not None:   # inside a masked branch: this `if` is masked too
-        return masked_if(st, node, mask, captures)
+        full = st.full_values.get(node.operands[0].id)
+        if full is not None:      # its test over all iterations (full_conditions.py)
+            saved, st.compress = st.compress, None
+            try:
+                full = value_node(st, truth(st, full, node))
+            finally:
+                st.compress = saved
+        return masked_if(st, node, mask, captures, full)
     st.features.add("where")
     outer_pending = st.pending
     st.pending = []
@@ -58,19 +67,32 @@ def visit_if(st: LoopState, node: Node) -> VI:
     return VI(ValueKind.RESULTS, const=results)
 
 
-def masked_if(st: LoopState, node: Node, mask: VI, captures: list) -> VI:
-    """Branches that could fail run only for their elements: `out[s][m] = f(x[s][m])`."""
+def masked_if(st: LoopState, node: Node, mask: VI, captures: list, full: Optional[Node] = None) -> VI:
+    """Branches that could fail run only for their elements: `out[s][m] = f(x[s][m])`.
+
+    Nested in a masked branch, `mask` is over that branch's iterations only; `full`, when known, is
+    the test over all iterations (full_conditions.py)."""
     then_r, else_r = node.regions
     m = value_node(st, mask)
-    outer = st.compress   # inside a masked branch: `m` is over that branch's iterations only
+    outer = st.compress
+    full_captures = captures if outer is None else [st.full_values.get(o.id) for o in node.operands[1:]]
     outs, runs_for = [], []
-    for region, sel in ((then_r, m), (else_r, st.scratch.op("logical_not", [m]))):
+    for region, sel, negate in ((then_r, m, False), (else_r, st.scratch.op("logical_not", [m]), True)):
         bound = [replace(v, node=st.scratch.getitem(value_node(st, v), [OperandRef(1)], [sel], cse=False)
                          if outer is not None else compressed_at(st, value_node(st, v), sel),
                          read_at=None, raw=None, parts=None, is_view=False)
                  if v.kind == ValueKind.VARYING else v for v in captures]
-        st.compress = sel if outer is None else widened(st, outer, sel) if region.nodes else outer
+        if outer is None:
+            st.compress = sel
+        elif not region.nodes:
+            st.compress = outer
+        elif full is not None:
+            st.compress = st.scratch.op("logical_and", [outer, st.scratch.op("logical_not", [full]) if negate
+                                                         else full])
+        else:
+            st.compress = widened(st, outer, sel)
         runs_for.append(st.compress)
+        precompute(st, region, full_captures)
         try:
             out, writes = translate_region(st, region, bound)
             # an update's terms are those of the iterations this branch runs for already
