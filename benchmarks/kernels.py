@@ -209,12 +209,10 @@ def relu_dense_numpy(W, x, b):
 
 # --- 15. piecewise function: if/elif/else calling ufuncs that warn off their branch ----------
 def piecewise_numpy(x):
-    out = np.exp(x) - 1.0
-    pos = x > 0.0
-    out[pos] = np.sqrt(x[pos])
-    big = x > 1.0
-    out[big] = np.log(x[big])
-    return out
+    # np.piecewise runs each function on its own elements only, as the loop does: evaluating
+    # np.exp(x) - 1.0 on every element and overwriting the others (~1.2x faster) warns of overflow
+    # where the loop gives no warning (x > 709 in the branches of np.log and np.sqrt)
+    return np.piecewise(x, [x > 1.0, (x > 0.0) & (x <= 1.0)], [np.log, np.sqrt, lambda v: np.exp(v) - 1.0])
 
 
 # --- 16. loop over np.ndindex ------------------------------------------------------------------
@@ -263,6 +261,6 @@ KERNELS = {
                          lambda n, r: (r.standard_normal((n, 64)), _vec(64, r), _vec(n, r)), (100, 4_000)),
     "piecewise": Kernel(S.piecewise_log, piecewise_numpy, lambda n, r: (_vec(n, r) * 2.0,), (1_000, 200_000)),
     "ndindex": Kernel(S.ndindex_blend, ndindex_numpy,
-                      lambda n, r: (r.standard_normal((n, n, 3)), r.standard_normal((n, n, 3)), 0.25), (16, 300)),
+                      lambda n, r: (r.standard_normal((n, n, 3)), r.standard_normal((n, n, 3)), 0.25), (16, 200)),
     "standardize": Kernel(S.standardize_rows, standardize_numpy, lambda n, r: (r.standard_normal((n, n)),), (32, 400)),
 }
