@@ -17,6 +17,7 @@ from typing import Optional
 import libcst as cst
 import numpy as np
 
+from ...graph.diagnostics import LoweringError
 from ..cst_queries import has_loop_control, target_names, used_outside
 from ..values import RangeVal, Seq, Static, is_static, static_value
 
@@ -26,9 +27,6 @@ def index_nest(state, stmt: cst.For, frame) -> Optional[list]:
     call = stmt.iter
     if not isinstance(call, cst.Call) or not call.args or any(a.keyword is not None or a.star for a in call.args):
         return None
-    body = list(stmt.body.body)
-    if has_loop_control(body) or used_outside(stmt, frame, target_names(stmt.target)):
-        return None
     if not isinstance(stmt.target, (cst.Name, cst.Tuple, cst.List)):
         return None
     if isinstance(stmt.target, (cst.Tuple, cst.List)) and \
@@ -36,9 +34,11 @@ def index_nest(state, stmt: cst.For, frame) -> Optional[list]:
         return None
     try:
         fn = state.lower_expr(call.func, frame)
-    except Exception:  # noqa: BLE001 - not a name this module knows: lowered as any other loop
+    except LoweringError:   # lowered again as any other loop, which reports it
         return None
     if not isinstance(fn, Static) or not (fn.value is np.ndindex or fn.value is itertools.product):
+        return None
+    if has_loop_control(list(stmt.body.body)) or used_outside(stmt, frame, target_names(stmt.target)):
         return None
     args = [state.lower_expr(a.value, frame) for a in call.args]
     ranges = _ndindex_ranges(args) if fn.value is np.ndindex else _product_ranges(args)
