@@ -78,11 +78,13 @@ def warm_up() -> float:
     """Compile something small first: the first compile of a process imports LibCST and networkx
     (and the front end's first lookup of a `math`/NumPy function name imports NumPy's lazily
     loaded submodules)."""
-    from kernels import V, chain_loop
+    from kernels import S, V, chain_loop
     start = time.perf_counter()
     graphjit.jit(chain_loop, jit_level="O2")(1.0, np.ones(3), np.ones(3))
-    # the kernels the tests share live in tests/vector_programs.py: parse that file here too
+    # the kernels the tests share live in tests/vector_programs.py and tests/shape_programs.py:
+    # parse those files here too
     graphjit.jit(V.elem_chain, jit_level="O2")(np.ones(3), np.ones(3))
+    graphjit.jit(S.center_rows, jit_level="O2")(np.ones((2, 2)))
     return time.perf_counter() - start
 
 

@@ -7,7 +7,9 @@ dependent). `dependent` kernels carry a real dependence from one iteration to th
 stay loops, and the benchmark only asks that they are correct and no slower than CPython.
 
 A loop kernel the vectorizer's tests also run is written once, in tests/vector_programs.py (there
-it is checked against eager Python at sizes 0, 1, 2 and 7), and taken from there (`V.dot`, ...).
+it is checked against eager Python at sizes 0, 1, 2 and 7), and taken from there (`V.dot`, ...);
+the real loop shapes of issue 14 (a branch on a dot product, ufuncs in if/elif branches,
+np.ndindex, a row's mean feeding its variance) likewise from tests/shape_programs.py (`S.*`).
 The loops written here are the benchmark's own, or differ from the tests' on purpose: pairwise,
 conv1d and conv2d allocate their result with `np.empty` (the tests' forms use `np.zeros(max(n, 0))`
 to accept empty inputs, and compiled they run up to 2x slower at these sizes), and `cond_loop`
@@ -25,6 +27,7 @@ from typing import Callable
 import numpy as np
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "tests"))
+import shape_programs as S  # noqa: E402  (tests/shape_programs.py: real loop shapes the tests check)
 import vector_programs as V  # noqa: E402  (tests/vector_programs.py: the loop kernels the tests check)
 import nep50_programs as N  # noqa: E402  (tests/nep50_programs.py: loops whose scalars follow NEP 50)
 
@@ -207,6 +210,30 @@ def balance_numpy(x):
     return np.array(out)
 
 
+# --- 14. dense layer with ReLU: a dot product per row, then a branch on it --------------------
+def relu_dense_numpy(W, x, b):
+    return np.maximum(W @ x + b, 0.0)
+
+
+# --- 15. piecewise function: if/elif/else calling ufuncs that warn off their branch ----------
+def piecewise_numpy(x):
+    # np.piecewise runs each function on its own elements only, as the loop does: evaluating
+    # np.exp(x) - 1.0 on every element and overwriting the others (~1.2x faster) warns of overflow
+    # where the loop gives no warning (x > 709 in the branches of np.log and np.sqrt)
+    return np.piecewise(x, [x > 1.0, (x > 0.0) & (x <= 1.0)], [np.log, np.sqrt, lambda v: np.exp(v) - 1.0])
+
+
+# --- 16. loop over np.ndindex ------------------------------------------------------------------
+def ndindex_numpy(a, b, w):
+    return w * a + (1.0 - w) * b
+
+
+# --- 17. row-wise mean -> variance -> normalize: inner results feed the next inner loop -------
+def standardize_numpy(a):
+    mean = a.mean(axis=1, keepdims=True)
+    return (a - mean) / np.sqrt(((a - mean) ** 2).mean(axis=1, keepdims=True))
+
+
 @dataclass
 class Kernel:
     loop_style: Callable
@@ -241,4 +268,10 @@ KERNELS = {
     "recurrence": Kernel(recurrence_loop, recurrence_numpy, lambda n, r: (_vec(n, r), 0.9), (1_000, 100_000),
                          dependent=True),
     "balance": Kernel(balance_loop, balance_numpy, lambda n, r: (_vec(n, r),), (1_000, 100_000), dependent=True),
+    "relu_dense": Kernel(S.relu_dense, relu_dense_numpy,
+                         lambda n, r: (r.standard_normal((n, 64)), _vec(64, r), _vec(n, r)), (100, 4_000)),
+    "piecewise": Kernel(S.piecewise_log, piecewise_numpy, lambda n, r: (_vec(n, r) * 2.0,), (1_000, 200_000)),
+    "ndindex": Kernel(S.ndindex_blend, ndindex_numpy,
+                      lambda n, r: (r.standard_normal((n, n, 3)), r.standard_normal((n, n, 3)), 0.25), (16, 200)),
+    "standardize": Kernel(S.standardize_rows, standardize_numpy, lambda n, r: (r.standard_normal((n, n)),), (32, 400)),
 }

@@ -128,6 +128,11 @@ def _budget_section() -> list:
         "the chain (for recursion, its first call) runs in Python; at STRICT and COMPATIBLE a diagnostic "
         "names the function and the limit.",
         "",
+        "A loop over `np.ndindex(shape)` or over `itertools.product` of ranges is neither unrolled nor a table: "
+        "when its body has no `break`, `continue` or `return` and its variables are not read after it, it is a "
+        "nest of run-time `for_range` loops, one per axis (`graphjit/transpiler/lower/index_loops.py`), which "
+        "the loop vectorizer treats like the nested `range` loops they are.",
+        "",
     ]
     return lines
 

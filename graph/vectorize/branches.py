@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Optional
 
 from ..analysis.dependence import Access
 from ..ir import Graph, Node
 from ..literals import OperandRef
 from . import probes as P
 from .elementwise import elementwise
+from .full_conditions import precompute
 from .materialize import compressed, const_vi, lookup, value_node
 from .state import LoopState
 from .values import VI, Bail, Unsafe, ValueKind, index_literal, shift_refs
@@ -26,9 +28,16 @@ def visit_if(st: LoopState, node: Node) -> VI:
         raise Bail("a condition depends on a loop-carried value")
     if not cond.varying:
         raise Bail("a loop-invariant `if` that was not unswitched (see graph/passes/unswitch.py)")
-    if st.compress is not None:
-        raise Bail("a nested `if` inside a masked branch")
     mask = truth(st, cond, node)
+    if st.compress is not None:   # inside a masked branch: this `if` is masked too
+        full = st.full_values.get(node.operands[0].id)
+        if full is not None:      # its test over all iterations (full_conditions.py)
+            saved, st.compress = st.compress, None
+            try:
+                full = value_node(st, truth(st, full, node))
+            finally:
+                st.compress = saved
+        return masked_if(st, node, mask, captures, full)
     st.features.add("where")
     outer_pending = st.pending
     st.pending = []
@@ -58,19 +67,39 @@ def visit_if(st: LoopState, node: Node) -> VI:
     return VI(ValueKind.RESULTS, const=results)
 
 
-def masked_if(st: LoopState, node: Node, mask: VI, captures: list) -> VI:
-    """Branches that could fail run only for their elements: `out[s][m] = f(x[s][m])`."""
+def masked_if(st: LoopState, node: Node, mask: VI, captures: list, full: Optional[Node] = None) -> VI:
+    """Branches that could fail run only for their elements: `out[s][m] = f(x[s][m])`.
+
+    Nested in a masked branch, `mask` is over that branch's iterations only; `full`, when known, is
+    the test over all iterations (full_conditions.py)."""
     then_r, else_r = node.regions
     m = value_node(st, mask)
-    outs = []
-    for region, sel in ((then_r, m), (else_r, st.scratch.op("logical_not", [m]))):
-        st.compress = sel
+    outer = st.compress
+    full_captures = captures if outer is None else [st.full_values.get(o.id) for o in node.operands[1:]]
+    outs, runs_for = [], []
+    for region, sel, negate in ((then_r, m, False), (else_r, st.scratch.op("logical_not", [m]), True)):
+        bound = [replace(v, node=st.scratch.getitem(value_node(st, v), [OperandRef(1)], [sel], cse=False)
+                         if outer is not None else compressed_at(st, value_node(st, v), sel),
+                         read_at=None, raw=None, parts=None, is_view=False)
+                 if v.kind == ValueKind.VARYING else v for v in captures]
+        if outer is None:
+            st.compress = sel
+        elif not region.nodes:
+            st.compress = outer
+        elif full is not None:
+            st.compress = st.scratch.op("logical_and", [outer, st.scratch.op("logical_not", [full]) if negate
+                                                         else full])
+        else:
+            st.compress = widened(st, outer, sel)
+        runs_for.append(st.compress)
+        precompute(st, region, full_captures)
         try:
-            bound = [replace(v, node=compressed(st, value_node(st, v)), read_at=None, raw=None, parts=None,
-                             is_view=False) if v.kind == ValueKind.VARYING else v for v in captures]
             out, writes = translate_region(st, region, bound)
+            # an update's terms are those of the iterations this branch runs for already
+            out = [replace(v, among=st.compress) if v.kind == ValueKind.UPDATE and v.among is None else v
+                   for v in out]
         finally:
-            st.compress = None
+            st.compress = outer
         outs.append(out)
     st.features.add("masked")
     results = []
@@ -78,14 +107,56 @@ def masked_if(st: LoopState, node: Node, mask: VI, captures: list) -> VI:
         if t.kind == e.kind == ValueKind.CARRIED and t.j == e.j:
             results.append(t)
         elif t.kind == ValueKind.UPDATE and e.kind == ValueKind.CARRIED and t.j == e.j and t.mask is None:
-            results.append(t)          # its terms are those of the selected iterations already
+            results.append(t)
         elif e.kind == ValueKind.UPDATE and t.kind == ValueKind.CARRIED and t.j == e.j and e.mask is None:
             results.append(e)
+        elif t.kind == e.kind == ValueKind.UPDATE and t.j == e.j:
+            results.append(joined_updates(st, t, e, runs_for, outer))
         elif not t.carried and not e.carried:
             results.append(masked_merge(st, m, t, e))
         else:
             raise Bail("a masked branch that updates a loop-carried value other than by a sum or maximum")
     return VI(ValueKind.RESULTS, const=results)
+
+
+def joined_updates(st: LoopState, t: VI, e: VI, runs_for: list, outer) -> VI:
+    """Both masked branches update one carried value the same way (`if c: s += f(x) else: s += g(x)`):
+    one update whose terms are both branches' terms, of the iterations either branch has terms of
+    (`runs_for`: the iterations each branch runs for; `outer`: those of the branch around them)."""
+    if t.upd != e.upd or t.mask is not None or e.mask is not None or t.upd not in JOINABLE:
+        raise Bail("masked branches update a loop-carried value in different ways")
+    if not (t.term.varying and e.term.varying) or len(P.unique_probes(t.term.probes + e.term.probes)) != 1 \
+            or P.rank_of(t.term.probe):
+        raise Bail("masked branches accumulate values of different types, or arrays, into a loop-carried value")
+    pair = st.scratch.op("tuple", [value_node(st, t.term), value_node(st, e.term)])
+    terms = st.scratch.op("concatenate", [pair], {"dtype": P.dtype_of(t.term.probe).type})
+    if [t.among, e.among] == runs_for:   # every iteration of the branch around adds a term
+        among = outer
+    else:
+        among = st.scratch.op("logical_or", [t.among, e.among])
+    return replace(t, term=VI(ValueKind.VARYING, node=terms, probes=t.term.probes, text=t.term.text), among=among)
+
+
+# updates whose result does not depend on the order of their terms (but for float rounding)
+JOINABLE = ("add", "mul", "pymax", "pymin", "maximum", "minimum", "fmax", "fmin")
+
+
+def compressed_at(st: LoopState, node: Node, sel: Node) -> Node:
+    """`v[sel]` for a value over all iterations (cached per mask, as `compressed` does)."""
+    saved, st.compress = st.compress, sel
+    try:
+        return compressed(st, node)
+    finally:
+        st.compress = saved
+
+
+def widened(st: LoopState, outer: Node, sel: Node) -> Node:
+    """The iterations a branch nested in a masked branch runs for, as a mask over all iterations:
+    `w = outer.copy(); w[outer] = sel`, where `sel` is over the iterations of `outer` only."""
+    full = st.scratch.op("copy", [outer])
+    st.scratch.op("setitem", [full, sel, outer], {"index": index_literal([OperandRef(2)])})
+    st.scratch.forget_reads()
+    return full
 
 
 def masked_merge(st: LoopState, m: Node, t: VI, e: VI) -> VI:

@@ -385,7 +385,7 @@ def build_reduction(st: LoopState, upd: VI, init: Node, init_probes: tuple, init
             bound = st.trip if st.trip is not None else None
             if ival is None or bound is None or max(abs(ival[0]), abs(ival[1])) * max(bound, 1) >= 2 ** 62:
                 raise Bail(f"`{upd.text}` sums Python integers that might not fit in int64")
-        selected = None
+        selected = upd.among   # an update in a masked branch: its terms are those of these iterations
         if upd.mask is not None:
             m = value_node(st, upd.mask)
             if upd.mask_neg:
@@ -464,7 +464,8 @@ def build_reduction(st: LoopState, upd: VI, init: Node, init_probes: tuple, init
         red = ("nanmax" if is_float else "max") if is_max else ("nanmin" if is_float else "min")
     else:
         red = "max" if is_max else "min"
-    if st.trip is None:    # a run-time range may be empty: no ValueError, and the loop's init
+    maybe_none = st.trip is None or upd.among is not None   # a run-time range, or a masked branch's terms
+    if maybe_none:    # there may be no term: no ValueError, and the loop's init
         fill = extreme_identity(dt, is_max)
         if fill is None:
             raise Bail(f"a max/min of {dt} over a range that may be empty")
@@ -480,8 +481,9 @@ def build_reduction(st: LoopState, upd: VI, init: Node, init_probes: tuple, init
         ufunc = {"maximum": "maximum", "minimum": "minimum", "fmax": "fmax", "fmin": "fmin"}[base_kind]
         result = st.scratch.op(ufunc, [init, total])
         probe = checked(OPS[ufunc], [init_probe, tprobe], {})
-    if st.trip is None:    # no iteration: the value before the loop, as it was
-        ran = st.scratch.op("gt", [materialize(st, st.trip_aff), st.scratch.const(0)])
+    if maybe_none:    # no term: the value before the loop, as it was
+        ran = st.scratch.op("any", [upd.among]) if upd.among is not None else \
+            st.scratch.op("gt", [materialize(st, st.trip_aff), st.scratch.const(0)])
         result = st.scratch.choose(ran, result, init)
     return result, probe
 

@@ -15,6 +15,7 @@ from ..ops import OPS
 from ..types import ArrayType
 from . import probes as P
 from .integers import interval
+from .legality import add_check
 from .materialize import checked, eager_probes, value_node
 from .state import LoopState
 from .values import (VI, Bail, Unsafe, ValueKind, int_interval, line_of, op_text,
@@ -87,8 +88,11 @@ def elementwise(st: LoopState, node: Node, vis: list, op: Optional[str] = None, 
         ival = d.ival if d.ival is not None else (interval(st, d.aff) if d.kind == ValueKind.AFFINE else None)
         if op == "pow" or P.is_py_scalar(vis[0].probe) and P.is_py_scalar(d.probe) and \
                 (ival is None or ival[0] <= 0 <= ival[1]):
-            # Python numbers raise ZeroDivisionError where NumPy returns inf
-            raise Bail(f"`{op_text(node)}` of Python numbers could raise where NumPy would not")
+            # Python numbers raise ZeroDivisionError where NumPy returns inf: Python floats are
+            # divided as NumPy does unless a divisor is zero, and then the loop runs (and raises)
+            if op != "truediv" or not d.varying or not all(type(p) is float for v in vis for p in v.probes):
+                raise Bail(f"`{op_text(node)}` of Python numbers could raise where NumPy would not")
+            add_check(st, st.scratch.op("eq", [value_node(st, d), st.scratch.const(0.0)]), op_text(node))
     eager = eager_probes(node, vis, eager_fn or OPS[op], attrs)
     dtypes = {P.dtype_of(e) for e in eager}
     if len(dtypes) > 1:

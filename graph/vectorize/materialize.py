@@ -6,16 +6,19 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
+import numpy as np
+
 from ..analysis.affine import Affine
 from ..analysis.dependence import K
 from ..ir import Node
 from ..literals import OperandRef
+from ..ops import OPS
 from ..types import ArrayType, members
 from . import probes as P
 from .integers import interval, outer_affine
 from .legality import check_fresh
 from .state import LoopState
-from .values import VI, Bail, DimKey, ValueKind, is_int_type, is_int_value, op_callable, op_text, static_attrs
+from .values import MATH_FUNCS, VI, Bail, DimKey, ValueKind, is_int_type, is_int_value, op_callable, op_text, static_attrs
 
 
 def bind_args(st: LoopState) -> None:
@@ -36,7 +39,36 @@ def probes_of_outer(g: Node) -> tuple:
             return (P.probe_of_value(g.value),)
         return tuple(P.eager_probe(t) for t in members(g.type))   # `f32[]|float`: one of each
     except P.ProbeError:
+        pass
+    try:
+        return (probe_of_outer(g, 8),)   # a type not known when the function was typed
+    except P.ProbeError:
         return ()
+
+
+def probe_of_outer(g: Node, depth: int) -> Any:
+    """The stand-in of a value from outside the loop. A value whose type was not known when the
+    function was typed (`mean = s / m` after a loop that summed into `s`, now vectorized into a
+    reduction of a known type) is computed from its operands' stand-ins, as the body's values are."""
+    if g.op == "const":
+        return P.probe_of_value(g.value)
+    try:
+        return P.eager_probe(g.type)
+    except P.ProbeError:
+        module, _, name = str(g.attrs.get("fn", "")).rpartition(".")
+        if g.op == "call" and module == "math" and name in MATH_FUNCS and "kw" not in g.attrs:
+            return 0.75   # a Python float, as the `math` functions return (calls.visit_call)
+        rebinds = g.op == "inplace"   # `s /= m` on a number rebinds s to `s / m`
+        op = OPS.get(g.attrs["op"] if rebinds else g.op)
+        if depth <= 0 or op is None or g.regions or not (g.is_pure or rebinds) or \
+                op.fn is None and op.emit not in ("method", "attr"):
+            raise
+    args = [probe_of_outer(o, depth - 1) for o in g.operands]
+    if rebinds:
+        if isinstance(args[0], np.ndarray):
+            raise P.ProbeError("an array updated in place")
+        return P.evaluate(op.fn if op.emit not in ("method", "attr") else op, *args)
+    return P.evaluate(op_callable(g), *args, **static_attrs(g.attrs))
 
 
 def outer_value(st: LoopState, g: Node, text: str = "") -> VI:

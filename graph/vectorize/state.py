@@ -47,6 +47,7 @@ class LoopState:
     region_depth: int = 0                                          # how many `if` branches we are inside
     compress: Optional[Node] = None      # inside a masked branch: the elements it runs for
     compress_cache: dict[tuple, Node] = field(default_factory=dict)  # (node id, mask id) -> `v[m]`
+    full_values: dict[int, VI] = field(default_factory=dict)  # in masked branches: id -> value over all iterations
     pending: list[PendingWrite] = field(default_factory=list)      # writes inside the current branches
     read_offsets: dict[int, set] = field(default_factory=dict)     # array id -> the shifts it is read at
 

@@ -117,6 +117,7 @@ class VI:
     term: Optional["VI"] = None
     mask: Optional["VI"] = None
     mask_neg: bool = False
+    among: Any = None                           # UPDATE in a masked branch: the iterations it has terms of
     inplace: bool = False
     const: Any = None                           # the value of a literal
     has_const: bool = False

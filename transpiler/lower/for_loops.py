@@ -9,7 +9,9 @@ from ...graph.ir import Node
 from ...graph.types import ArrayType
 from ..rules import rule
 from ..values import RangeVal, Static
+from .budget import restore_lowering_state, save_lowering_state
 from .control import ContainerChanged, NeedsUnroll
+from .index_loops import index_nest
 from .range_loops import range_loop, rows_loop, static_rows
 from .unroll import budgeted_loop, loop_items
 
@@ -19,6 +21,8 @@ def lower_for(state, stmt: cst.For, frame) -> None:
     span = state.span(stmt, frame)
     if stmt.orelse is not None:
         raise UnsupportedSyntaxError("`for ... else` is not supported in a graph", span, rule=rule("for_else"))
+    if isinstance(stmt.iter, cst.Call) and index_loop(state, stmt, frame):
+        return
     iterable = state.lower_expr(stmt.iter, frame)
     tried_runtime = False  # a run-time loop was tried and needs its items at compile time
     if isinstance(iterable, Static) and isinstance(iterable.value, range):
@@ -41,6 +45,22 @@ def lower_for(state, stmt: cst.For, frame) -> None:
             tried_runtime = True
     items, count = loop_items(state, iterable, span, runtime=not tried_runtime)
     budgeted_loop(state, stmt, items, count, frame, span, runtime=not tried_runtime)  # unroll.py
+
+
+def index_loop(state, stmt: cst.For, frame) -> bool:
+    """A loop over np.ndindex or itertools.product of ranges as a nest of range loops (index_loops.py)."""
+    saved, fallbacks = save_lowering_state(state, frame), state.fallbacks
+    nest = index_nest(state, stmt, frame)
+    if nest is not None:
+        try:
+            range_loop(state, stmt, nest[0], frame, inner=tuple(nest[1:]))
+            if state.fallbacks == fallbacks:
+                return True
+        except NeedsUnroll:
+            pass
+        # the body needs the indices at compile time (a list indexed by them): unrolled instead
+    restore_lowering_state(state, saved, frame)   # what lowering the call made is made again
+    return False
 
 
 def _cannot_unroll(error, span) -> LoweringError:

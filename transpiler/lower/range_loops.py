@@ -14,7 +14,7 @@ from ...graph.types import ArrayType, TupleType
 from ..budget import ItemTable, MAX_UNROLL_ITERATIONS
 from ..cst_queries import assigned_names, has_loop_control, target_names, used_outside
 from ..rules import LAX
-from ..values import MaybeUnbound, RangeVal, Static, UNBOUND, Undefined, is_static, static_value
+from ..values import MaybeUnbound, RangeVal, Seq, Static, UNBOUND, Undefined, is_static, static_value
 from .blocks import statements
 from .control import NeedsStatic, NeedsUnroll
 from .expressions import binary
@@ -32,7 +32,11 @@ def rows_loop(state, stmt: cst.For, array: Node, frame) -> None:
     range_loop(state, stmt, RangeVal(Static(0), length, Static(1)), frame, rows_of=array)
 
 
-def range_loop(state, stmt: cst.For, rng: RangeVal, frame, rows_of: Optional[Node] = None) -> None:
+def range_loop(state, stmt: cst.For, rng: RangeVal, frame, rows_of: Optional[Node] = None,
+               inner: Optional[tuple] = None) -> None:
+    """`inner`: the outermost loop of a nest over index tuples (`for i, j in np.ndindex(n, m)`,
+    index_loops.py): the ranges of the loops nested in this one; the innermost binds the target to
+    the tuple of the indices."""
     span = state.span(stmt, frame)
     body = list(stmt.body.body)
     control = has_loop_control(body)
@@ -42,7 +46,7 @@ def range_loop(state, stmt: cst.For, rng: RangeVal, frame, rows_of: Optional[Nod
     trips = _static_trips(rng)
     if trips is None and rows_of is not None and static_rows(rows_of):
         trips = rows_of.type.shape[0]
-    runs = trips is not None and trips > 0
+    runs = trips is not None and trips > 0 and all(_static_trips(r) for r in inner or ())
     # After the loop its variables hold their last values, as in Python: surely bound when the
     # loop runs at least once or they were bound before it. How (only for names used after it):
     # - a loop without break whose body does not rebind them, known to run: the last item, now;
@@ -59,7 +63,7 @@ def range_loop(state, stmt: cst.For, rng: RangeVal, frame, rows_of: Optional[Nod
             flag_range_loop(state, stmt, rng, frame, rows_of, carry_target=carry, lax_targets=lax_targets)
         else:
             plain_range_loop(state, stmt, rng, frame, rows_of, runs=runs, lax_targets=lax_targets,
-                                  carry_target=carry)
+                             carry_target=carry, inner=inner)
     finally:
         state.unrollable -= 1
         exit_loop(state, frame)
@@ -90,9 +94,11 @@ def bind_loop_target(state, stmt, index, rows_of, frame, span) -> None:
 
 
 def plain_range_loop(state, stmt, rng: RangeVal, frame, rows_of, runs: bool = False,
-                     lax_targets: bool = False, carry_target: bool = False) -> None:
+                     lax_targets: bool = False, carry_target: bool = False, inner: Optional[tuple] = None,
+                     outer_indices: tuple = ()) -> None:
     """`runs`: the loop surely runs: names first assigned in its body are bound after it (carried).
-    `carry_target`: the loop variables are carried too (their last values after the loop)."""
+    `carry_target`: the loop variables are carried too (their last values after the loop).
+    `inner`: the ranges of the loops nested in this one; `outer_indices`: the indices of those around it."""
     span = state.span(stmt, frame)
     body = list(stmt.body.body)
     targets = target_names(stmt.target)
@@ -107,9 +113,22 @@ def plain_range_loop(state, stmt, rng: RangeVal, frame, rows_of, runs: bool = Fa
                                  maybe_extra=targets if lax_targets else (),
                                  extra=targets if carry_target else ())
     index_name = stmt.target.value if rows_of is None and isinstance(stmt.target, cst.Name) else "i"
+    if inner is not None:
+        index_name = nest_index_name(stmt.target, len(outer_indices))
 
     def body_fn(f, index):
-        bind_loop_target(state, stmt, index, rows_of, f, span)
+        if inner:
+            enter_loop(state, f, span, False, body)
+            try:
+                plain_range_loop(state, stmt, inner[0], f, None, runs=runs, lax_targets=lax_targets,
+                                 inner=inner[1:], outer_indices=(*outer_indices, index))
+            finally:
+                exit_loop(state, f)
+            return
+        if inner is not None:
+            state.assign_target(stmt.target, Seq([*outer_indices, index], "tuple"), f)
+        else:
+            bind_loop_target(state, stmt, index, rows_of, f, span)
         statements(state, body, f)
 
     try:
@@ -173,6 +192,14 @@ def flag_range_loop(state, stmt, rng: RangeVal, frame, rows_of, carry_target: bo
     except NeedsStatic as e:
         raise NeedsUnroll(e) from None  # a compile-time range unrolls instead
     frame.env.pop(index_var, None)
+
+
+def nest_index_name(target, level: int) -> str:
+    """The name of the index of one loop of a nest over a tuple target: `j` of `i, j`, else `idx1`."""
+    if isinstance(target, (cst.Tuple, cst.List)) and level < len(target.elements) and \
+            isinstance(target.elements[level].value, cst.Name):
+        return target.elements[level].value.value
+    return f"{target.value if isinstance(target, cst.Name) else 'i'}{level}"
 
 
 def _static_trips(rng: RangeVal):
