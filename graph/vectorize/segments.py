@@ -42,6 +42,7 @@ from ..ir import Node
 from ..literals import Index, OperandRef
 from ..ops import OPS
 from ..types import ArrayType
+from . import intervals
 from . import probes as P
 from .legality import add_check
 from .materialize import value_node
@@ -62,6 +63,9 @@ class Space:
     length: Node            # (trip,) int64: elements per iteration
     starts: Node            # (trip,) int64: where each iteration's elements begin in the flat arrays
     source: Node            # (total,) int64: the index of each flat element in the sliced array
+    # False: each segment holds its elements in another order than the loop's value (an interval
+    # mask: in the order of the key); only order-free reductions (sum, mean, len) may use them.
+    ordered: bool = True
     _segment: Optional[Node] = None
 
     def segment(self, st: LoopState) -> Node:
@@ -87,8 +91,14 @@ def visit(st: LoopState, inner: Callable[[Node], Optional[VI]], node: Node):
     operands = [st.env.get(o.id) for o in node.operands]
     if any(isinstance(v, Segmented) for v in operands):
         return _use(st, node, operands)
+    if any(intervals.is_mask_part(v) for v in operands):
+        return intervals.use(st, node, operands, _read_interval)
     if node.op == "getitem" and _is_segment_slice(st, node, operands):
         return _read(st, node, operands)
+    if node.op in intervals.COMPARISONS:
+        found = intervals.bound(st, node, operands)
+        if found is not None:
+            return found
     return inner(node)
 
 
@@ -142,6 +152,29 @@ def _read(st: LoopState, node: Node, operands: list) -> Segmented:
     return Segmented(flat, space, np.ones(2, dtype=np.dtype(t.dtype)), node.name or label)
 
 
+def _read_interval(st: LoopState, node: Node, base, interval) -> Segmented:
+    """`base[mask]` for an interval mask (intervals.py): the segments of the sorted key, their
+    elements gathered from `base` in the key's order."""
+    t = node.operands[0].type
+    label = f"{node.operands[0].name or 'array'}[{node.operands[1].name or 'mask'}]"
+    if not isinstance(base, VI) or base.kind != ValueKind.UNIFORM:
+        raise Bail(f"`{label}`: a masked array that varies with the loop index")
+    if not (isinstance(t, ArrayType) and t.is_static and t.shape == interval.key_node.type.shape):
+        raise Bail(f"`{label}`: the mask and the array have different shapes")
+    lo, hi, order = intervals.ends(st, interval)
+    key = ("interval", lo.id, hi.id)
+    if key not in st.segment_spaces:
+        space = _space(st, lo, hi)
+        source = st.scratch.getitem(order, [OperandRef(1)], [space.source], cse=False)
+        st.segment_spaces[key] = Space(space.length, space.starts, source, ordered=False)
+    space = st.segment_spaces[key]
+    ident = base.ident if base.ident is not None else base.node
+    st.accesses.append(Access(ident, False, st.scratch.tick(), (ANY,), label, line_of(node)))
+    flat = st.scratch.getitem(base.node, [OperandRef(1)], [space.source], cse=False)
+    st.features.add("segmented")
+    return Segmented(flat, space, np.ones(2, dtype=np.dtype(t.dtype)), node.name or label)
+
+
 def _bound(st: LoopState, item, operands: list, default: int, size: int) -> Node:
     """A slice bound for every iteration, as Python's slice normalizes it against `size`:
     int64, negative counted from the end, then clipped to [0, size]."""
@@ -179,15 +212,16 @@ def _space(st: LoopState, lo: Node, hi: Node) -> Space:
     cache = st.segment_spaces
     key = (lo.id, hi.id)
     if key not in cache:
+        if st.trip is None:
+            raise Bail("slices of run-time length in a loop whose trip count is known only at run time")
         s = st.scratch
-        length = s.op("maximum", [s.op("sub", [hi, lo]), s.const(0)])
-        if not (isinstance(length.type, ArrayType) and length.type.shape):
-            raise Bail("internal: segment bounds that do not vary")
-        ends = s.op("cumsum", [length])
-        starts = s.op("sub", [ends, length])
+        per_iteration, flat = ArrayType("int64", (st.trip,)), ArrayType("int64", (None,))
+        length = s.op("maximum", [s.op("sub", [hi, lo]), s.const(0)], type=per_iteration)
+        ends = s.op("cumsum", [length], type=per_iteration)
+        starts = s.op("sub", [ends, length], type=per_iteration)
         total = s.getitem(ends, [-1], cse=False)
-        offsets = s.op("repeat", [s.op("sub", [lo, starts]), length])
-        source = s.op("add", [offsets, s.op("arange", [total])])
+        offsets = s.op("repeat", [s.op("sub", [lo, starts], type=per_iteration), length], type=flat)
+        source = s.op("add", [offsets, s.op("arange", [total], type=flat)], type=flat)
         cache[key] = Space(length, starts, source)
     return cache[key]
 
@@ -210,6 +244,8 @@ def _use(st: LoopState, node: Node, operands: list):
         return _segment_sum(st, node, product, space, eager)
     if op in SUMS and len(operands) == 1 and not static_attrs(node.attrs):
         return _segment_sum(st, node, segs[0].node, space, _eager(node, operands))
+    if op == "mean" and len(operands) == 1 and not static_attrs(node.attrs):
+        return _segment_mean(st, node, segs[0], space)
     if OPS[op].elementwise and not node.attrs and all(_elementwise_operand(v) for v in operands):
         return _elementwise(st, node, operands, space)
     raise Bail(f"`{op_text(node)}` of a slice of run-time length is not vectorized")
@@ -300,3 +336,17 @@ def _segment_sum(st: LoopState, node: Node, flat: Node, space: Space, eager) -> 
     return VI(ValueKind.VARYING, node=out, probes=(eager,), text=node.name or op_text(node))
 
 
+
+
+def _segment_mean(st: LoopState, node: Node, v: Segmented, space: Space) -> VI:
+    """The sum over the length, in the mean's dtype (NaN, with NumPy's warning, for an empty
+    segment, as `np.mean` of nothing). Float and complex elements only: NumPy sums integers
+    into float64 for a mean."""
+    eager = _eager(node, [v])
+    if v.probe.dtype.kind not in "fc" or P.dtype_of(eager) != v.probe.dtype:
+        raise Bail(f"the mean of a slice of run-time length of {v.probe.dtype}")
+    sums = _segment_sum(st, node, v.node, space, v.probe.sum())
+    mean = st.scratch.op("truediv", [sums.node, space.length])
+    if mean.type.dtype != v.probe.dtype.name:
+        mean = st.scratch.op("astype", [mean], {"dtype": v.probe.dtype.type})
+    return VI(ValueKind.VARYING, node=mean, probes=(eager,), text=node.name or "mean")
