@@ -76,7 +76,7 @@ def run(st: LoopState) -> Result:
 
 
 def summary(st: LoopState) -> str:
-    order = ["elementwise", "stencil", "window", "segmented", "reduction", "contraction", "where", "masked", "scan",
+    order = ["elementwise", "stencil", "window", "segmented", "triangle", "reduction", "contraction", "where", "masked", "scan",
              "gather"]
     feats = [f for f in order if f in st.features] or ["elementwise"]
     return ", ".join(feats)

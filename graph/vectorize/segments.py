@@ -42,7 +42,7 @@ from ..ir import Node
 from ..literals import Index, OperandRef
 from ..ops import OPS
 from ..types import ArrayType
-from . import intervals
+from . import intervals, triangles
 from . import probes as P
 from .legality import add_check
 from .materialize import value_node
@@ -95,6 +95,9 @@ def visit(st: LoopState, inner: Callable[[Node], Optional[VI]], node: Node):
         return intervals.use(st, node, operands, _read_interval)
     if node.op == "getitem" and _is_segment_slice(st, node, operands):
         return _read(st, node, operands)
+    boxed = triangles.visit(st, inner, node, operands)
+    if boxed is not None:
+        return None if boxed is triangles.HANDLED else boxed
     if node.op in intervals.COMPARISONS:
         found = intervals.bound(st, node, operands)
         if found is not None:
@@ -107,6 +110,7 @@ def check_outputs(st: LoopState) -> None:
     for out in st.body.outputs:
         if isinstance(st.env.get(out.id), Segmented):
             raise Bail(f"`{out.name or 'a slice'}` of run-time length is carried out of the loop")
+    triangles.check_outputs(st)
 
 
 # --- making segmented values --------------------------------------------------------------------
