@@ -132,7 +132,10 @@ def _box(st: LoopState, node: Node, axis: int, lo: Affine, hi: Affine) -> tuple:
     """(start, stop): the union of the slice's ranges, which must stay inside the axis (a negative or
     clipped end would mean another slice than the box's positions)."""
     t = node.operands[0].type
-    if st.trip is None or not (isinstance(t, ArrayType) and t.is_static and axis < len(t.shape)):
+    if st.trip is None:
+        raise Bail("a slice whose length moves with the loop index, in a loop whose trip count is known only "
+                   "at run time")
+    if not (isinstance(t, ArrayType) and t.is_static and axis < len(t.shape)):
         raise Bail("a slice whose length moves with the loop index, over an axis of unknown length")
     ends = [a.subst(K, Affine.constant(k)) for a in (lo, hi) for k in (0, st.trip - 1)]
     if not all(e.is_const for e in ends):
