@@ -99,7 +99,7 @@ WHY_NOT: dict = {
         "greater_equal", "logical_and", "logical_or", "logical_xor", "logical_not", "isnan", "isinf", "isfinite",
         "any", "all", "bool", "isinstance")},
     **{name: INTEGER for name in (
-        "argmax", "argmin", "argsort", "count_nonzero", "int", "len", "shape", "dim", "ndim", "size",
+        "argmax", "argmin", "argsort", "searchsorted", "count_nonzero", "int", "len", "shape", "dim", "ndim", "size",
         "invert", "lshift", "rshift", "bitand", "bitxor", "bitor")},
     **{name: WRITE for name in ("copyto", "put", "place", "putmask")},
     "setattr": "a write to an attribute of a Python object (a statement without a result)",

@@ -298,6 +298,9 @@ _add(OpDef("count_nonzero", np.count_nonzero, "call", "np.count_nonzero", arity=
            "elements"))
 _add(OpDef("correlate", np.correlate, "call", "np.correlate", arity=2, infer=R.by_evaluation(np.correlate),
            doc="`np.correlate(a, v, mode=...)`: sliding dot products of `v` along `a`", result="fresh"))
+_add(OpDef("searchsorted", np.searchsorted, "call", "np.searchsorted", infer=R.by_evaluation(np.searchsorted),
+           doc="`np.searchsorted(a, v, side=...)`: where each of `v` goes in the sorted `a` to keep it sorted",
+           result="fresh"))
 _swv = np.lib.stride_tricks.sliding_window_view
 _add(OpDef("sliding_window_view", _swv, "call", "np.lib.stride_tricks.sliding_window_view",
            infer=R.by_evaluation(_swv, limit=None), doc="`np.lib.stride_tricks.sliding_window_view(a, window_shape, axis=...)`: "

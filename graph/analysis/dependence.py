@@ -81,16 +81,13 @@ def conflict(a: Access, b: Access, trip: Optional[int]) -> bool:
     dims_a, dims_b = _dims(a), _dims(b)
     if dims_a is None or dims_b is None or len(dims_a) != len(dims_b):
         return True
+    symbols: dict = {}   # id(symbol) -> its solver variable: one unknown integer, the same in both iterations
     for da, db in zip(dims_a, dims_b):
         if da is ANY or db is ANY:
             continue
-        loc_a = _location(system, da, k)
-        loc_b = _location(system, db, k2)
-        if loc_a is None or loc_b is None:
-            continue
-        (coefs_a, const_a, sym_a), (coefs_b, const_b, sym_b) = loc_a, loc_b
-        if sym_a != sym_b:
-            continue  # the indices differ by a run-time amount: assume they can be equal
+        loc_a = _location(system, da, k, symbols)
+        loc_b = _location(system, db, k2, symbols)
+        (coefs_a, const_a, _), (coefs_b, const_b, _) = loc_a, loc_b
         coefs = dict(coefs_a)
         for v, c in coefs_b.items():
             coefs[v] = coefs.get(v, 0) - c
@@ -104,31 +101,35 @@ def _dims(access: Access):
     return access.dims
 
 
-def _location(system: "_System", dim, k):
-    """(coefficients over solver variables, constant, symbolic residual) of an axis index."""
+def _location(system: "_System", dim, k, symbols: dict):
+    """(coefficients over solver variables, constant, ()) of an axis index. Run-time symbols
+    (enclosing loop indices, lengths) are solver variables too: unknown integers, each the same
+    wherever it appears, so `x[i, :i]` and `x[i, i + k]` are told apart."""
     if isinstance(dim, Point):
         expr, extra = dim.expr, {}
     else:
         u = system.var()
         system.ge({u: 1}, 0)
-        if dim.count is not None:
-            count = dim.count
-            ck, cconst, csym = _split(count, k)
-            if not csym:  # u <= count - 1 (count may depend on k: a triangular slice)
-                coefs = {v: c for v, c in ck.items()}
-                coefs[u] = coefs.get(u, 0) - 1
-                system.ge(coefs, cconst - 1)
+        if dim.count is not None:  # u <= count - 1 (count may depend on k: a triangular slice)
+            coefs, cconst, _ = _split(dim.count, k, system, symbols)
+            coefs[u] = coefs.get(u, 0) - 1
+            system.ge(coefs, cconst - 1)
         expr, extra = dim.start, {u: dim.step}
-    coefs, const, sym = _split(expr, k)
+    coefs, const, _ = _split(expr, k, system, symbols)
     for v, c in extra.items():
         coefs[v] = coefs.get(v, 0) + c
-    return coefs, const, sym
+    return coefs, const, ()
 
 
-def _split(expr: Affine, k) -> tuple:
+def _split(expr: Affine, k, system: "_System", symbols: dict) -> tuple:
     coefs = {k: expr.coef(K)} if expr.coef(K) else {}
-    sym = tuple(sorted(((id(key), c) for key, c in expr.terms if key is not K)))
-    return coefs, expr.const, sym
+    for key, c in expr.terms:
+        if key is not K:
+            var = symbols.get(id(key))
+            if var is None:
+                var = symbols[id(key)] = system.var()
+            coefs[var] = coefs.get(var, 0) + c
+    return coefs, expr.const, ()
 
 
 class _System:

@@ -18,6 +18,11 @@ from .state import LoopState
 from .values import VI, Bail, Unsafe, ValueKind, as_affine, is_int_value
 
 
+# Cost rule: a gather by indices read from data needs a range test (and an alias test) at every
+# run; with fewer iterations than this, running the loop is cheaper.
+MIN_DATA_GATHER = 32
+
+
 def parse_index(st: LoopState, node: Node, vis: list, first: int) -> list:
     parts = []
     for item in node.attrs["index"]:
@@ -31,8 +36,12 @@ def parse_index(st: LoopState, node: Node, vis: list, first: int) -> list:
             probe = v.probe
             kind = P.dtype_of(probe).kind
             if kind in "iu" and P.rank_of(probe) == 0 and not isinstance(probe, bool):
-                if v.varying:
-                    raise Bail(f"the index `{v.text}` is data-dependent")
+                if v.varying:   # an index read from data: a gather, tested against the axis first
+                    if st.trip is not None and st.trip < MIN_DATA_GATHER:
+                        raise Bail(f"the index `{v.text}` is data-dependent and the loop is short: its test "
+                                   "would cost more than the loop")
+                    parts.append(("data", v))
+                    continue
                 key_node = v.node
                 parts.append(("pt", VI(ValueKind.AFFINE, aff=Affine.of(key_node), probes=v.probes, text=v.text)))
                 continue
@@ -96,7 +105,7 @@ def plan_index(st: LoopState, base: VI, parts: list, label: str, write: bool) ->
     btype = base_array_type(st, base)
     shape = btype.shape
     rank = len(shape)
-    consumed = sum(1 for p in parts if p[0] in ("pt", "sl", "fancy"))
+    consumed = sum(1 for p in parts if p[0] in ("pt", "sl", "fancy", "data"))
     if consumed > rank:
         raise Bail(f"too many indices for `{label}`")
     expanded = []
@@ -109,7 +118,7 @@ def plan_index(st: LoopState, base: VI, parts: list, label: str, write: bool) ->
     expanded += [("sl", None, None, None)] * (rank - consumed)
     shape = tuple(d if d is not None else symbolic_dim(st, base, k) for k, d in enumerate(shape))
     dims, axis = [], 0
-    varying = [k for k, p in enumerate(expanded) if p[0] == "pt" and p[1].varying]
+    varying = [k for k, p in enumerate(expanded) if p[0] == "pt" and p[1].varying or p[0] == "data"]
     fancy_u = any(p[0] == "fancy" for p in expanded)
     for p in expanded:
         if p[0] == "new":
@@ -137,8 +146,8 @@ def plan_index(st: LoopState, base: VI, parts: list, label: str, write: bool) ->
     loop_axis, reverse = None, False
     if not varying:
         kind = "uniform"
-    elif len(varying) == 1 and not fancy_u and in_bounds(st, expanded[varying[0]][1].aff,
-                                                         shape[_axis_of(expanded, varying[0])]):
+    elif len(varying) == 1 and not fancy_u and expanded[varying[0]][0] == "pt" and \
+            in_bounds(st, expanded[varying[0]][1].aff, shape[_axis_of(expanded, varying[0])]):
         kind = "slice"
     else:
         if st.region_depth and st.compress is None:
@@ -188,11 +197,19 @@ def plan_index(st: LoopState, base: VI, parts: list, label: str, write: bool) ->
         elif p[0] == "new":
             items.append(None)
             result_dims += 1
+        elif p[0] == "data":
+            gather = value_node(st, p[1])
+            if st.compress is not None:   # only the elements the branch runs for
+                gather = compressed(st, gather)
+            index_check(st, gather, None, shape[_axis_of(expanded, k)], label)
+            items.append(ref(gather))
+            if loop_axis is None:
+                loop_axis = 0
         else:
             items.append(ref(value_node(st, p[1])))
     while len(items) > 1 and isinstance(items[-1], slice) and items[-1] == slice(None):
         items.pop()
-    points = sum(1 for p in expanded if p[0] == "pt")
+    points = sum(1 for p in expanded if p[0] in ("pt", "data"))
     news = sum(1 for p in expanded if p[0] == "new")
     return {"kind": kind, "items": items, "operands": operands, "dims": tuple(dims),
             "loop_axis": loop_axis, "reverse": reverse, "rank": rank, "prank": rank - points + news}
@@ -264,6 +281,8 @@ def index_check(st: LoopState, gather: Node, aff: Affine, dim, label: str) -> No
     if dim is None:
         raise Bail(f"`{label}` gathers from an axis of unknown length")
     d = dim if isinstance(dim, Affine) else Affine.constant(dim)
+    if aff is None:   # indices read from data: always tested
+        return _range_check(st, gather, d, label)
     c = aff.coef(K)
     first, last = aff.subst(K, Affine.constant(0)), aff.subst(K, st.trip_aff - 1)
     lo_idx, hi_idx = (first, last) if c > 0 else (last, first)
@@ -271,6 +290,10 @@ def index_check(st: LoopState, gather: Node, aff: Affine, dim, label: str) -> No
         return   # provably in range (negative indices wrap, as in the loop)
     if st.compress is None and lo_idx.is_const and hi_idx.is_const and d.is_const:
         raise Bail(f"`{label}` goes out of range: the loop raises IndexError")
+    _range_check(st, gather, d, label)
+
+
+def _range_check(st: LoopState, gather: Node, d: Affine, label: str) -> None:
     size = index_value(st, d)
     if isinstance(size, int):
         low = st.scratch.op("lt", [gather, st.scratch.const(-size)])

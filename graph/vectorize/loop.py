@@ -36,6 +36,7 @@ from .integers import interval, loop_bounds
 from .legality import add_check, alias_guards, check_checks, check_dependences
 from .materialize import bind_args, const_vi, eager_probes, lookup, value_node
 from .reads import visit_getitem
+from . import segments
 from .state import LoopState
 from .values import GUARD, SWV, VI, Bail, Result, ValueKind, op_text, render_op, static_dim
 from .writes import visit_inplace, visit_setitem
@@ -45,7 +46,7 @@ def translate_loop(loop: Node) -> Result:
     """Vectorize `loop`: the `Result` to splice in, or `Bail` with the reason it stays a loop."""
     st = LoopState(loop=loop, graph=loop.graph, body=loop.regions[0], n_carried=loop.attrs.get("carried", 0),
                    scratch=Scratch(loop.span))
-    st.visit = partial(visit, st)
+    st.visit = partial(segments.visit, st, partial(visit, st))
     return run(st)
 
 
@@ -62,9 +63,10 @@ def run(st: LoopState) -> Result:
     for node in st.body.nodes:
         if node.id in st.env or node.id in st.guard_nodes:
             continue  # translated early, as the term of a scan; or a guard's condition
-        vi = visit(st, node)
+        vi = st.visit(node)
         if vi is not None:
             st.env[node.id] = vi
+    segments.check_outputs(st)
     outputs = [finish_carried(st, j, lookup(st, out)) for j, out in enumerate(st.body.outputs)]
     check_early_reads(st)
     check_dependences(st)
@@ -74,7 +76,7 @@ def run(st: LoopState) -> Result:
 
 
 def summary(st: LoopState) -> str:
-    order = ["elementwise", "stencil", "window", "reduction", "contraction", "where", "masked", "scan",
+    order = ["elementwise", "stencil", "window", "segmented", "triangle", "reduction", "contraction", "where", "masked", "scan",
              "gather"]
     feats = [f for f in order if f in st.features] or ["elementwise"]
     return ", ".join(feats)

@@ -68,8 +68,10 @@ def window_read(st: LoopState, node: Node, base: VI, parts: list, label: str) ->
     """`x[..., i + a:i + a + L, ...]` for all i: a strided view of every window (no copy)."""
     if base.kind != ValueKind.UNIFORM:
         raise Bail(f"`{label}` slides over an array that varies with the loop index")
+    if any(p[0] == "new" for p in parts) and not any(p[0] == "ell" for p in parts):
+        return with_new_axes(st, node, base, parts, label)
     shape = base_array_type(st, base).shape
-    if any(p[0] in ("new", "ell", "fancy") or (p[0] == "pt" and p[1].varying) for p in parts):
+    if any(p[0] in ("new", "ell", "fancy", "data") or (p[0] == "pt" and p[1].varying) for p in parts):
         raise Bail(f"`{label}` mixes a sliding window with other loop-dependent indexing")
     if sum(1 for p in parts if p[0] == "win") != 1:
         raise Bail(f"`{label}` slides along more than one axis with the same index")
@@ -125,12 +127,22 @@ def window_read(st: LoopState, node: Node, base: VI, parts: list, label: str) ->
         items.pop()
     result = st.scratch.getitem(view, items, operands, node.name)
     probes = getitem_probes(st, node, base, [p for p in parts if p[0] != "win"] + [("sl",)])
-    rank = P.rank_of(probes[0])            # per iteration, including the window axis
+    rank = sum(1 for p in parts if p[0] in ("sl", "win"))   # per iteration, including the window axis
     axes = (loop_axis,) + tuple(range(loop_axis)) + (rank,) + tuple(range(loop_axis + 1, rank))
     result = st.scratch.transpose(result, axes)
     st.features.add("window")
     return VI(ValueKind.VARYING, node=result, probes=probes, ident=view, is_view=True, text=label,
               read_at=base.read_at or (ident, pos))
+
+
+def with_new_axes(st: LoopState, node: Node, base: VI, parts: list, label: str) -> VI:
+    """`x[:, i:i + 3, None]`: the windows without the new axes, then the new axes inserted."""
+    vi = window_read(st, node, base, [p for p in parts if p[0] != "new"], label)
+    items = [slice(None)]   # the loop axis
+    items += [None if p[0] == "new" else slice(None) for p in parts if p[0] in ("new", "sl", "win")]
+    probes = getitem_probes(st, node, base, parts)
+    return VI(ValueKind.VARYING, node=st.scratch.getitem(vi.node, items, cse=False), probes=probes, ident=vi.ident,
+              is_view=True, text=label, read_at=vi.read_at)
 
 
 def sliding_view(st: LoopState, array: Node, length: int, axis: int, shape: tuple) -> Node:
@@ -205,7 +217,7 @@ def getitem_probes(st: LoopState, node: Node, base: VI, parts: list) -> tuple:
     t = base_array_type(st, base) if base.kind == ValueKind.UNIFORM else None
     if t is None or t.dtype is None:
         return ()
-    rank = len(t.shape) - sum(1 for p in parts if p[0] == "pt") + sum(1 for p in parts if p[0] == "new")
+    rank = len(t.shape) - sum(1 for p in parts if p[0] in ("pt", "data")) + sum(1 for p in parts if p[0] == "new")
     if rank == 0:
         return (np.dtype(t.dtype).type(1),)
     return (np.ones((2,) * rank, dtype=t.dtype),)

@@ -50,6 +50,7 @@ class LoopState:
     full_values: dict[int, VI] = field(default_factory=dict)  # in masked branches: id -> value over all iterations
     pending: list[PendingWrite] = field(default_factory=list)      # writes inside the current branches
     read_offsets: dict[int, set] = field(default_factory=dict)     # array id -> the shifts it is read at
+    segment_spaces: dict[tuple, object] = field(default_factory=dict)  # segments.py: bounds and spaces built
 
     # --- loop-carried values (carried.py) ---------------------------------------------------
     scans: dict[int, tuple] = field(default_factory=dict)          # slot -> (update node, term node)
