@@ -1,0 +1,115 @@
+"""Emit a graph as code calling the array namespace of its inputs (`xp`) instead of NumPy.
+
+The variant a jitted function compiles for Dask, CuPy or array-API arrays (backends/namespaces.py
+recognises them). It is the NumPy emitter with each op spelled as the backend column of the op
+table says (graph/backend_ops.py, through backends/xp_calls.py), the namespace imported by name
+above the function, and NumPy scalars and dtypes written as the namespace's:
+
+    import array_api_compat.dask.array as xp
+
+
+    def f(x, y):
+        # model.py:5  return np.tanh(x) * 2.0 + y.sum(axis=0)
+        return xp.tanh(x) * 2.0 + xp.sum(y, axis=0)
+
+An op the namespace cannot run, or one that would compute a lazy array (`float(x)`, an `if` on an
+array value), is a `CodegenError` naming the op, the backend and the user's line.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any, Optional
+
+import numpy as np
+
+from ..graph.backend_ops import Backend, Lit, Tup, backend_for
+from ..graph.diagnostics import GraphjitWarning
+from ..graph.ir import Graph, Node
+from ..graph.literals import is_literal
+from ..graph.ops import PREC_ATOM, REGION_OPS
+from .emit_numpy import Emitted, Emitter
+from .namespaces import namespace_name
+from .xp_calls import check_condition, spelled_call, spelling_for, static_kwargs
+
+XP = "xp"
+
+
+class NamespaceEmitter(Emitter):
+    """The NumPy emitter writing calls of the namespace `xp` (a module) instead of `np`."""
+
+    def __init__(self, graph: Graph, xp: Any, consts: Optional[list] = None, with_comments: bool = True):
+        super().__init__(graph, consts, with_comments)
+        self.xp = xp
+        self.backend: Backend = backend_for(namespace_name(xp))
+        self.names.used.add(XP)
+        self.loops_warned = False
+
+    def function(self, name: str) -> Emitted:
+        self.preamble.append(f"import {namespace_name(self.xp)} as {XP}")
+        return super().function(name)
+
+    # --- ops ----------------------------------------------------------------------------
+    def expression(self, node: Node) -> tuple[str, int]:
+        if node.op in REGION_OPS or node.op in ("const", "arg", "param", "note"):
+            return super().expression(node)
+        spelling = spelling_for(node, self.backend)
+        if spelling is None:
+            return super().expression(node)
+        ops = node.operands
+        kw = node.attrs.get("kw", ())
+        n_pos = len(ops) - len(kw)
+        args = [self.value(o) for o in ops[:n_pos]]
+        kwargs = {k: self.value(o) for k, o in zip(kw, ops[n_pos:])}
+        kwargs.update({k: Lit(v) for k, v in static_kwargs(node).items()})
+        call = spelled_call(spelling, node, args, kwargs, self.backend, self.xp)
+        parts = [self.text(a) for a in call.args] + [f"{k}={self.text(v)}" for k, v in call.kwargs.items()]
+        return (f"{XP}.{call.name}({', '.join(parts)})", PREC_ATOM)
+
+    def text(self, item) -> str:
+        if isinstance(item, Lit):
+            return self.literal(item.value)[0]
+        if isinstance(item, Tup):
+            items = [self.text(v) for v in item.items]
+            return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+        return item
+
+    def literal(self, value) -> tuple[str, int]:
+        if isinstance(value, np.generic) and is_literal(value):
+            return (f"{XP}.asarray({self.literal(value.item())[0]}, dtype={XP}.{value.dtype.name})", PREC_ATOM)
+        if isinstance(value, np.dtype) or (isinstance(value, type) and issubclass(value, np.generic)):
+            return (f"{XP}.{np.dtype(value).name}", PREC_ATOM)
+        if isinstance(value, np.ndarray):   # an array built at compile time: the namespace's copy of it
+            text, _ = super().literal(value)
+            return (f"{XP}.asarray({text})", PREC_ATOM)
+        return super().literal(value)
+
+    # --- statements the namespace may not run -------------------------------------------
+    def region_if(self, node: Node, indent: str, uses: dict) -> None:
+        check_condition(node, node.operands[0], self.backend)
+        super().region_if(node, indent, uses)
+
+    def region_while(self, node: Node, indent: str, uses: dict) -> None:
+        check_condition(node, node.regions[0].outputs[0], self.backend)
+        super().region_while(node, indent, uses)
+
+    def region_for_range(self, node: Node, indent: str, uses: dict) -> None:
+        if self.backend.lazy and not self.loops_warned and indexes_by(node.regions[0]):
+            self.loops_warned = True
+            where = f"{node.span.short_file}:{node.span.line}: " if node.span else ""
+            warnings.warn(f"graphjit: {where}this loop stays a Python loop over {self.backend.name} arrays, one "
+                          "task per iteration (jit_level='O2' turns the loops it can into whole-array code)",
+                          GraphjitWarning, stacklevel=2)
+        super().region_for_range(node, indent, uses)
+
+
+def indexes_by(body: Graph) -> bool:
+    """The loop body reads or writes an array at its index (`x[i]`): per element or per row."""
+    index = body.args[0]
+    return any(n.op in ("getitem", "setitem") and index in n.operands for n in body.nodes)
+
+
+def emit_function(graph: Graph, xp: Any, name: Optional[str] = None, consts: Optional[list] = None,
+                  with_comments: bool = True) -> Emitted:
+    """The source of one function computing `graph` with the namespace `xp`."""
+    return NamespaceEmitter(graph, xp, consts, with_comments).function(name or graph.name)

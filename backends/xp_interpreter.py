@@ -1,0 +1,75 @@
+"""Run a graph node by node on a non-NumPy namespace (`exec_mode="no_sink"` with Dask or array-API inputs).
+
+The interpreter of backends/interpreter.py with each op called as the backend column of the op
+table spells it (backends/xp_calls.py, the same decisions the emitter makes: an op the namespace
+cannot run, or one that would compute a lazy array, is refused at the same place).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..graph.backend_ops import Backend, Lit, Tup, backend_for
+from ..graph.ir import Graph, Node
+from ..graph.paths import Roots
+from .interpreter import Interpreter
+from .namespaces import namespace_name
+from .xp_calls import check_condition, namespace_attr, spelled_call, spelling_for, static_kwargs
+
+
+class NamespaceInterpreter(Interpreter):
+    """Runs one graph calling the namespace `xp` (a module) where the NumPy interpreter calls NumPy."""
+
+    def __init__(self, graph: Graph, roots: Roots, globals_dict: dict, xp: Any):
+        super().__init__(graph, roots, globals_dict)
+        self.xp = xp
+        self.backend: Backend = backend_for(namespace_name(xp))
+        check_graph(graph, self.backend)   # refused ops fail at compile time, as the emitter's do
+
+    def eval(self, node: Node, env: dict) -> Any:
+        op = node.op
+        if op == "const":
+            return self.value(node.attrs["value"])
+        if op in ("if", "while", "for_range", "note", "arg", "param"):
+            return super().eval(node, env)
+        spelling = spelling_for(node, self.backend)
+        if spelling is None:
+            return super().eval(node, env)
+        vals = [env[o.id] for o in node.operands]
+        kw = node.attrs.get("kw", ())
+        n_pos = len(vals) - len(kw)
+        kwargs = dict(zip(kw, vals[n_pos:]))
+        kwargs.update({k: Lit(v) for k, v in static_kwargs(node).items()})
+        call = spelled_call(spelling, node, vals[:n_pos], kwargs, self.backend, self.xp)
+        fn = namespace_attr(self.xp, call.name)
+        return fn(*(self.value(a) for a in call.args), **{k: self.value(v) for k, v in call.kwargs.items()})
+
+    def value(self, item) -> Any:
+        """A literal as the namespace takes it: its dtypes, 0-d arrays for NumPy scalars."""
+        if isinstance(item, Lit):
+            item = item.value
+        if isinstance(item, Tup):
+            return tuple(self.value(v) for v in item.items)
+        if isinstance(item, np.dtype) or (isinstance(item, type) and issubclass(item, np.generic)):
+            return getattr(self.xp, np.dtype(item).name)
+        if isinstance(item, np.generic):
+            return self.xp.asarray(item.item(), dtype=getattr(self.xp, item.dtype.name))
+        if isinstance(item, np.ndarray):
+            return self.xp.asarray(item)
+        return item
+
+
+def check_graph(graph: Graph, backend: Backend) -> None:
+    """Refuse, before running anything, what the namespace cannot run (every region included)."""
+    for node in graph.nodes:
+        if node.op in ("const", "arg", "param", "note"):
+            continue
+        if node.op in ("if", "while"):
+            check_condition(node, node.operands[0] if node.op == "if" else node.regions[0].outputs[0], backend)
+        elif node.op != "for_range":
+            spelling_for(node, backend)
+        for region in node.regions:
+            check_graph(region, backend)
+
