@@ -193,7 +193,7 @@ for _op in ["add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "lshift", 
 # elementwise functions: the standard's name where NumPy's differs
 _RENAMED = {"absolute": "abs", "fabs": "abs", "arcsin": "asin", "arccos": "acos", "arctan": "atan",
             "arcsinh": "asinh", "arccosh": "acosh", "arctanh": "atanh", "arctan2": "atan2", "power": "pow",
-            "np_mod": "remainder", "true_divide": "divide", "rint": "round", "np_abs": "abs"}
+            "np_mod": "remainder", "true_divide": "divide", "rint": "round"}
 for _name in ["abs", "exp", "expm1", "log", "log2", "log10", "log1p", "sqrt", "square", "sin", "cos", "tan",
               "sinh", "cosh", "tanh", "sign", "floor", "ceil", "trunc", "negative", "isnan", "isinf", "isfinite",
               "logical_not", "maximum", "minimum", "hypot", "logical_and", "logical_or", "logical_xor", "np_add",
