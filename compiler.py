@@ -20,7 +20,7 @@ import numpy as np
 from . import context as _ctx
 from .backends.cache_policy import CompiledEntry
 from .backends.dispatch import call_arguments, dynamic_shape
-from .backends.namespaces import call_namespace, is_foreign_array, known_shape, numpy_dtype
+from .backends.namespaces import call_namespace, foreign_arrays, is_foreign_array, known_shape, numpy_dtype
 from .context import JitConfig
 from .tensor import tensor_mask
 
@@ -45,6 +45,8 @@ def compile_call(fn: Callable, sig: inspect.Signature, args: tuple, kinds: list,
 def abstract_argument(a: Any, kind: Any):
     """The argument as the front end sees it: an array with dynamic dimensions becomes its type, and
     so does an array of another library (Dask, array-API; its unknown dimensions are dynamic)."""
+    if isinstance(a, (tuple, list)) and foreign_arrays(a):
+        return type(a)(abstract_argument(v, None) for v in a)
     if is_foreign_array(a):
         from .graph.types import ArrayType
         from .transpiler.lower import AbstractArray

@@ -104,3 +104,13 @@ def test_numpy_promotion_across_kinds_is_written_with_astype():
     jitted = graphjit.jit(f)
     assert "xp.astype(k, xp.float64)" in jitted.source(to_strict(x), to_strict(k))
     assert_matches(to_numpy(jitted(to_strict(x), to_strict(k))), f(x, k))
+
+
+def test_gradients_on_array_api_strict():
+    def loss(w, x):
+        return (np.tanh(x @ w) ** 2).mean()
+    w, x = np.linspace(0.1, 0.3, 3), np.random.default_rng(0).random((4, 3))
+    g = graphjit.grad(loss)(to_strict(w), to_strict(x))
+    h = 1e-6
+    numeric = [(loss(w + h * e, x) - loss(w - h * e, x)) / (2 * h) for e in np.eye(3)]
+    np.testing.assert_allclose(to_numpy(g), numeric, rtol=1e-6)

@@ -200,3 +200,38 @@ def test_arrays_of_two_libraries_are_one_clear_error():
         return x + y
     with pytest.raises(TypeError, match="the array arguments belong to different libraries"):
         f(to_dask(np.ones(3)), array_api_strict.ones(3))
+
+
+def test_arrays_inside_a_tuple_argument_are_run_time_values():
+    def pair(xy):
+        x, y = xy
+        return np.sin(x) + y.sum(axis=0)
+    rng = np.random.default_rng(0)
+    a, b = rng.random((3, 2)), rng.random((3, 2))
+    jitted = graphjit.jit(pair)
+    assert "xp.sin(xy0)" in code_of(jitted.source((to_dask(a), to_dask(b))))
+    assert_matches(to_numpy(jitted((to_dask(a), to_dask(b)))), pair((a, b)))
+    assert_matches(to_numpy(jitted((to_dask(b), to_dask(a)))), pair((b, a)))   # nothing baked in
+
+
+GLOBAL = da.from_array(np.arange(4.0), chunks=2)
+
+
+def test_a_dask_array_read_from_a_global_is_read_at_each_call():
+    def f(x):
+        return np.sin(GLOBAL) + x
+    jitted = graphjit.jit(f)
+    x = to_dask(np.ones(4))
+    assert "xp.sin(_g['GLOBAL'])" in code_of(jitted.source(x))
+    assert_matches(to_numpy(jitted(x)), np.sin(np.arange(4.0)) + 1)
+    GLOBAL[...] = GLOBAL * 0.0          # written in place: the next call sees it
+    assert_matches(to_numpy(jitted(x)), np.ones(4))
+
+
+def test_gradients_of_dask_inputs_stay_lazy():
+    def loss(w, x):
+        return ((x @ w) ** 2).sum()
+    w, x = np.linspace(0.1, 0.3, 3), np.random.default_rng(0).random((4, 3))
+    g = graphjit.grad(loss)(to_dask(w), to_dask(x))
+    assert isinstance(g, da.Array)
+    np.testing.assert_allclose(g.compute(), 2 * x.T @ (x @ w), rtol=1e-12)
