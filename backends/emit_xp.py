@@ -39,8 +39,10 @@ XP = "xp"
 class NamespaceEmitter(Emitter):
     """The NumPy emitter writing calls of the namespace `xp` (a module) instead of `np`."""
 
-    def __init__(self, graph: Graph, xp: Any, consts: Optional[list] = None, with_comments: bool = True):
+    def __init__(self, graph: Graph, xp: Any, consts: Optional[list] = None, with_comments: bool = True,
+                 device_arg: Optional[str] = None):
         super().__init__(graph, consts, with_comments)
+        self.device_arg = next((a for a in graph.args if a.name == device_arg), None)
         self.xp = xp
         self.backend: Backend = backend_for(namespace_name(xp))
         self.names.used.add(XP)
@@ -78,7 +80,8 @@ class NamespaceEmitter(Emitter):
         args = [self.value(o) for o in ops[:n_pos]]
         kwargs = {k: self.value(o) for k, o in zip(kw, ops[n_pos:])}
         kwargs.update({k: Lit(v) for k, v in static_kwargs(node).items()})
-        call = spelled_call(spelling, node, args, kwargs, self.backend, self.xp)
+        device = f"{self.value(self.device_arg)}.device" if self.device_arg is not None else None
+        call = spelled_call(spelling, node, args, kwargs, self.backend, self.xp, device)
         parts = [self.text(a) for a in call.args] + [f"{k}={self.text(v)}" for k, v in call.kwargs.items()]
         return (f"{XP}.{call.name}({', '.join(parts)})", PREC_ATOM)
 
@@ -147,6 +150,7 @@ def indexes_by(body: Graph) -> bool:
 
 
 def emit_function(graph: Graph, xp: Any, name: Optional[str] = None, consts: Optional[list] = None,
-                  with_comments: bool = True) -> Emitted:
-    """The source of one function computing `graph` with the namespace `xp`."""
-    return NamespaceEmitter(graph, xp, consts, with_comments).function(name or graph.name)
+                  with_comments: bool = True, device_arg: Optional[str] = None) -> Emitted:
+    """The source of one function computing `graph` with the namespace `xp`; new arrays go on the
+    device of argument `device_arg`."""
+    return NamespaceEmitter(graph, xp, consts, with_comments, device_arg).function(name or graph.name)

@@ -110,12 +110,17 @@ def spelling_for(node, backend: Backend):
     return None if spelling is SAME else spelling
 
 
-def spelled_call(spelling, node, args: list, kwargs: dict, backend: Backend, xp: Any) -> Call:
-    """The namespace call computing `node` from NumPy-ordered `args` and `kwargs`, or a refusal."""
+def spelled_call(spelling, node, args: list, kwargs: dict, backend: Backend, xp: Any, device: Any = None) -> Call:
+    """The namespace call computing `node` from NumPy-ordered `args` and `kwargs`, or a refusal.
+    `device` (the inputs' device, as the caller spells it): where a new array goes (`xp.zeros`;
+    the `_like` functions follow their operand)."""
     try:
         call = spelling.call(node, args, kwargs)
     except BackendRefusal as e:
         raise refuse(node, backend, str(e)) from None
+    if device is not None and backend.devices and node.opdef.creates and not call.name.endswith("_like") \
+            and "device" not in call.kwargs:
+        call = Call(call.name, call.args, {**call.kwargs, "device": device})
     if not spelling.standard and namespace_attr(xp, call.name) is None:
         raise refuse(node, backend, f"not in the array API standard, and {xp.__name__} has no `{call.name}`")
     return call

@@ -7,7 +7,7 @@ cannot run, or one that would compute a lazy array, is refused at the same place
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
 import numpy as np
 
@@ -26,11 +26,19 @@ from .xp_calls import alias_test, check_condition, namespace_attr, promotion_cas
 class NamespaceInterpreter(Interpreter):
     """Runs one graph calling the namespace `xp` (a module) where the NumPy interpreter calls NumPy."""
 
-    def __init__(self, graph: Graph, roots: Roots, globals_dict: dict, xp: Any):
+    def __init__(self, graph: Graph, roots: Roots, globals_dict: dict, xp: Any, device_arg: Optional[str] = None):
         super().__init__(graph, roots, globals_dict)
         self.xp = xp
         self.backend: Backend = backend_for(namespace_name(xp))
         check_graph(graph, self.backend)   # refused ops fail at compile time, as the emitter's do
+        names = [a.name for a in graph.args]
+        self.device_index = names.index(device_arg) if device_arg in names else None
+        self.device = None
+
+    def __call__(self, *args) -> Any:
+        self.device = args[self.device_index].device if self.device_index is not None and self.backend.devices \
+            else None
+        return super().__call__(*args)
 
     def eval(self, node: Node, env: dict) -> Any:
         op = node.op
@@ -59,7 +67,8 @@ class NamespaceInterpreter(Interpreter):
         n_pos = len(vals) - len(kw)
         kwargs = dict(zip(kw, vals[n_pos:]))
         kwargs.update({k: Lit(v) for k, v in static_kwargs(node).items()})
-        call = spelled_call(spelling, node, vals[:n_pos], kwargs, self.backend, self.xp)
+        call = spelled_call(spelling, node, vals[:n_pos], kwargs, self.backend, self.xp,
+                            None if self.device is None else Lit(self.device))
         fn = namespace_attr(self.xp, call.name)
         return fn(*(self.value(a) for a in call.args), **{k: self.value(v) for k, v in call.kwargs.items()})
 

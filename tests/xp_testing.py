@@ -21,7 +21,8 @@ def to_numpy(value):
     if hasattr(value, "compute"):
         return value.compute()
     if type(value).__module__.startswith("array_api_strict"):
-        return np.asarray(value)
+        import array_api_strict as xs
+        return np.asarray(value.to_device(xs.Device("CPU_DEVICE")))
     return value
 
 

@@ -114,3 +114,18 @@ def test_gradients_on_array_api_strict():
     h = 1e-6
     numeric = [(loss(w + h * e, x) - loss(w - h * e, x)) / (2 * h) for e in np.eye(3)]
     np.testing.assert_allclose(to_numpy(g), numeric, rtol=1e-6)
+
+
+def test_new_arrays_go_on_the_inputs_device_with_numpys_dtype():
+    def f(x):
+        return x + np.zeros(x.shape) + np.arange(3)
+    device = array_api_strict.Device("device1")
+    x = array_api_strict.asarray(np.ones(3), device=device)
+    for mode in ("auto", "no_sink"):
+        jitted = graphjit.jit(f, exec_mode=mode)
+        out = jitted(x)
+        assert out.device == device
+        assert_matches(to_numpy(out), f(np.ones(3)))
+    source = graphjit.jit(f).source(x)
+    assert "xp.zeros((3,), dtype=xp.float64, device=x.device)" in source
+    assert "xp.arange(3, dtype=xp.int64, device=x.device)" in source
