@@ -20,6 +20,7 @@ import numpy as np
 from . import context as _ctx
 from .backends.cache_policy import CompiledEntry
 from .backends.dispatch import call_arguments, dynamic_shape
+from .backends.namespaces import call_namespace, foreign_arrays, is_foreign_array, known_shape, numpy_dtype
 from .context import JitConfig
 from .tensor import tensor_mask
 
@@ -35,11 +36,25 @@ def compile_call(fn: Callable, sig: inspect.Signature, args: tuple, kinds: list,
     if transform is not None:
         options["transform"] = transform
     options["tensor_masks"] = tuple(tensor_mask(a) for a in args)
+    xp = call_namespace(args)
+    if xp is not None:
+        options["namespace"] = xp
+        options["device_arg"] = next((name for name, a in zip(sig.parameters, args) if is_foreign_array(a)),
+                                     None)
     return compile_for(fn, tuple(positional), config, **options)
 
 
 def abstract_argument(a: Any, kind: Any):
-    """The argument as the front end sees it: an array with dynamic dimensions becomes its type."""
+    """The argument as the front end sees it: an array with dynamic dimensions becomes its type, and
+    so does an array of another library (Dask, array-API; its unknown dimensions are dynamic)."""
+    if isinstance(a, (tuple, list)) and foreign_arrays(a):
+        return type(a)(abstract_argument(v, None) for v in a)
+    if is_foreign_array(a):
+        from .graph.types import ArrayType
+        from .transpiler.lower import AbstractArray
+        shape = known_shape(a.shape)
+        return AbstractArray(ArrayType(numpy_dtype(a.dtype).name,
+                                       dynamic_shape(shape, kind[1]) if isinstance(kind, tuple) else shape))
     if isinstance(kind, tuple) and isinstance(a, np.ndarray):
         from .graph.types import ArrayType
         from .transpiler.lower import AbstractArray
@@ -49,17 +64,22 @@ def abstract_argument(a: Any, kind: Any):
 
 def compile_for(fn: Callable, args: tuple, config: JitConfig, static: tuple = (),
                 kwargs: Optional[dict] = None, transform: Optional[Callable] = None,
-                tensor_masks: Optional[tuple] = None) -> CompiledEntry:
+                tensor_masks: Optional[tuple] = None, namespace: Any = None,
+                device_arg: Optional[str] = None) -> CompiledEntry:
     """Front end, passes and backend for one call signature; errors point at the user's code.
     `transform(lowered, args, roots)` changes the lowered graph before the passes (`graphjit.grad`
     appends the backward pass). `tensor_masks` (one per parameter, graph/tensor_boundary.py; none
     given: no argument is one) says which arguments are `graphjit.Tensor`s: the code computes on plain arrays and returns Tensors
-    where eager execution does."""
+    where eager execution does. `namespace`: the array namespace (a module) of non-NumPy inputs,
+    which the code then calls instead of NumPy, without the NumPy-only passes (docs/array-api.md);
+    arrays it creates go on the device of argument `device_arg`."""
     from .backends.compile import compile_emitted
     from .backends.emit_numba import emit_function as emit_with_kernels
     from .backends.emit_numpy import emit_function
     from .backends.numba_kernels import kernels_on
     from .backends.interpreter import Interpreter
+    from .backends import emit_xp
+    from .backends.xp_interpreter import NamespaceInterpreter
     from .graph.diagnostics import GraphjitError, GraphSyntaxError
     from .graph.autodiff.pending import has_pending, prepare as prepare_gradients
     from .graph.passes.manager import dump_directory_from_env, format_report, pipeline_for, run_pipeline
@@ -85,9 +105,13 @@ def compile_for(fn: Callable, args: tuple, config: JitConfig, static: tuple = ()
             if dump is not None:
                 dump.write("after_transform.txt", str(graph))
         mark_tensor_boundary(graph, tensor_masks or ())
-        kernels = kernels_on(config)
-        report = run_pipeline(graph, config.jit_level, dump=dump, pipeline=pipeline_for(config.jit_level, kernels))
-        emitted = (emit_with_kernels if kernels else emit_function)(graph, consts=lowered.consts)
+        kernels = kernels_on(config) and namespace is None
+        report = run_pipeline(graph, config.jit_level, dump=dump,
+                              pipeline=pipeline_for(config.jit_level, kernels, numpy=namespace is None))
+        if namespace is not None:
+            emitted = emit_xp.emit_function(graph, namespace, consts=lowered.consts, device_arg=device_arg)
+        else:
+            emitted = (emit_with_kernels if kernels else emit_function)(graph, consts=lowered.consts)
         if dump is not None:
             dump.write("emitted.py", emitted.source)
             dump.write("passes.txt", format_report(report, config.jit_level))
@@ -95,7 +119,7 @@ def compile_for(fn: Callable, args: tuple, config: JitConfig, static: tuple = ()
         raise e.with_traceback(None) from None
     except GraphjitError as e:
         raise e.with_traceback(None) from None
-    keep = tuple(a for a in args if not isinstance(a, (np.ndarray, np.generic)))
+    keep = tuple(a for a in args if not isinstance(a, (np.ndarray, np.generic)) and not is_foreign_array(a))
     if lowered.eager or only_fallbacks(graph):
         if not lowered.eager:
             code = fn.__code__
@@ -104,7 +128,10 @@ def compile_for(fn: Callable, args: tuple, config: JitConfig, static: tuple = ()
         return CompiledEntry(fn, graph, emitted.source, keep, time.perf_counter() - start,
                              lowered.diagnostics, True, emitted.name, emitted.line_table, emitted.consts, lowered,
                              report)
-    if config.exec_mode == "no_sink":
+    if config.exec_mode == "no_sink" and namespace is not None:
+        run = NamespaceInterpreter(graph, Roots(globals_dict=lowered.globals, closure=lowered.closure,
+                                                consts=emitted.consts), lowered.globals, namespace, device_arg)
+    elif config.exec_mode == "no_sink":
         run = Interpreter(graph, Roots(globals_dict=lowered.globals, closure=lowered.closure, consts=emitted.consts),
                           lowered.globals)
     else:

@@ -10,6 +10,8 @@
                     values of non-array arguments, the type of other objects
     static_argnums, static_argnames, dynamic   the jit options that shape the signature
     versions        graphjit (with a digest of its compiler sources), NumPy, Python
+    namespace       for Dask, CuPy or array-API inputs only: the namespace the code calls and its
+                    library's version (`array_api_compat.dask.array (dask 2025.1.0)`)
 
 Two more things decide whether a stored entry may be reused, and are checked after the lookup:
 the text of every function, method and Cell `construct` the entry inlined (`inlined_changed`,
@@ -33,6 +35,7 @@ from typing import Any, Optional
 import numpy as np
 
 from ..graph.guards import encode_value, is_value
+from .namespaces import array_key, call_namespace, foreign_arrays, is_foreign_array, namespace_name
 
 
 class Unportable(Exception):
@@ -52,15 +55,17 @@ class CacheKey:
     static_argnames: tuple
     dynamic: str
     versions: tuple
+    namespace: str = ""
 
     def lines(self) -> list:
-        """`name: value` lines, the header of a stored entry."""
+        """`name: value` lines, the header of a stored entry (NumPy's keys have no namespace line)."""
         return [f"function: {self.function}", f"source: {self.source}",
                 f"syntax_level: {self.syntax_level}", f"jit_level: {self.jit_level}",
                 f"pipeline: {', '.join(self.pipeline) or '(no passes)'}", f"exec_mode: {self.exec_mode}",
                 f"signature: ({', '.join(self.signature)})",
                 f"static_argnums: {self.static_argnums}", f"static_argnames: {self.static_argnames}",
-                f"dynamic: {self.dynamic or 'none'}", f"versions: {', '.join(self.versions)}"]
+                f"dynamic: {self.dynamic or 'none'}", f"versions: {', '.join(self.versions)}"] + \
+            ([f"namespace: {self.namespace}"] if self.namespace else [])
 
     def digest(self) -> str:
         return hashlib.sha256("\n".join(self.lines()).encode()).hexdigest()[:32]
@@ -94,6 +99,7 @@ def cache_key(fn, arg_names: list, args: tuple, *, jit_level: str, exec_mode: st
         static_argnames=tuple(static_argnames or ()),
         dynamic=dynamic_text(dynamic),
         versions=versions(),
+        namespace=namespace_text(args),
     )
 
 
@@ -106,15 +112,17 @@ def arg_text(value: Any, static: bool = False, dynamic: Any = None) -> str:
         except TypeError:
             raise Unportable(f"static argument {value!r} has no stable text form") from None
     t = type(value)
-    if isinstance(value, np.ndarray):
-        shape = value.shape
+    foreign = is_foreign_array(value)
+    if isinstance(value, np.ndarray) or foreign:
+        _, _, dtype, shape = array_key(value) if foreign else (None, t, value.dtype, value.shape)
         if dynamic is True:
             shape = (None,) * len(shape)
         elif dynamic:
             shape = tuple(None if k in dynamic or k - len(shape) in dynamic else d for k, d in enumerate(shape))
         kind = "array" if t is np.ndarray else f"array[{t.__module__}.{t.__qualname__}]"
         dims = ", ".join("?" if d is None else str(d) for d in shape)
-        return f"{kind} {value.dtype.name} {value.dtype.str} ({dims}{',' if len(shape) == 1 else ''})"
+        dtype_text = dtype if foreign else f"{dtype.name} {dtype.str}"
+        return f"{kind} {dtype_text} ({dims}{',' if len(shape) == 1 else ''})"
     if isinstance(value, np.generic):
         return f"scalar {value.dtype.str}"
     if is_value(value) and t not in (tuple, list, dict):
@@ -126,6 +134,15 @@ def arg_text(value: Any, static: bool = False, dynamic: Any = None) -> str:
     if "<locals>" in t.__qualname__:
         raise Unportable(f"an argument of local class {t.__qualname__}")
     return f"object {t.__module__}.{t.__qualname__}"
+
+
+def namespace_text(args: tuple) -> str:
+    """The namespace non-NumPy arrays among `args` make the code call, with its library's version."""
+    xp = call_namespace(args)
+    if xp is None:
+        return ""
+    library = sys.modules.get(type(foreign_arrays(args)[0]).__module__.split(".")[0])
+    return f"{namespace_name(xp)} ({library.__name__ if library else '?'} {getattr(library, '__version__', '?')})"
 
 
 def dynamic_text(dynamic: Optional[dict]) -> str:

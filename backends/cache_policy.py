@@ -31,6 +31,7 @@ from ..graph.guards import GuardSet
 from ..graph.paths import Roots
 from . import dispatch
 from .const_recipes import StoredConsts, builds_objects, const_recipes
+from .namespaces import is_foreign_array
 
 
 def signature_key(args: tuple, kinds: Optional[list] = None) -> tuple:
@@ -191,7 +192,7 @@ class EntryCache:
             return entry
 
     def new_entry(self, variant: Variant, guards: GuardSet, args: tuple, config: JitConfig, key: tuple) -> Entry:
-        keep = tuple(a for a in args if not isinstance(a, (np.ndarray, np.generic)))
+        keep = tuple(a for a in args if not isinstance(a, (np.ndarray, np.generic)) and not is_foreign_array(a))
         entry = Entry(variant, guards, key, config, [dispatch.describe_arg(a) for a in args], keep)
         entry.fast = dispatch.fast_spec(self.names, args, self.kinds, guards, self.roots(args, variant.consts))
         return entry

@@ -39,6 +39,7 @@ import numpy as np
 from .. import context as _ctx
 from ..graph.guards import ARRAY_CLASSES, VALUE_TYPES, Guard, same_keys, same_value
 from ..graph.paths import default_slot
+from .namespaces import array_key, is_foreign_array, known_shape, numpy_dtype
 
 _ND = np.ndarray
 _LITERALS = (int, float, bool, str, type(None), complex)
@@ -75,6 +76,9 @@ def arg_key(a: Any, kind: Any = None):
         return (dict, tuple((k, arg_key(v)) for k, v in a.items()))
     if t is set or t is frozenset:   # by value: a set changed in place is another key
         return (t, tuple(arg_key(v) for v in a))
+    if is_foreign_array(a):   # a Dask, CuPy, array-API array: keyed as an array (backends/namespaces.py)
+        key = array_key(a)
+        return key if kind is None else key[:3] + (dynamic_shape(key[3], kind[1]),)
     return ("object", id(a))
 
 
@@ -108,6 +112,16 @@ def arg_condition(expr: str, a: Any, kind: Any, bind: Callable[[Any], str]) -> O
         return " and ".join(parts)
     if t is dict or t is set or t is frozenset:
         return None
+    if is_foreign_array(a):
+        shape = known_shape(a.shape)
+        if None in shape:   # Dask's unknown dimensions: the slow path keys them
+            return None
+        if kind is not None:
+            shape = dynamic_shape(shape, kind[1])
+            return " and ".join([f"{expr}.__class__ is {bind(t)}", f"{expr}.dtype == {bind(a.dtype)}",
+                                 f"{expr}.ndim == {len(shape)}"] +
+                                [f"{expr}.shape[{k}] == {d}" for k, d in enumerate(shape) if d is not None])
+        return f"{expr}.__class__ is {bind(t)} and {expr}.dtype == {bind(a.dtype)} and {expr}.shape == {bind(shape)}"
     return f"{expr} is {bind(a)}"
 
 
@@ -122,6 +136,8 @@ def describe_arg(a: Any) -> tuple:
         return ("scalar", t)
     if t is tuple or t is list:
         return ("seq", t, tuple(describe_arg(v) for v in a))
+    if is_foreign_array(a):
+        return ("array", numpy_dtype(a.dtype), known_shape(a.shape), t)
     return ("object", t, id(a))
 
 
@@ -132,7 +148,7 @@ def structure_key(a: Any, kind: Any = None):
     if kind != "static" and t not in _LITERALS and not isinstance(a, (_ND, np.generic)):
         if t is tuple or t is list:
             return (t, tuple(structure_key(v) for v in a))
-        if t not in (dict, set, frozenset):   # containers are keyed by their contents
+        if t not in (dict, set, frozenset) and not is_foreign_array(a):   # containers: by their contents
             return ("object-of-type", t)
     return arg_key(a, kind)
 

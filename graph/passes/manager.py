@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from ..diagnostics import GraphjitError, PassError
+from ..backend_ops import NUMPY_ONLY_PASSES
 from ..ir import Graph
 from ..verifier import verify
 from . import cse, dce, dead_branches, fold_constants, kernels, licm, memory_plan, scalarize, simplify, tile, unswitch, \
@@ -58,10 +59,12 @@ PIPELINES: dict[str, list[Pass]] = {
 MAX_ROUNDS = 8
 
 
-def pipeline_for(level: str, kernels_on: bool) -> list[Pass]:
+def pipeline_for(level: str, kernels_on: bool, numpy: bool = True) -> list[Pass]:
     """The level's passes; without the Numba kernel pass when kernels are off (compiler.py decides:
-    `JitConfig(numba=False)`, `GRAPHJIT_NUMBA=0`, Numba not installed, or the interpreter)."""
-    return [p for p in PIPELINES[level] if kernels_on or p[0] is not kernels.run]
+    `JitConfig(numba=False)`, `GRAPHJIT_NUMBA=0`, Numba not installed, or the interpreter); without
+    the NumPy-only optimizations (graph/backend_ops.py `NUMPY_ONLY_PASSES`) for another namespace."""
+    return [p for p in PIPELINES[level] if (kernels_on or p[0] is not kernels.run) and
+            (numpy or p[0].__module__.rsplit(".", 1)[-1] not in NUMPY_ONLY_PASSES)]
 
 
 def before_differentiation(level: str) -> list[Pass]:
