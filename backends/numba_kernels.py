@@ -34,10 +34,11 @@ from typing import Optional
 import numpy as np
 
 from .. import log
+from . import numba_aot
 from .disk_cache import default_dir
 
 ENV = "GRAPHJIT_NUMBA"          # 0 / off: never send loops to Numba
-_LOADED: dict = {}              # source sha -> compiled dispatcher, shared by every handle in the process
+_LOADED: dict = {}              # (source sha, layouts) -> (compiled function, its layouts), shared by every handle
 _LOCK = threading.Lock()
 
 
@@ -76,6 +77,9 @@ class NumbaKernel:
         self.name = name
         self.boundscheck = boundscheck
         self.checks = tuple(_check_for(k) for k in kinds)
+        self.kinds = kinds
+        self.arrays = tuple(i for i, k in enumerate(kinds) if k.startswith("arr:"))
+        self.layout: Optional[str] = None   # the array layouts the function was compiled for (None: any)
         self.error_model = error_model
         self.results = tuple(None if r is None else np.dtype(r).type for r in results)
         self.source = "".join(lines)
@@ -89,11 +93,13 @@ class NumbaKernel:
             if not check(a):
                 raise KernelRefused(f"an argument of type {type(a).__name__} where the kernel was planned for another")
         disp = self.dispatcher
+        if disp is not None and self.layout is not None and numba_aot.layouts(self.arrays, args) != self.layout:
+            disp = None   # an ahead-of-time library is compiled for the arrays' layouts: another one
         try:
             if disp is None:   # the first call loads or compiles: Numba's imports and compiler warn
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", DeprecationWarning)
-                    disp = self.load()
+                    disp = self.load(args)
                     out = disp(*args)
             else:
                 out = disp(*args)
@@ -101,7 +107,7 @@ class NumbaKernel:
             if _is_numba_error(e) or isinstance(e, ImportError):   # ImportError: Numba lacks an optional
                 # package it needs for this kernel (SciPy for np.dot), found only when it compiles one
                 self.refuse(f"Numba refused it: {str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__}")
-            if isinstance(e, OverflowError) and "int too big" in str(e):
+            if isinstance(e, OverflowError) and ("int too big" in str(e) or "too large to convert" in str(e)):
                 raise KernelRefused(str(e)) from None   # a Python int argument beyond int64: this call only
             raise
         if not self.results:
@@ -113,18 +119,29 @@ class NumbaKernel:
         log.info("vectorize", "kernel %s runs as a Python loop: %s", self.name, why)
         raise KernelRefused(why)
 
-    def load(self):
+    def load(self, args: tuple):
         if self.refused is not None:
             raise KernelRefused(self.refused)
+        layout = numba_aot.layouts(self.arrays, args) if numba_aot.enabled() else None
         with _LOCK:
-            disp = _LOADED.get(self.sha)
-            if disp is None:
-                disp = self.compile()
-                _LOADED[self.sha] = disp
-        self.dispatcher = disp
-        return disp
+            found = _LOADED.get((self.sha, layout))
+            if found is None:
+                found = _LOADED[(self.sha, layout)] = self.compile(layout)
+        self.dispatcher, self.layout = found
+        return self.dispatcher
 
-    def compile(self):
+    def compile(self, layout: Optional[str]) -> tuple:
+        """The kernel's function and the layouts it needs: the ahead-of-time library of a former
+        process (no Numba import), else compiled now (ahead of time, or by numba.njit)."""
+        library = None
+        if layout is not None:
+            library = numba_aot.library_path(kernel_dir(), self.name, self.sha, layout)
+            try:
+                fn = numba_aot.load(library)
+            except ImportError:   # a damaged library: compiled again below
+                fn = None
+            if fn is not None:
+                return fn, layout
         try:
             with warnings.catch_warnings():   # Numba's own imports warn (DeprecationWarning); eager code does not
                 warnings.simplefilter("ignore")
@@ -141,7 +158,13 @@ class NumbaKernel:
         sys.modules.setdefault(module_name, module)
         fn = getattr(module, self.name)
         quiet_kernels(numba.NumbaWarning)
-        return numba.njit(cache=True, boundscheck=self.boundscheck, error_model=self.error_model)(fn)
+        if library is not None:
+            try:
+                numba_aot.build(fn, self.kinds, layout, library, self.error_model, self.boundscheck)
+                return numba_aot.load(library), layout
+            except numba_aot.Unavailable as e:
+                log.info("vectorize", "kernel %s is compiled by numba.njit, not ahead of time: %s", self.name, e)
+        return numba.njit(cache=True, boundscheck=self.boundscheck, error_model=self.error_model)(fn), None
 
     def write(self) -> str:
         """The kernel's file in the cache (written once; a second writer renames the same bytes in)."""
