@@ -169,8 +169,8 @@ def _numba_type(types, from_dtype, kind: str, layout):
     if kind.startswith("arr:"):
         _, dtype, rank, *_ = kind.split(":")
         return types.Array(from_dtype(np.dtype(dtype)), int(rank), layout)
-    if kind in ("float", "int", "bool"):
-        return {"float": types.float64, "int": types.int64, "bool": types.boolean}[kind]
+    if kind.split(":")[0] in ("float", "int", "bool"):
+        return {"float": types.float64, "int": types.int64, "bool": types.boolean}[kind.split(":")[0]]
     return from_dtype(np.dtype(kind[3:]))
 
 

@@ -10,10 +10,12 @@ Python loop:
     except _KernelRefused:
         for t in range(2): ...
 
-Nothing here imports Numba until a kernel is first called. Then the source is written once as a
-real file, `<graphjit cache>/numba/<name>_<sha>.py` (never rewritten: Numba's `cache=True` keys its
-cache on the file's stamp), imported, and compiled with `numba.njit(cache=True, boundscheck=...,
-error_model=...)`, so a later process loads the machine code from Numba's cache beside the file.
+Nothing here imports Numba until a kernel must be compiled. The source is written once as a real
+file, `<graphjit cache>/numba/<name>_<sha>.py` (never rewritten), and compiled ahead of time into an
+extension module beside it (backends/numba_aot.py), which a later process imports without importing
+Numba; without a C toolchain (or with GRAPHJIT_NUMBA_AOT=0) it is compiled by
+`numba.njit(cache=True, boundscheck=..., error_model=...)` instead (Numba's own cache keys on the
+file's stamp), so a later process loads the machine code from Numba's cache beside the file.
 Each call checks that the arguments have the types the kernel was planned for (dtype and rank of
 arrays, Python or NumPy scalar type); when Numba is not installed, refuses the kernel (a typing error, raised before any of it
 runs), the call raises KernelRefused and the generated code runs its Python loop; the reason is
@@ -226,6 +228,9 @@ def _check_for(kind: str):
     if kind.startswith("np."):
         cls = np.dtype(kind[3:]).type
         return lambda a: type(a) is cls
+    if kind.startswith("int:"):   # a Python int the kernel's plan assumed within ±bound
+        bound = int(kind[4:])
+        return lambda a: type(a) is int and -bound <= a <= bound
     cls = {"float": float, "int": int, "bool": bool}[kind]
     return lambda a: type(a) is cls
 
