@@ -98,6 +98,7 @@ def load(path: str):
     spec = importlib.util.spec_from_file_location(module_name, path, loader=loader)
     module = importlib.util.module_from_spec(spec)
     loader.exec_module(module)
+    sys.modules.setdefault(module_name, module)   # kept alive, as any imported extension module
     return module.run
 
 
