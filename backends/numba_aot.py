@@ -9,9 +9,9 @@ process imports that library directly (well under a millisecond): Numba is impor
 kernel must be compiled, or when a kernel raises (NumPy's IndexError is rebuilt by Numba's code).
 
 - The library is compiled for this CPU (`host`), for the argument types the kernel was planned for
-  and for the memory layout of its array arguments at the call (`C`: contiguous, `A`: any); the
-  caller checks both at every call (a C-contiguous signature given a strided view would read the
-  wrong elements). `<machine>` keys the Numba, NumPy and Python versions and the CPU.
+  and for the memory layout of its array arguments at the call (`C`: contiguous, `A`: any, lower
+  case read-only, `U` unaligned); the caller checks both at every call (a C-contiguous signature
+  given a strided view would read the wrong elements, a writable one would write a read-only array). `<machine>` keys the Numba, NumPy and Python versions and the CPU.
 - Numba's runtime for such libraries (its C helpers and memory manager, `runtime-<machine>/`) is
   compiled by the C compiler once per machine and linked into every kernel (0.1 s each).
 - Numba compiles the kernel with the same error model and bounds checks as `numba.njit` would.
@@ -48,8 +48,17 @@ def enabled() -> bool:
 
 
 def layouts(array_params: tuple, args: tuple) -> str:
-    """`C` or `A` per array argument: the layouts a library is compiled for (one per combination)."""
-    return "".join("C" if args[i].flags.c_contiguous else "A" for i in array_params)
+    """Per array argument, what Numba's type of it says beyond dtype and rank, as `numba.njit` would
+    see it: `C` contiguous or `A` any layout, lower case when read-only (Numba then refuses a write
+    into it, as eager NumPy raises), `U` when unaligned. A library is compiled per combination."""
+    return "".join(_layout(args[i].flags) for i in array_params)
+
+
+def _layout(flags) -> str:
+    if not flags.aligned:
+        return "U"
+    code = "C" if flags.c_contiguous else "A"
+    return code if flags.writeable else code.lower()
 
 
 def machine_key() -> str:
@@ -169,7 +178,8 @@ def _numba_type(types, from_dtype, kind: str, layout):
     """Numba's type of an argument: what `numba.njit` would infer for the planned eager kind."""
     if kind.startswith("arr:"):
         _, dtype, rank, *_ = kind.split(":")
-        return types.Array(from_dtype(np.dtype(dtype)), int(rank), layout)
+        return types.Array(from_dtype(np.dtype(dtype)), int(rank), "A" if layout == "U" else layout.upper(),
+                           readonly=layout.islower(), aligned=layout != "U")
     if kind.split(":")[0] in ("float", "int", "bool"):
         return {"float": types.float64, "int": types.int64, "bool": types.boolean}[kind.split(":")[0]]
     return from_dtype(np.dtype(kind[3:]))

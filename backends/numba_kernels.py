@@ -88,6 +88,7 @@ class NumbaKernel:
         self.sha = hashlib.sha256(f"{HEADER}{error_model} {boundscheck}\n{self.source}".encode()).hexdigest()[:20]
         self.dispatcher = None
         self.refused: Optional[str] = None
+        self.refused_layouts: dict = {}   # layouts -> why Numba refused the kernel for them (read-only writes)
         self.path: Optional[str] = None
 
     def __call__(self, *args):
@@ -108,7 +109,12 @@ class NumbaKernel:
         except Exception as e:
             if _is_numba_error(e) or isinstance(e, ImportError):   # ImportError: Numba lacks an optional
                 # package it needs for this kernel (SciPy for np.dot), found only when it compiles one
-                self.refuse(f"Numba refused it: {str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__}")
+                why = f"Numba refused it: {str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__}"
+                if disp is None and numba_aot.enabled():   # for these layouts only: another may compile
+                    self.refused_layouts[numba_aot.layouts(self.arrays, args)] = why
+                    log.info("vectorize", "kernel %s runs as a Python loop: %s", self.name, why)
+                    raise KernelRefused(why) from None
+                self.refuse(why)
             if isinstance(e, OverflowError) and ("int too big" in str(e) or "too large to convert" in str(e)):
                 raise KernelRefused(str(e)) from None   # a Python int argument beyond int64: this call only
             raise
@@ -125,6 +131,8 @@ class NumbaKernel:
         if self.refused is not None:
             raise KernelRefused(self.refused)
         layout = numba_aot.layouts(self.arrays, args) if numba_aot.enabled() else None
+        if layout in self.refused_layouts:
+            raise KernelRefused(self.refused_layouts[layout])
         with _LOCK:
             found = _LOADED.get((self.sha, layout))
             if found is None:

@@ -93,6 +93,24 @@ def test_a_strided_view_gets_a_library_of_its_own(rng):
     assert {"CC", "AC"} <= layouts, libraries()
 
 
+def test_read_only_arrays_get_a_library_of_their_own_and_are_never_written(rng):
+    """Numba types a read-only array apart and refuses to write it: eager NumPy's ValueError, from
+    the Python loop; a read-only array that is only read runs in the kernel."""
+    jitted = graphjit.jit(strided_recurrence, jit_level="O2")
+    b = rng.random(8)
+    b.flags.writeable = False
+    x = rng.random(8)
+    expected = strided_recurrence(x.copy(), b)
+    np.testing.assert_array_equal(jitted(x.copy(), b), expected)
+    x.flags.writeable = False
+    with pytest.raises(ValueError) as eager_error:
+        strided_recurrence(x, b)
+    with pytest.raises(ValueError) as compiled_error:
+        jitted(x, b)
+    assert str(compiled_error.value) == str(eager_error.value)
+    assert "Cc" in {name.split(".")[0].split("_")[-2] for name in libraries()}, libraries()
+
+
 def test_without_a_c_compiler_numba_njit_compiles_the_kernel_and_the_log_says_why(rng, monkeypatch, caplog):
     monkeypatch.setattr(numba_aot, "_STATE", {})
     monkeypatch.setenv("CC", str(Path(os.sep) / "no-such-dir" / "cc"))
