@@ -29,7 +29,7 @@ from __future__ import annotations
 import logging
 from typing import Optional
 
-from ..graph.analysis.kernel_plan import KernelPlan, NotKernel, plan_kernel
+from ..graph.analysis.kernel_plan import PARAM_INT, KernelPlan, NotKernel, plan_kernel
 from ..graph.ir import Graph, Node
 from ..graph.literals import Index
 from ..graph.ops import OPS, PREC_ATOM
@@ -122,8 +122,7 @@ class KernelEmitter(Emitter):
         handle = self.names.fresh("_kernel_" + name)
         results = ", ".join(repr(r) for _, r in plan.results) + ("," if len(plan.results) == 1 else "")
         body = "".join(f"\n    {line!r}," for line in text.splitlines(keepends=True))
-        kinds = [f"{k}:{_shape(p)}" if k.startswith("arr:") and p.type.is_static else k
-                 for k, p in zip(plan.param_kinds, plan.params)]
+        kinds = [_checked_kind(k, p) for k, p in zip(plan.param_kinds, plan.params)]
         kinds_text = ", ".join(repr(k) for k in kinds) + ("," if len(kinds) == 1 else "")
         unchecked = "" if plan.boundscheck else ", boundscheck=False"
         self.preamble.append(f"{handle} = _numba_kernel({name!r}, {plan.error_model!r}, ({kinds_text}), ({results}), "
@@ -145,6 +144,16 @@ class KernelEmitter(Emitter):
         base = (self.graph.name or "f").split(".")[-1]
         base = "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in base).strip("_") or "f"
         return f"{base}_loop{node.span.line if node.span else ''}"
+
+
+def _checked_kind(kind: str, param: Node) -> str:
+    """What the call checks of an argument: its eager kind, the static shape the kernel's index proofs
+    assumed (`arr:float64:2:6x6`), the bound assumed of a Python int (`int:1099511627776`)."""
+    if kind.startswith("arr:") and param.type.is_static:
+        return f"{kind}:{_shape(param)}"
+    if kind == "int" and param.op not in ("dim", "len"):
+        return f"int:{PARAM_INT}"
+    return kind
 
 
 def _shape(node: Node) -> str:

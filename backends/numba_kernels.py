@@ -10,10 +10,12 @@ Python loop:
     except _KernelRefused:
         for t in range(2): ...
 
-Nothing here imports Numba until a kernel is first called. Then the source is written once as a
-real file, `<graphjit cache>/numba/<name>_<sha>.py` (never rewritten: Numba's `cache=True` keys its
-cache on the file's stamp), imported, and compiled with `numba.njit(cache=True, boundscheck=...,
-error_model=...)`, so a later process loads the machine code from Numba's cache beside the file.
+Nothing here imports Numba until a kernel must be compiled. The source is written once as a real
+file, `<graphjit cache>/numba/<name>_<sha>.py` (never rewritten), and compiled ahead of time into an
+extension module beside it (backends/numba_aot.py), which a later process imports without importing
+Numba; without a C toolchain (or with GRAPHJIT_NUMBA_AOT=0) it is compiled by
+`numba.njit(cache=True, boundscheck=..., error_model=...)` instead (Numba's own cache keys on the
+file's stamp), so a later process loads the machine code from Numba's cache beside the file.
 Each call checks that the arguments have the types the kernel was planned for (dtype and rank of
 arrays, Python or NumPy scalar type); when Numba is not installed, refuses the kernel (a typing error, raised before any of it
 runs), the call raises KernelRefused and the generated code runs its Python loop; the reason is
@@ -34,10 +36,11 @@ from typing import Optional
 import numpy as np
 
 from .. import log
+from . import numba_aot
 from .disk_cache import default_dir
 
 ENV = "GRAPHJIT_NUMBA"          # 0 / off: never send loops to Numba
-_LOADED: dict = {}              # source sha -> compiled dispatcher, shared by every handle in the process
+_LOADED: dict = {}              # (source sha, layouts) -> (compiled function, its layouts), shared by every handle
 _LOCK = threading.Lock()
 
 
@@ -76,12 +79,16 @@ class NumbaKernel:
         self.name = name
         self.boundscheck = boundscheck
         self.checks = tuple(_check_for(k) for k in kinds)
+        self.kinds = kinds
+        self.arrays = tuple(i for i, k in enumerate(kinds) if k.startswith("arr:"))
+        self.layout: Optional[str] = None   # the array layouts the function was compiled for (None: any)
         self.error_model = error_model
         self.results = tuple(None if r is None else np.dtype(r).type for r in results)
         self.source = "".join(lines)
         self.sha = hashlib.sha256(f"{HEADER}{error_model} {boundscheck}\n{self.source}".encode()).hexdigest()[:20]
         self.dispatcher = None
         self.refused: Optional[str] = None
+        self.refused_layouts: dict = {}   # layouts -> why Numba refused the kernel for them (read-only writes)
         self.path: Optional[str] = None
 
     def __call__(self, *args):
@@ -89,19 +96,26 @@ class NumbaKernel:
             if not check(a):
                 raise KernelRefused(f"an argument of type {type(a).__name__} where the kernel was planned for another")
         disp = self.dispatcher
+        if disp is not None and self.layout is not None and numba_aot.layouts(self.arrays, args) != self.layout:
+            disp = None   # an ahead-of-time library is compiled for the arrays' layouts: another one
         try:
             if disp is None:   # the first call loads or compiles: Numba's imports and compiler warn
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", DeprecationWarning)
-                    disp = self.load()
+                    disp = self.load(args)
                     out = disp(*args)
             else:
                 out = disp(*args)
         except Exception as e:
             if _is_numba_error(e) or isinstance(e, ImportError):   # ImportError: Numba lacks an optional
                 # package it needs for this kernel (SciPy for np.dot), found only when it compiles one
-                self.refuse(f"Numba refused it: {str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__}")
-            if isinstance(e, OverflowError) and "int too big" in str(e):
+                why = f"Numba refused it: {str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__}"
+                if disp is None and numba_aot.enabled():   # for these layouts only: another may compile
+                    self.refused_layouts[numba_aot.layouts(self.arrays, args)] = why
+                    log.info("vectorize", "kernel %s runs as a Python loop: %s", self.name, why)
+                    raise KernelRefused(why) from None
+                self.refuse(why)
+            if isinstance(e, OverflowError) and ("int too big" in str(e) or "too large to convert" in str(e)):
                 raise KernelRefused(str(e)) from None   # a Python int argument beyond int64: this call only
             raise
         if not self.results:
@@ -113,18 +127,31 @@ class NumbaKernel:
         log.info("vectorize", "kernel %s runs as a Python loop: %s", self.name, why)
         raise KernelRefused(why)
 
-    def load(self):
+    def load(self, args: tuple):
         if self.refused is not None:
             raise KernelRefused(self.refused)
+        layout = numba_aot.layouts(self.arrays, args) if numba_aot.enabled() else None
+        if layout in self.refused_layouts:
+            raise KernelRefused(self.refused_layouts[layout])
         with _LOCK:
-            disp = _LOADED.get(self.sha)
-            if disp is None:
-                disp = self.compile()
-                _LOADED[self.sha] = disp
-        self.dispatcher = disp
-        return disp
+            found = _LOADED.get((self.sha, layout))
+            if found is None:
+                found = _LOADED[(self.sha, layout)] = self.compile(layout)
+        self.dispatcher, self.layout = found
+        return self.dispatcher
 
-    def compile(self):
+    def compile(self, layout: Optional[str]) -> tuple:
+        """The kernel's function and the layouts it needs: the ahead-of-time library of a former
+        process (no Numba import), else compiled now (ahead of time, or by numba.njit)."""
+        library = None
+        if layout is not None:
+            library = numba_aot.library_path(kernel_dir(), self.name, self.sha, layout)
+            try:
+                fn = numba_aot.load(library)
+            except ImportError:   # a damaged library: compiled again below
+                fn = None
+            if fn is not None:
+                return fn, layout
         try:
             with warnings.catch_warnings():   # Numba's own imports warn (DeprecationWarning); eager code does not
                 warnings.simplefilter("ignore")
@@ -141,7 +168,13 @@ class NumbaKernel:
         sys.modules.setdefault(module_name, module)
         fn = getattr(module, self.name)
         quiet_kernels(numba.NumbaWarning)
-        return numba.njit(cache=True, boundscheck=self.boundscheck, error_model=self.error_model)(fn)
+        if library is not None:
+            try:
+                numba_aot.build(fn, self.kinds, layout, library, self.error_model, self.boundscheck)
+                return numba_aot.load(library), layout
+            except numba_aot.Unavailable as e:
+                log.info("vectorize", "kernel %s is compiled by numba.njit, not ahead of time: %s", self.name, e)
+        return numba.njit(cache=True, boundscheck=self.boundscheck, error_model=self.error_model)(fn), None
 
     def write(self) -> str:
         """The kernel's file in the cache (written once; a second writer renames the same bytes in)."""
@@ -203,6 +236,9 @@ def _check_for(kind: str):
     if kind.startswith("np."):
         cls = np.dtype(kind[3:]).type
         return lambda a: type(a) is cls
+    if kind.startswith("int:"):   # a Python int the kernel's plan assumed within ±bound
+        bound = int(kind[4:])
+        return lambda a: type(a) is int and -bound <= a <= bound
     cls = {"float": float, "int": int, "bool": bool}[kind]
     return lambda a: type(a) is cls
 

@@ -15,6 +15,12 @@
    end: the process never imports LibCST or networkx; checked and printed).
 Numba is compared where installed: its dispatch, its first call (compile), and its first call
 with `cache=True` and a warm cache in a new process.
+4. With Numba installed, a loop that stays a loop (`recurrence`, O2) runs as a Numba kernel
+   (docs/numba.md). Its first call in a new process with a warm cache: graphjit's default (the
+   kernel's ahead-of-time library, Numba never imported), graphjit with `GRAPHJIT_NUMBA_AOT=0`
+   (Numba's own cache: Numba starts in the process), and `numba.njit(cache=True)` of the same
+   function. Median over fresh processes, BLAS and Numba pinned to one thread, Python's bytecode
+   cache on (as in an installed package, whatever PYTHONDONTWRITEBYTECODE says here).
 """
 
 from __future__ import annotations
@@ -107,7 +113,7 @@ t0 = time.perf_counter()
 out = f(x)
 t1 = time.perf_counter()
 print(json.dumps({{"ms": (t1 - t0) * 1e3, "libcst": "libcst" in sys.modules, "networkx": "networkx" in sys.modules,
-                  "info": {info}}}))
+                  "numba": "numba" in sys.modules, "info": {info}}}))
 """
 
 GRAPHJIT = ("import graphjit as ms\nimport cache_workload as wl\n"
@@ -116,11 +122,15 @@ TARGETS = {
     "tanh2": ("f = ms.jit(wl.tanh2)", "np.ones((4, 3))"),
     "Network": ("f = ms.jit(wl.Network())", "np.ones((64, 1, 28, 28), np.float32)"),
 }
+KERNEL_TARGET = ("f = ms.jit(wl.recurrence, jit_level='O2')", "np.linspace(0.0, 1.0, 1000)")
+ONE_THREAD = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1"}
 
 
-def first_call(kind: str, target: str, runs: int, cache_dir: str, warm: bool) -> dict:
-    env = dict(os.environ)
-    setup_target, arg = TARGETS[target]
+def first_call(kind: str, target: str, runs: int, cache_dir: str, warm: bool, env_extra: dict | None = None) -> dict:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env.update(ONE_THREAD)
+    env.update(env_extra or {})
+    setup_target, arg = KERNEL_TARGET if target == "recurrence" else TARGETS[target]
     if kind == "graphjit":
         setup = GRAPHJIT.format(target=setup_target)
         info = "f.cache_info()"
@@ -131,8 +141,11 @@ def first_call(kind: str, target: str, runs: int, cache_dir: str, warm: bool) ->
         info = "None"
         env["NUMBA_CACHE_DIR"] = cache_dir
     code = FIRST_CALL.format(here=str(HERE), setup=setup, arg=arg, info=info)
+    fill = None
     if warm:  # fill the cache once
-        subprocess.run([sys.executable, "-c", code], env=env, check=True, capture_output=True, timeout=300)
+        out = subprocess.run([sys.executable, "-c", code], env=env, check=True, capture_output=True, text=True,
+                             timeout=600)
+        fill = json.loads(out.stdout.strip().splitlines()[-1])["ms"]
     results = []
     for _ in range(runs):
         out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
@@ -140,7 +153,25 @@ def first_call(kind: str, target: str, runs: int, cache_dir: str, warm: bool) ->
             raise RuntimeError(out.stderr)
         results.append(json.loads(out.stdout.strip().splitlines()[-1]))
     return {"ms": statistics.median(r["ms"] for r in results), "libcst": any(r["libcst"] for r in results),
-            "networkx": any(r["networkx"] for r in results), "info": results[-1]["info"]}
+            "networkx": any(r["networkx"] for r in results), "numba": any(r["numba"] for r in results),
+            "all": sorted(r["ms"] for r in results), "fill": fill, "info": results[-1]["info"]}
+
+
+def kernel_first_calls(runs: int) -> None:
+    """4.: the first call of a function whose loop runs as a Numba kernel, new processes, warm cache."""
+    print(f"\n4. first call of a Numba kernel (`recurrence`, O2) in a new process, warm cache "
+          f"(ms, median of {runs} processes; every process in brackets)")
+    variants = (("graphjit O2 (ahead-of-time library)", "graphjit", {"GRAPHJIT_NUMBA": "1"}),
+                ("graphjit O2, GRAPHJIT_NUMBA_AOT=0", "graphjit", {"GRAPHJIT_NUMBA": "1", "GRAPHJIT_NUMBA_AOT": "0"}),
+                ("numba.njit(cache=True)", "numba", {}))
+    for label, kind, extra in variants:
+        with tempfile.TemporaryDirectory() as warm_dir:
+            warm = first_call(kind, "recurrence", runs, warm_dir, warm=True, env_extra=extra)
+        every = ", ".join(f"{ms:.0f}" for ms in warm["all"])
+        print(f"   {label:<38} first process {warm['fill']:8.1f}   warm {warm['ms']:7.1f}  [{every}]   "
+              f"(warm processes imported numba: {warm['numba']})")
+    print("   (the first process compiles the kernel; graphjit's default row also compiles Numba's runtime for "
+          "ahead-of-time libraries there, once per machine)")
 
 
 def main() -> None:
@@ -180,6 +211,8 @@ def main() -> None:
                 cold = first_call("numba", target, runs, cold_dir, warm=False)
                 warm = first_call("numba", target, runs, warm_dir, warm=True)
             print(f"   numba    {target:<8} cold {cold['ms']:8.1f}   warm from disk {warm['ms']:6.1f}   (cache=True)")
+    if numba is not None:
+        kernel_first_calls(max(runs, 5))
 
 
 if __name__ == "__main__":

@@ -30,3 +30,13 @@ def args4(x, g1, g2, g3, g4):
 
 def globals4(x):
     return x + G1 + G2 + G3 + G4
+
+
+def recurrence(b):
+    """A loop that stays a loop (each element needs the one before): at O2 with Numba installed it
+    runs as a Numba kernel (docs/numba.md)."""
+    x = np.empty_like(b)
+    x[0] = b[0]
+    for i in range(1, len(b)):
+        x[i] = 0.5 * x[i - 1] + b[i]
+    return x

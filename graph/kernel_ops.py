@@ -20,16 +20,18 @@ class KernelOp:
     `scalars`: on int/float/bool scalars (Python or NumPy). `arrays`: on float64 arrays too (the
     result is an array or, for `dot`/`matmul` of vectors, a float64). `ints`: on integers (an op
     that wraps or raises differently on Python ints is limited by the integer bounds of
-    kernel_plan.py, which names the ops it bounds). `note`: why a limit exists.
+    kernel_plan.py, which names the ops it bounds). `complex`: on complex128 values too (NumPy
+    scalars and arrays; the same IEEE arithmetic in Numba). `note`: why a limit exists.
     """
 
     scalars: bool = True
     arrays: bool = False
     ints: bool = True
+    complex: bool = False
     note: str = ""
 
 
-_ARITH = KernelOp(arrays=True)
+_ARITH = KernelOp(arrays=True, complex=True)
 _CMP = KernelOp()
 _FLOAT_UFUNC = KernelOp(arrays=True, ints=False, note="NumPy ufunc on a float64 scalar or array")
 
@@ -37,7 +39,8 @@ KERNEL_OPS: dict[str, KernelOp] = {
     # arithmetic: integer results are bounded (Python ints) or wrapped to their NumPy dtype
     "add": _ARITH, "sub": _ARITH, "mul": _ARITH, "neg": _ARITH, "pos": _ARITH,
     "truediv": KernelOp(arrays=True, note="Python numbers raise ZeroDivisionError, NumPy ones give inf: "
-                                          "the kernel's error model follows the kind of its divisions"),
+                                          "the kernel's error model follows the kind of its divisions; "
+                                          "not complex (NumPy and Numba differ on division by zero)"),
     "floordiv": KernelOp(note="integers only, by a positive constant"),
     "mod": KernelOp(note="integers only, by a positive constant"),
     "pow": KernelOp(note="float ** 2 only"),
@@ -51,13 +54,15 @@ KERNEL_OPS: dict[str, KernelOp] = {
     "sqrt": _FLOAT_UFUNC, "exp": _FLOAT_UFUNC, "log": _FLOAT_UFUNC, "sin": _FLOAT_UFUNC, "cos": _FLOAT_UFUNC,
     "tanh": _FLOAT_UFUNC, "arctan": _FLOAT_UFUNC, "floor": _FLOAT_UFUNC, "ceil": _FLOAT_UFUNC,
     "maximum": _FLOAT_UFUNC, "minimum": _FLOAT_UFUNC,
-    "dot": KernelOp(scalars=False, arrays=True, ints=False, note="1-D or 2-D float64 operands (BLAS)"),
-    "matmul": KernelOp(scalars=False, arrays=True, ints=False, note="1-D or 2-D float64 operands (BLAS)"),
+    "dot": KernelOp(scalars=False, arrays=True, ints=False, complex=True,
+                    note="1-D or 2-D float64 or complex128 operands of one dtype (BLAS)"),
+    "matmul": KernelOp(scalars=False, arrays=True, ints=False, complex=True,
+                       note="1-D or 2-D float64 or complex128 operands of one dtype (BLAS)"),
     "flip": KernelOp(scalars=False, arrays=True, ints=False, note="a float64 array, every axis"),
     # structure
-    "getitem": KernelOp(arrays=True, note="integer indices (bounds-checked) and slices"),
-    "setitem": KernelOp(arrays=True, note="integer indices (bounds-checked) and slices"),
-    "inplace": KernelOp(arrays=True, note="the `op` attribute must be a kernel op"),
+    "getitem": KernelOp(arrays=True, complex=True, note="integer indices (bounds-checked) and slices"),
+    "setitem": KernelOp(arrays=True, complex=True, note="integer indices (bounds-checked) and slices"),
+    "inplace": KernelOp(arrays=True, complex=True, note="the `op` attribute must be a kernel op"),
     "dim": KernelOp(), "len": KernelOp(),
     "const": KernelOp(), "note": KernelOp(), "tuple_get": KernelOp(), "if": KernelOp(), "for_range": KernelOp(),
 }

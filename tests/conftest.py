@@ -17,6 +17,9 @@ def _private_cache_dir(tmp_path, monkeypatch):
     # Numba kernels (O2) are tested where a test asks for them (tests/backends/test_numba_*.py): each
     # costs 0.1-1.5 s to compile. GRAPHJIT_TEST_NUMBA=1 runs the whole suite with them.
     monkeypatch.setenv("GRAPHJIT_NUMBA", "1" if os.environ.get("GRAPHJIT_TEST_NUMBA") == "1" else "0")
+    # Ahead-of-time kernels compile Numba's runtime once per cache directory (5-15 s): the tests of
+    # tests/backends/test_numba_aot.py turn them on, with one runtime for the session.
+    monkeypatch.setenv("GRAPHJIT_NUMBA_AOT", "0")
 
 
 @pytest.fixture

@@ -8,8 +8,12 @@ of those types, so NumPy's own NEP 50 rules decide — and, for integers, an int
 values are iterated to a fixed point. A loop qualifies when every op is in the kernel column of
 the op table (graph/kernel_ops.py) and:
 
-- floats are float64 (Python `float` and `np.float64` are the same IEEE double in Numba);
+- floats are float64 (Python `float` and `np.float64` are the same IEEE double in Numba); complex
+  values are complex128 NumPy scalars and arrays, with only the ops of the `complex` column
+  (arithmetic other than division, `@`, indexing, in-place updates);
 - a Python int stays within ±2**62 (Numba's int64 never overflows where Python's int would grow);
+  a Python int passed in (an outer loop's index, an argument) is assumed within ±2**40, which the
+  call checks (`int:<bound>`: another value runs the Python loop);
   a NumPy integer result is wrapped to its dtype in the kernel (`np.int32(a + b)`), so it wraps
   exactly as eager NumPy does (without NumPy's overflow warning);
 - divisions are all between Python numbers (Numba's `python` error model: ZeroDivisionError) or
@@ -42,11 +46,13 @@ from .int_bounds import NoBound, counter_step, interval_of
 
 LIMIT = 2 ** 62                 # a Python int beyond this could overflow Numba's int64
 DIM_BOUND = 2 ** 48             # an array dimension
+PARAM_INT = 2 ** 40             # a Python int argument: the call checks |v| <= this (else the Python loop runs)
 INT64 = (-2 ** 63, 2 ** 63 - 1)
-ARRAY_DTYPES = {"float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "bool"}
+ARRAY_DTYPES = {"float64", "complex128", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "bool"}
+INEXACT = ("float64", "complex128")   # the dtypes of array arithmetic in a kernel
 ROUNDS = 6                      # fixed-point rounds for carried values before widening
 ATTRS = {"inplace": {"op"}, "getitem": {"index"}, "setitem": {"index"}, "const": {"value"}, "note": {"text"},
-         "tuple_get": {"index"}, "for_range": {"carried", "vectorize", "numba", "scalar"}, "if": set(),
+         "tuple_get": {"index"}, "for_range": {"carried", "vectorize", "numba", "scalar", "unswitched"}, "if": set(),
          "dim": {"axis"}}
 PY = {"float": float, "int": int, "bool": bool}
 
@@ -155,6 +161,10 @@ def _is_int(kind: str) -> bool:
     return kind == "int" or (kind.startswith("np.") and np.dtype(kind[3:]).kind in "iu")
 
 
+def _is_complex(kind: str) -> bool:
+    return kind in ("np.complex128", "complex") or kind.startswith("arr:complex")
+
+
 def _dtype_range(kind: str) -> tuple:
     info = np.iinfo(kind[3:])
     return int(info.min), int(info.max)
@@ -177,7 +187,7 @@ class _Walker:
         if kind == "bool":
             return Value(frozenset([kind]), 0, 1)
         if kind == "int":
-            bound = (0, DIM_BOUND) if node.op in ("dim", "len") else INT64
+            bound = (0, DIM_BOUND) if node.op in ("dim", "len") else (-PARAM_INT, PARAM_INT)
             return Value(frozenset([kind]), *bound)
         if _is_int(kind):
             return Value(frozenset([kind]), *_dtype_range(kind))
@@ -304,10 +314,12 @@ class _Walker:
             self.env[node.id] = Value(frozenset(["int"]), 0, DIM_BOUND)
             return
         args = [self.value(o) for o in node.operands]
+        name = node.attrs["op"] if op == "inplace" else op
+        if any(_is_complex(k) for a in args for k in a.kinds) and not getattr(kernel_op(name), "complex", False):
+            raise NotKernel(f"`{name}` on complex values has no kernel spelling")
         if any(k.startswith("arr:") for a in args for k in a.kinds):
             self.env[node.id] = self.array_op(node, args, spec)
             return
-        name = node.attrs["op"] if op == "inplace" else op
         spec = kernel_op(name)
         if spec is None or not spec.scalars:
             raise NotKernel(f"`{name}` on scalars has no kernel spelling")
@@ -381,11 +393,14 @@ class _Walker:
         v = self.value(node.operands[1])
         for k in v.kinds:
             if k.startswith("arr:"):
-                if k.split(":")[1] != "float64" or dtype != "float64":
-                    raise NotKernel("an array store other than float64")
+                if (k.split(":")[1], dtype) not in (("float64", "float64"), ("complex128", "complex128"),
+                                                    ("float64", "complex128")):
+                    raise NotKernel("an array store other than float64 or complex128")
                 continue
             target = np.dtype(dtype)
-            if target.kind == "f":
+            if _is_complex(k) and target.kind != "c":
+                raise NotKernel(f"a complex value stored into a {dtype} array")
+            if target.kind in "fc":
                 continue
             if target.kind == "b" and k not in ("bool", "np.bool"):
                 raise NotKernel("a number stored into a bool array")
@@ -406,21 +421,27 @@ class _Walker:
         s = kernel_op(name)
         if s is None or not s.arrays or not spec.arrays:
             raise NotKernel(f"`{name}` on arrays has no kernel spelling")
-        ranks = []
+        ranks, dtypes = [], set()
         for a in args:
             for k in a.kinds:
                 if k.startswith("arr:"):
-                    if k.split(":")[1] != "float64":
-                        raise NotKernel("array arithmetic on a non-float64 array")
+                    if k.split(":")[1] not in INEXACT:
+                        raise NotKernel("array arithmetic on an array other than float64 or complex128")
                     ranks.append(int(k.split(":")[2]))
-                elif k not in ("float", "int", "np.float64"):
+                    dtypes.add(k.split(":")[1])
+                elif k not in ("float", "int", "np.float64", "np.complex128"):
                     raise NotKernel(f"array arithmetic with a {k}")
+                elif k == "np.complex128":
+                    dtypes.add("complex128")
+        dtype = "complex128" if "complex128" in dtypes else "float64"
         if name in ("dot", "matmul"):
             if len(args) != 2 or len(ranks) != 2 or not all(r in (1, 2) for r in ranks):
                 raise NotKernel(f"`{name}` of operands other than two 1-D or 2-D arrays")
+            if len(dtypes) != 1:
+                raise NotKernel(f"`{name}` of a float64 and a complex128 array")
             rank = sum(ranks) - 2
             self.fresh.add(node.id)
-            return Value(frozenset(["np.float64" if rank == 0 else f"arr:float64:{rank}"]))
+            return Value(frozenset([f"np.{dtype}" if rank == 0 else f"arr:{dtype}:{rank}"]))
         if name == "truediv":
             self.divisions.add("numpy")
         if name not in ("add", "sub", "mul", "truediv", "neg", "pos") and not (s.arrays and not s.ints):
@@ -435,9 +456,11 @@ class _Walker:
                 raise NotKernel("an array updated in place by an array that may overlap it")
             if target.id in self.fresh:
                 self.fresh.add(node.id)
+            if dtype == "complex128" and not any(k.startswith("arr:complex128") for k in args[0].kinds):
+                raise NotKernel("a float64 array updated in place by a complex value")
         elif name != "flip":
             self.fresh.add(node.id)   # a new array: it overlaps nothing
-        return Value(frozenset([f"arr:float64:{max(ranks)}"]))
+        return Value(frozenset([f"arr:{dtype}:{max(ranks)}"]))
 
     def scalar_op(self, node: Node, name: str, args: list) -> Value:
         op = OPS[name]

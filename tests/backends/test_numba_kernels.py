@@ -469,7 +469,7 @@ def test_a_kernel_numba_cannot_compile_for_a_missing_package_runs_its_python_loo
 
     def missing(*args):
         raise ImportError("scipy 0.16+ is required for linear algebra")
-    monkeypatch.setattr(handle, "load", lambda: missing)
+    monkeypatch.setattr(handle, "load", lambda args: missing)
     with caplog.at_level(logging.INFO, logger="graphjit.vectorize"):
         with pytest.raises(numba_kernels.KernelRefused):
             handle(np.zeros(3))

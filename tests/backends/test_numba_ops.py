@@ -38,6 +38,10 @@ def operands(name: str) -> list:
         pairs += [(7, 2), (np.int32(7), np.int32(2)), (np.uint8(7), 2)]
     if spec.arrays:
         pairs += [(np.linspace(0.5, 1.5, 4), np.linspace(1.0, 2.0, 4))]
+    if spec.complex and spec.scalars:
+        pairs += [(np.complex128(1.5 - 2j), np.complex128(0.25 + 1j)), (np.complex128(1.5 - 2j), 2.5)]
+    if spec.complex and spec.arrays:
+        pairs += [(np.linspace(0.5, 1.5, 4) * (1 - 2j), np.linspace(1.0, 2.0, 4) + 0.5j)]
     return pairs
 
 
@@ -56,7 +60,8 @@ def test_every_computing_op_of_the_kernel_column_compiles_and_agrees(name):
     for a, b in pairs:
         expected = namespace["kernel"](a, b)
         got = fn(a, b)
-        np.testing.assert_allclose(np.asarray(got, dtype=float), np.asarray(expected, dtype=float), rtol=1e-12)
+        assert np.asarray(got).dtype == np.asarray(expected).dtype or not isinstance(expected, np.ndarray)
+        np.testing.assert_allclose(np.asarray(got), np.asarray(expected), rtol=1e-12)
 
 
 @pytest.mark.parametrize("fn_name", sorted(KERNEL_CALLS))
