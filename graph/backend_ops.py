@@ -240,9 +240,9 @@ SPELLINGS["ascontiguousarray"] = Spelling("asarray")
 # the standard takes these by keyword where NumPy also takes them by position
 _KEYWORDS = {"expand_dims": ("axis",), "stack": ("axis",), "flip": ("axis",), "sort": ("axis",),
              "argsort": ("axis",), "roll": ("shift", "axis"), "repeat": ("", "axis"), "take": ("", "axis"),
-             "diff": ("n", "axis"), "tensordot": ("axes",)}
+             "diff": ("n", "axis"), "tensordot": ("axes",), "searchsorted": ("", "side", "sorter")}
 for _name in ["expand_dims", "stack", "broadcast_to", "moveaxis", "flip", "roll", "tile", "repeat", "diff", "sort",
-              "argsort", "take", "count_nonzero"]:
+              "argsort", "take", "count_nonzero", "searchsorted"]:
     SPELLINGS[_name] = Spelling(_name, positional=_KEYWORDS.get(_name, ()))
 for _name in ["hstack", "vstack", "pad", "diag", "triu", "tril", "atleast_1d", "atleast_2d", "correlate"]:
     SPELLINGS[_name] = Spelling(_name, standard=False)

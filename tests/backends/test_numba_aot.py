@@ -68,7 +68,9 @@ def test_kernel_loops_equal_eager_through_their_libraries(name, rng):
     fn, args = cases(rng)[name]
     jitted = run_same(fn, args, jit_level="O2")
     run_same(fn, cases(np.random.default_rng(7))[name][1], jit_level="O2")
-    if "_numba_kernel(" in jitted.source(*args):
+    source = jitted.source(*args)
+    # a loop the vectorizer guards (`the loop runs instead when ...`) calls its kernel only when the guard fails
+    if "_numba_kernel(" in source and "the loop runs instead" not in source:
         assert libraries(), "the kernel ran from an ahead-of-time library"
 
 
