@@ -20,7 +20,7 @@ import numpy as np
 from . import context as _ctx
 from .backends.cache_policy import CompiledEntry
 from .backends.dispatch import call_arguments, dynamic_shape
-from .backends.namespaces import call_namespace, is_foreign_array, known_shape, numpy_dtype
+from .backends.namespaces import call_namespace, foreign_arrays, is_foreign_array, known_shape, numpy_dtype
 from .context import JitConfig
 from .tensor import tensor_mask
 
@@ -39,12 +39,15 @@ def compile_call(fn: Callable, sig: inspect.Signature, args: tuple, kinds: list,
     xp = call_namespace(args)
     if xp is not None:
         options["namespace"] = xp
+        options["device_arg"] = next((name for name, a in zip(sig.parameters, args) if is_foreign_array(a)), None)
     return compile_for(fn, tuple(positional), config, **options)
 
 
 def abstract_argument(a: Any, kind: Any):
     """The argument as the front end sees it: an array with dynamic dimensions becomes its type, and
     so does an array of another library (Dask, array-API; its unknown dimensions are dynamic)."""
+    if isinstance(a, (tuple, list)) and foreign_arrays(a):
+        return type(a)(abstract_argument(v, None) for v in a)
     if is_foreign_array(a):
         from .graph.types import ArrayType
         from .transpiler.lower import AbstractArray
@@ -60,13 +63,15 @@ def abstract_argument(a: Any, kind: Any):
 
 def compile_for(fn: Callable, args: tuple, config: JitConfig, static: tuple = (),
                 kwargs: Optional[dict] = None, transform: Optional[Callable] = None,
-                tensor_masks: Optional[tuple] = None, namespace: Any = None) -> CompiledEntry:
+                tensor_masks: Optional[tuple] = None, namespace: Any = None,
+                device_arg: Optional[str] = None) -> CompiledEntry:
     """Front end, passes and backend for one call signature; errors point at the user's code.
     `transform(lowered, args, roots)` changes the lowered graph before the passes (`graphjit.grad`
     appends the backward pass). `tensor_masks` (one per parameter, graph/tensor_boundary.py; none
     given: no argument is one) says which arguments are `graphjit.Tensor`s: the code computes on plain arrays and returns Tensors
     where eager execution does. `namespace`: the array namespace (a module) of non-NumPy inputs,
-    which the code then calls instead of NumPy, without the NumPy-only passes (docs/array-api.md)."""
+    which the code then calls instead of NumPy, without the NumPy-only passes (docs/array-api.md);
+    arrays it creates go on the device of argument `device_arg`."""
     from .backends.compile import compile_emitted
     from .backends.emit_numba import emit_function as emit_with_kernels
     from .backends.emit_numpy import emit_function
@@ -103,7 +108,7 @@ def compile_for(fn: Callable, args: tuple, config: JitConfig, static: tuple = ()
         report = run_pipeline(graph, config.jit_level, dump=dump,
                               pipeline=pipeline_for(config.jit_level, kernels, numpy=namespace is None))
         if namespace is not None:
-            emitted = emit_xp.emit_function(graph, namespace, consts=lowered.consts)
+            emitted = emit_xp.emit_function(graph, namespace, consts=lowered.consts, device_arg=device_arg)
         else:
             emitted = (emit_with_kernels if kernels else emit_function)(graph, consts=lowered.consts)
         if dump is not None:
@@ -124,7 +129,7 @@ def compile_for(fn: Callable, args: tuple, config: JitConfig, static: tuple = ()
                              report)
     if config.exec_mode == "no_sink" and namespace is not None:
         run = NamespaceInterpreter(graph, Roots(globals_dict=lowered.globals, closure=lowered.closure,
-                                                consts=emitted.consts), lowered.globals, namespace)
+                                                consts=emitted.consts), lowered.globals, namespace, device_arg)
     elif config.exec_mode == "no_sink":
         run = Interpreter(graph, Roots(globals_dict=lowered.globals, closure=lowered.closure, consts=emitted.consts),
                           lowered.globals)

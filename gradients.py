@@ -12,6 +12,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from .backends.namespaces import is_foreign_array, numpy_dtype
 from .graph.autodiff.request import GradRequest
 from .graph.diagnostics import GraphjitError
 from .graph.autodiff.stop import stop_gradient  # noqa: F401  (public: graphjit.stop_gradient)
@@ -73,6 +74,8 @@ class GradFunction:
                                         f"argument(s)")
             value = args[k]
             dtype = getattr(value, "dtype", None)
+            if dtype is not None and is_foreign_array(value):   # array_api_strict's dtypes are not NumPy's
+                dtype = numpy_dtype(dtype)
             if dtype is None or not (np.issubdtype(dtype, np.floating) or np.issubdtype(dtype, np.complexfloating)):
                 kind = type(value).__name__ if dtype is None else f"an array of {dtype}"
                 raise GradArgumentError(f"argument {k} of {_name(self.fn)} is {kind}: a gradient needs a "

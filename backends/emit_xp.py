@@ -27,10 +27,11 @@ from ..graph.backend_ops import Backend, Lit, Tup, backend_for
 from ..graph.diagnostics import GraphjitWarning
 from ..graph.ir import Graph, Node
 from ..graph.literals import is_literal
-from ..graph.ops import PREC_ATOM, REGION_OPS
+from ..graph.ops import OPS, PREC_ATOM, PREC_CMP, REGION_OPS
+from ..graph.types import ArrayType
 from .emit_numpy import Emitted, Emitter
 from .namespaces import namespace_name
-from .xp_calls import check_condition, spelled_call, spelling_for, static_kwargs
+from .xp_calls import alias_test, check_condition, promotion_casts, spelled_call, spelling_for, standard_index, static_kwargs
 
 XP = "xp"
 
@@ -38,8 +39,10 @@ XP = "xp"
 class NamespaceEmitter(Emitter):
     """The NumPy emitter writing calls of the namespace `xp` (a module) instead of `np`."""
 
-    def __init__(self, graph: Graph, xp: Any, consts: Optional[list] = None, with_comments: bool = True):
+    def __init__(self, graph: Graph, xp: Any, consts: Optional[list] = None, with_comments: bool = True,
+                 device_arg: Optional[str] = None):
         super().__init__(graph, consts, with_comments)
+        self.device_arg = next((a for a in graph.args if a.name == device_arg), None)
         self.xp = xp
         self.backend: Backend = backend_for(namespace_name(xp))
         self.names.used.add(XP)
@@ -54,6 +57,21 @@ class NamespaceEmitter(Emitter):
         if node.op in REGION_OPS or node.op in ("const", "arg", "param", "note"):
             return super().expression(node)
         spelling = spelling_for(node, self.backend)
+        casts = promotion_casts(node)
+        saved = {o.id: self.expr_of(o) for k, o in enumerate(node.operands) if k in casts}
+        for k, dtype in casts.items():   # operands cast as NumPy promotes them, for this node only
+            self.expr[node.operands[k].id] = (f"{XP}.astype({saved[node.operands[k].id][0]}, {XP}.{dtype})", PREC_ATOM)
+        try:
+            return self.spelled(node, spelling)
+        finally:
+            self.expr.update(saved)
+
+    def spelled(self, node: Node, spelling) -> tuple[str, int]:
+        if node.op == "call" and node.attrs.get("fn") == "numpy.may_share_memory":
+            if alias_test(node, self.backend) == "identity":
+                return (f"{self.wrap(node.operands[0], PREC_CMP + 1)} is {self.wrap(node.operands[1], PREC_CMP + 1)}",
+                        PREC_CMP)
+            return ("True", PREC_ATOM)
         if spelling is None:
             return super().expression(node)
         ops = node.operands
@@ -62,9 +80,29 @@ class NamespaceEmitter(Emitter):
         args = [self.value(o) for o in ops[:n_pos]]
         kwargs = {k: self.value(o) for k, o in zip(kw, ops[n_pos:])}
         kwargs.update({k: Lit(v) for k, v in static_kwargs(node).items()})
-        call = spelled_call(spelling, node, args, kwargs, self.backend, self.xp)
+        device = f"{self.value(self.device_arg)}.device" if self.device_arg is not None else None
+        call = spelled_call(spelling, node, args, kwargs, self.backend, self.xp, device)
         parts = [self.text(a) for a in call.args] + [f"{k}={self.text(v)}" for k, v in call.kwargs.items()]
         return (f"{XP}.{call.name}({', '.join(parts)})", PREC_ATOM)
+
+    def inplace(self, node: Node, indent: str, uses: dict) -> None:
+        """`a op= b`; where the namespace has no in-place operators, `a[...] = a op b`: the array object
+        is updated, so every name bound to it sees the new value, as with NumPy."""
+        target, value = node.operands
+        if self.backend.inplace_operators or not isinstance(target.type, ArrayType):
+            return super().inplace(node, indent, uses)
+        opdef = OPS[node.attrs["op"]]
+        current = self.value(target)
+        if not current.isidentifier():
+            current = self.names.fresh(target.name or "t")
+            self.lines.append(f"{indent}{current} = {self.value(target)}")
+        self.lines.append(f"{indent}{current}[...] = {current} {opdef.symbol} {self.wrap(value, opdef.prec + 1)}")
+        self.expr[node.id] = (current, PREC_ATOM)
+        if self.holders.get(current) is target:
+            self.holders[current] = node
+
+    def index(self, node: Node, index) -> str:
+        return super().index(node, standard_index(node, index))
 
     def text(self, item) -> str:
         if isinstance(item, Lit):
@@ -96,10 +134,12 @@ class NamespaceEmitter(Emitter):
     def region_for_range(self, node: Node, indent: str, uses: dict) -> None:
         if self.backend.lazy and not self.loops_warned and indexes_by(node.regions[0]):
             self.loops_warned = True
-            where = f"{node.span.short_file}:{node.span.line}: " if node.span else ""
-            warnings.warn(f"graphjit: {where}this loop stays a Python loop over {self.backend.name} arrays, one "
-                          "task per iteration (jit_level='O2' turns the loops it can into whole-array code)",
-                          GraphjitWarning, stacklevel=2)
+            text = (f"graphjit: this loop stays a Python loop over {self.backend.name} arrays, one task per "
+                    "iteration (jit_level='O2' turns the loops it can into whole-array code)")
+            if node.span is not None:
+                warnings.warn_explicit(text, GraphjitWarning, node.span.file, node.span.line)
+            else:
+                warnings.warn(text, GraphjitWarning, stacklevel=2)
         super().region_for_range(node, indent, uses)
 
 
@@ -110,6 +150,7 @@ def indexes_by(body: Graph) -> bool:
 
 
 def emit_function(graph: Graph, xp: Any, name: Optional[str] = None, consts: Optional[list] = None,
-                  with_comments: bool = True) -> Emitted:
-    """The source of one function computing `graph` with the namespace `xp`."""
-    return NamespaceEmitter(graph, xp, consts, with_comments).function(name or graph.name)
+                  with_comments: bool = True, device_arg: Optional[str] = None) -> Emitted:
+    """The source of one function computing `graph` with the namespace `xp`; new arrays go on the
+    device of argument `device_arg`."""
+    return NamespaceEmitter(graph, xp, consts, with_comments, device_arg).function(name or graph.name)

@@ -93,7 +93,7 @@ class Interpreter:
             return carried
         if op == "note":
             return None
-        if op in _OBJECT_OPS:
+        if op in OBJECT_OPS:
             return getattr(self, "op_" + op)(node, vals)
         return evaluate(node, vals)
 
@@ -135,4 +135,4 @@ class Interpreter:
         return self.globals if scope == "globals" else self.roots("const", scope)
 
 
-_OBJECT_OPS = {"raise", "assert", "setattr", "load_global", "store_global", "getattr", "pycall", "fallback"}
+OBJECT_OPS = {"raise", "assert", "setattr", "load_global", "store_global", "getattr", "pycall", "fallback"}

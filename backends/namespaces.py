@@ -5,8 +5,9 @@ compiles a variant whose code calls the namespace of those arrays (backends/emit
 is the one place that decides what such an argument is:
 
     is_foreign_array(x)     a non-NumPy array: `__array_namespace__`, or a type array_api_compat knows
+                            (graph/array_like.py, with the dtype and shape the analysis types it with)
     namespace_of(arrays)    their namespace (`array_api_compat.array_namespace`), one for all of them
-    array_type_of(x)        its graph type: NumPy dtype and shape (Dask's unknown `nan` dims are `?`)
+    array_key(x)            what the caches key it by: class, dtype, shape (Dask's unknown dims None)
 
 NumPy arguments never get here (the dispatcher tests `x.__class__ is np.ndarray` first), and nothing
 here imports Dask or array_api_compat until such an argument is seen.
@@ -14,26 +15,9 @@ here imports Dask or array_api_compat until such an argument is seen.
 
 from __future__ import annotations
 
-import math
 from typing import Any, Optional
 
-import numpy as np
-
-# Modules of array types that array_api_compat wraps though they lack `__array_namespace__`
-# (Dask's Array, PyTorch's Tensor); a type from another module needs `__array_namespace__`.
-COMPAT_MODULES = ("dask.array", "torch", "cupy", "jax", "sparse", "ndonnx")
-
-
-def is_foreign_array(value: Any) -> bool:
-    """True for an array of another library than NumPy (cheap: no import)."""
-    if isinstance(value, (np.ndarray, np.generic)):
-        return False
-    t = type(value)
-    if getattr(t, "__array_namespace__", None) is not None:
-        return True
-    module = t.__module__ or ""
-    return module.startswith(COMPAT_MODULES) and hasattr(value, "shape") and hasattr(value, "dtype")
-
+from ..graph.array_like import is_foreign_array, known_shape, numpy_dtype
 
 def namespace_of(arrays: list) -> Any:
     """The one namespace of `arrays` (a module); a clear one-line error when they disagree."""
@@ -55,18 +39,8 @@ def namespace_name(xp: Any) -> str:
     return xp.__name__
 
 
-def numpy_dtype(dtype: Any) -> np.dtype:
-    """The NumPy dtype of a library's dtype (Dask and CuPy use NumPy's; array_api_strict's
-    `array_api_strict.float64` is named after it)."""
-    try:
-        return np.dtype(dtype)
-    except TypeError:
-        return np.dtype(str(dtype).rsplit(".", 1)[-1])
-
-
-def known_shape(shape: tuple) -> tuple:
-    """A shape with Dask's unknown dimensions (`nan`) as None."""
-    return tuple(None if d is None or (isinstance(d, float) and math.isnan(d)) else int(d) for d in shape)
+__all__ = ["is_foreign_array", "known_shape", "numpy_dtype", "namespace_of", "namespace_name", "array_key",
+           "foreign_arrays", "call_namespace"]
 
 
 def array_key(value: Any) -> tuple:

@@ -9,8 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from ..graph.backend_ops import NUMPY_ONLY, SAME, TO_PYTHON, Backend, BackendRefusal, Call, spelling_of
 from ..graph.diagnostics import CodegenError
+from ..graph.literals import OperandRef
 from ..graph.types import ArrayType
 
 
@@ -52,9 +55,49 @@ def check_condition(node, cond, backend: Backend) -> None:
                      "write the choice with xp.where, or compute the condition before the call")
 
 
+# ops whose result is their operand itself (not a view of part of it)
+SAME_OBJECT = frozenset({"inplace", "refresh", "asarray", "array", "ascontiguousarray", "stop_gradient", "getattr",
+                         "as_ndarray", "arg", "param"})
+
+
+def check_write(node, backend: Backend) -> None:
+    """A write (`a[i] = v`, `a op= b`) a backend without views or masked values cannot do as NumPy does."""
+    target = node.operands[0]
+    if not isinstance(target.type, ArrayType):
+        return
+    if not backend.views and target.opdef.result == "view" and target.op not in SAME_OBJECT \
+            and not stored_back(node):
+        raise refuse(node, backend, f"{backend.name} arrays have no views: writing into a part of an array "
+                     "(`x[0][1] = v`, `x.T[0] = v`) would not change the array: write `x[0, 1] = v`")
+    if node.op == "setitem" and not backend.mask_values:
+        masks = any(isinstance(o.type, ArrayType) and o.type.dtype == "bool" for o in node.operands[2:])
+        value = node.operands[1].type
+        if masks and isinstance(value, ArrayType) and (value.shape is None or None in value.shape):
+            raise refuse(node, backend, f"{backend.name} cannot assign a value of unknown size through a "
+                         "boolean mask (`a[m] = b[m]`): write `a = xp.where(m, b, a)`")
+
+
+def stored_back(node) -> bool:
+    """`x[i] += v`: the updated part is written back into the array at the same index."""
+    if node.op != "inplace" or node.operands[0].op != "getitem":
+        return False
+    part = node.operands[0]
+    return any(u.op == "setitem" and u.operands[0] is part.operands[0] and u.operands[1] is node and
+               u.attrs.get("index") == part.attrs.get("index") and u.operands[2:] == part.operands[1:]
+               for u in node.graph.users(node))
+
+
+def alias_test(node, backend: Backend) -> str:
+    """`np.may_share_memory(a, b)` (the vectorizer's guard) on a backend: "identity" when only the same
+    array object shares memory (no views), "unknown" otherwise (the guard is then always true)."""
+    return "identity" if not backend.views else "unknown"
+
+
 def spelling_for(node, backend: Backend):
     """The op's spelling for `backend` (None: NumPy's own spelling works there), or a refusal."""
     if node.op == "call":
+        if node.attrs.get("fn") == "numpy.may_share_memory":
+            return None   # the caller spells it (alias_test)
         if on_array(node) or str(node.attrs.get("fn", "")).startswith("numpy"):
             raise refuse(node, backend, NUMPY_ONLY["call"])
         return None
@@ -62,18 +105,58 @@ def spelling_for(node, backend: Backend):
     if spelling is None:
         raise refuse(node, backend, NUMPY_ONLY.get(node.op, "not in the array API standard"))
     check_same(node, backend)
+    if node.op in ("setitem", "inplace"):
+        check_write(node, backend)
     return None if spelling is SAME else spelling
 
 
-def spelled_call(spelling, node, args: list, kwargs: dict, backend: Backend, xp: Any) -> Call:
-    """The namespace call computing `node` from NumPy-ordered `args` and `kwargs`, or a refusal."""
+def spelled_call(spelling, node, args: list, kwargs: dict, backend: Backend, xp: Any, device: Any = None) -> Call:
+    """The namespace call computing `node` from NumPy-ordered `args` and `kwargs`, or a refusal.
+    `device` (the inputs' device, as the caller spells it): where a new array goes (`xp.zeros`;
+    the `_like` functions follow their operand)."""
     try:
         call = spelling.call(node, args, kwargs)
     except BackendRefusal as e:
         raise refuse(node, backend, str(e)) from None
+    if device is not None and backend.devices and node.opdef.creates and not call.name.endswith("_like") \
+            and "device" not in call.kwargs:
+        call = Call(call.name, call.args, {**call.kwargs, "device": device})
     if not spelling.standard and namespace_attr(xp, call.name) is None:
         raise refuse(node, backend, f"not in the array API standard, and {xp.__name__} has no `{call.name}`")
     return call
+
+
+def standard_index(node, index):
+    """The index with a trailing `...` when it names fewer axes than the array has: NumPy reads
+    `x[0]` on a matrix as `x[0, ...]`, the standard asks for the `...` (array_api_strict enforces it)."""
+    base = node.operands[0].type
+    if not isinstance(base, ArrayType) or base.rank is None or any(item is Ellipsis for item in index):
+        return index
+    named = 0
+    for item in index:
+        t = node.operands[item.index].type if isinstance(item, OperandRef) else None
+        if isinstance(t, ArrayType) and t.dtype == "bool":   # a mask names as many axes as it has
+            if t.rank is None:
+                return index
+            named += t.rank
+        elif item is not None:
+            named += 1
+    return index if named >= base.rank else type(index)(tuple(index) + (Ellipsis,))
+
+
+def promotion_casts(node) -> dict:
+    """{operand position: dtype name} for the array operands an elementwise op must cast first: NumPy
+    promotes across kinds (`float64 * int64`), the standard only within one (`float32 + float64`)."""
+    opdef = node.opdef
+    if not opdef.elementwise or len(node.operands) < 2:
+        return {}
+    first = 1 if node.op in ("where", "select") else 0
+    typed = {k: o.type.dtype for k, o in enumerate(node.operands) if k >= first and
+             isinstance(o.type, ArrayType) and o.type.dtype is not None}
+    if len(typed) < 2:
+        return {}
+    common = np.result_type(*typed.values())
+    return {k: common.name for k, d in typed.items() if np.dtype(d).kind != common.kind}
 
 
 def namespace_attr(xp: Any, name: str) -> Any:

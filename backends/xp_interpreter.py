@@ -7,26 +7,38 @@ cannot run, or one that would compute a lazy array, is refused at the same place
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
 import numpy as np
 
 from ..graph.backend_ops import Backend, Lit, Tup, backend_for
+from ..graph.evaluate import build_index, evaluate
 from ..graph.ir import Graph, Node
+from ..graph.ops import OPS
+from ..graph.types import ArrayType
 from ..graph.paths import Roots
-from .interpreter import Interpreter
+from .interpreter import OBJECT_OPS, Interpreter
 from .namespaces import namespace_name
-from .xp_calls import check_condition, namespace_attr, spelled_call, spelling_for, static_kwargs
+from .xp_calls import alias_test, check_condition, namespace_attr, promotion_casts, spelled_call, spelling_for, standard_index, \
+    static_kwargs
 
 
 class NamespaceInterpreter(Interpreter):
     """Runs one graph calling the namespace `xp` (a module) where the NumPy interpreter calls NumPy."""
 
-    def __init__(self, graph: Graph, roots: Roots, globals_dict: dict, xp: Any):
+    def __init__(self, graph: Graph, roots: Roots, globals_dict: dict, xp: Any, device_arg: Optional[str] = None):
         super().__init__(graph, roots, globals_dict)
         self.xp = xp
         self.backend: Backend = backend_for(namespace_name(xp))
         check_graph(graph, self.backend)   # refused ops fail at compile time, as the emitter's do
+        names = [a.name for a in graph.args]
+        self.device_index = names.index(device_arg) if device_arg in names else None
+        self.device = None
+
+    def __call__(self, *args) -> Any:
+        self.device = args[self.device_index].device if self.device_index is not None and self.backend.devices \
+            else None
+        return super().__call__(*args)
 
     def eval(self, node: Node, env: dict) -> Any:
         op = node.op
@@ -35,14 +47,28 @@ class NamespaceInterpreter(Interpreter):
         if op in ("if", "while", "for_range", "note", "arg", "param"):
             return super().eval(node, env)
         spelling = spelling_for(node, self.backend)
-        if spelling is None:
-            return super().eval(node, env)
         vals = [env[o.id] for o in node.operands]
+        for k, dtype in promotion_casts(node).items():   # as NumPy promotes across kinds
+            vals[k] = self.xp.astype(vals[k], getattr(self.xp, dtype))
+        if op == "call" and node.attrs.get("fn") == "numpy.may_share_memory":
+            return vals[0] is vals[1] if alias_test(node, self.backend) == "identity" else True
+        if op == "inplace" and not self.backend.inplace_operators and isinstance(node.operands[0].type, ArrayType):
+            vals[0][...] = OPS[node.attrs["op"]].fn(vals[0], vals[1])   # the object updated, as NumPy's `+=`
+            return vals[0]
+        if op in ("getitem", "setitem"):
+            index = build_index(node, standard_index(node, node.attrs["index"]), vals)
+            if op == "getitem":
+                return vals[0][index]
+            vals[0][index] = vals[1]
+            return None
+        if spelling is None:
+            return evaluate(node, vals) if op not in OBJECT_OPS else super().eval(node, env)
         kw = node.attrs.get("kw", ())
         n_pos = len(vals) - len(kw)
         kwargs = dict(zip(kw, vals[n_pos:]))
         kwargs.update({k: Lit(v) for k, v in static_kwargs(node).items()})
-        call = spelled_call(spelling, node, vals[:n_pos], kwargs, self.backend, self.xp)
+        call = spelled_call(spelling, node, vals[:n_pos], kwargs, self.backend, self.xp,
+                            None if self.device is None else Lit(self.device))
         fn = namespace_attr(self.xp, call.name)
         return fn(*(self.value(a) for a in call.args), **{k: self.value(v) for k, v in call.kwargs.items()})
 

@@ -159,6 +159,12 @@ def _swapaxes(node, args, kwargs):
     return "permute_dims", [args[0], Lit(tuple(axes))], kwargs
 
 
+def _concat(node, args, kwargs):
+    if "dtype" in kwargs:
+        raise BackendRefusal("`dtype=` of np.concatenate is not in the standard's concat: cast the operands first")
+    return "concat", args, kwargs
+
+
 def _cumulative(name):
     def fix(node, args, kwargs):
         if "axis" not in kwargs and len(args) < 2 and rank(node) != 1:
@@ -187,7 +193,7 @@ for _op in ["add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "lshift", 
 # elementwise functions: the standard's name where NumPy's differs
 _RENAMED = {"absolute": "abs", "fabs": "abs", "arcsin": "asin", "arccos": "acos", "arctan": "atan",
             "arcsinh": "asinh", "arccosh": "acosh", "arctanh": "atanh", "arctan2": "atan2", "power": "pow",
-            "np_mod": "remainder", "true_divide": "divide", "rint": "round", "np_abs": "abs"}
+            "np_mod": "remainder", "true_divide": "divide", "rint": "round"}
 for _name in ["abs", "exp", "expm1", "log", "log2", "log10", "log1p", "sqrt", "square", "sin", "cos", "tan",
               "sinh", "cosh", "tanh", "sign", "floor", "ceil", "trunc", "negative", "isnan", "isinf", "isfinite",
               "logical_not", "maximum", "minimum", "hypot", "logical_and", "logical_or", "logical_xor", "np_add",
@@ -225,7 +231,7 @@ SPELLINGS["copy_flat"] = Spelling("reshape", fix=_flatten, note="`(-1,)`, `copy=
 SPELLINGS["ravel"] = Spelling("reshape", fix=_ravel, note="`(-1,)`")
 SPELLINGS["squeeze"] = Spelling("squeeze", fix=_squeeze, note="axis from the shape when not given")
 SPELLINGS["swapaxes"] = Spelling("permute_dims", fix=_swapaxes)
-SPELLINGS["concatenate"] = Spelling("concat", positional=("axis",))
+SPELLINGS["concatenate"] = Spelling("concat", positional=("axis",), fix=_concat)
 SPELLINGS["cumsum"] = Spelling("cumulative_sum", positional=("axis",), fix=_cumulative("cumulative_sum"),
                                 note="axis needed above 1-d")
 SPELLINGS["cumprod"] = Spelling("cumulative_prod", positional=("axis",), fix=_cumulative("cumulative_prod"),
@@ -258,8 +264,8 @@ NUMPY_ONLY = {
     "sliding_window_view": "a strided view of NumPy memory",
     "tensor": "graphjit.Tensor is a NumPy array", "as_ndarray": "graphjit.Tensor is a NumPy array",
     "as_tensor": "graphjit.Tensor is a NumPy array",
-    "sum_to": "autodiff helper", "add_reduceat": "autodiff helper", "call": "a NumPy function the op table "
-    "does not know (only its NumPy name exists)",
+    "sum_to": "autodiff helper", "add_reduceat": "autodiff helper", "call": "a function outside the op table "
+    "(`math.exp`, `np.linalg.norm`) called on an array: it exists only for NumPy arrays and Python numbers",
     "gradient": "never reaches a backend", "gradient_boundary": "never reaches a backend",
     "replayed": "never reaches a backend",
 }
@@ -277,13 +283,20 @@ class Backend:
     lazy: bool                      # arrays are task graphs: turning one into a Python value computes it
     setitem: str                    # what `a[index] = v` does there
     runtime_branches: str           # what `if`/`while` on an array value does
+    views: bool = True              # `x[i]` may share memory with `x`: writing one writes the other
+    inplace_operators: bool = True  # `a += b` writes `a` (else it makes a new array: written `a[...] = a + b`)
+    mask_values: bool = True        # `a[mask] = b[mask]` works (Dask cannot size a masked selection)
+    devices: bool = True            # arrays live on devices: new arrays (`xp.zeros`) go on the inputs' one
 
 
 BACKENDS = [
     Backend("dask", "array_api_compat.dask.array", True,
             "kept: Dask updates the array's task graph for slices, integers and boolean masks, and raises "
-            "NotImplementedError (pointed at your line) for other indexes",
-            "diagnosed at compile time: the condition would compute the whole graph behind it"),
+            "NotImplementedError (pointed at your line) for other indexes; `a op= b` is written `a[...] = a op b` "
+            "(Dask has no in-place operators) so every name of the array sees it, as with NumPy; a write into "
+            "a view (`x[0][1] = v`) and a masked selection as the value (`a[m] = b[m]`) are diagnosed",
+            "diagnosed at compile time: the condition would compute the whole graph behind it",
+            views=False, inplace_operators=False, mask_values=False, devices=False),
     Backend("array_api_strict", "array_api_strict", False,
             "kept: arrays are mutable (integer-array indexes are not in the standard and raise)",
             "kept: the condition is a 0-d array, `bool()` of it is a value already computed"),

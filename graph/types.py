@@ -13,6 +13,8 @@ from typing import Optional, Tuple
 
 import numpy as np
 
+from .array_like import is_foreign_array, known_shape, numpy_dtype
+
 # dtype name -> its short form in graph text (`float32` -> `f32`)
 SHORT_DTYPE_NAMES = {
     "float16": "f16", "float32": "f32", "float64": "f64",
@@ -101,6 +103,8 @@ def type_of_value(value) -> Type:
         return NONE
     if isinstance(value, tuple):
         return TupleType(tuple(type_of_value(v) for v in value))
+    if is_foreign_array(value):   # a Dask, CuPy, array-API array: typed as the NumPy array it stands for
+        return ArrayType(numpy_dtype(value.dtype).name, known_shape(value.shape))
     return OBJECT
 
 

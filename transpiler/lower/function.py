@@ -61,6 +61,15 @@ def is_runtime_arg(value: Any) -> bool:
         return any(is_runtime_arg(v) for v in value)
     return False
 
+def runtime_type(value: Any):
+    """The graph type of a run-time argument; an `AbstractArray` (also an item of a tuple or list) is its type."""
+    if isinstance(value, AbstractArray):
+        return value.type
+    if isinstance(value, (tuple, list)):
+        return TupleType(tuple(v.type if isinstance(v, AbstractArray) else type_of_value(v) for v in value))
+    return type_of_value(value)
+
+
 MAX_LOWERINGS = 4   # lower_function lowers a function at most this many times
 
 
@@ -157,8 +166,7 @@ def _lower_once(fn, args, kwargs, name, level, collect, found: Findings, static=
     for pname, value in bound.arguments.items():
         arg_names.append(pname)
         if pname not in static and is_runtime_arg(value):
-            arg_type = value.type if isinstance(value, AbstractArray) else \
-                type_of_value(tuple(value) if isinstance(value, list) else value)
+            arg_type = runtime_type(value)
             arg = graph.add_arg(pname, arg_type, spans.get(pname))
             if isinstance(value, (tuple, list)):
                 frame.env[pname] = Seq([state.emit("tuple_get", [arg], {"index": k}, spans.get(pname),

@@ -18,6 +18,7 @@ import libcst as cst
 import numpy as np
 
 from ...graph.diagnostics import LoweringError, UnsupportedSyntaxError
+from ...graph.array_like import is_foreign_array
 from ...graph.guards import GuardRecorder
 from ...graph.ir import Graph, Node
 from ...graph.literals import is_literal
@@ -303,7 +304,8 @@ class LoweringState:
         The rule (docs/architecture.md): arrays are mutable, so they are never compile-time values,
         whichever path they arrive by; only immutable values are folded, each under a guard.
         """
-        if isinstance(value, Static) and isinstance(value.value, np.ndarray):
+        if isinstance(value, Static) and (isinstance(value.value, np.ndarray) or
+                                          value.path is not None and is_foreign_array(value.value)):
             node = self.scope.local(self.array_value(value, span))
             if value.path is not None:
                 self.path_of[node.id] = str(value.path)
