@@ -238,3 +238,23 @@ def test_numpy_inputs_still_get_numpy_results(client, rng):
     assert_same(eager, chain(x, y))
     assert_same(compute_on_cluster(client, lazy), eager)
     assert math.isfinite(float(eager.sum()))
+
+
+def test_nn_layers_and_loss(client, rng):
+    """Dense, LayerNorm, activations and a loss from graphjit.nn, inlined into one graph, on Dask inputs."""
+    from graphjit import nn
+    body = nn.SequentialCell(nn.Dense(16, 8), nn.LayerNorm((8,)), nn.GELU(), nn.Dense(8, 4), nn.Tanh())
+    loss = nn.CrossEntropyLoss()
+
+    def forward(x, labels):
+        logits = body(x)
+        return nn.LogSoftmax()(logits), loss(logits, labels)
+
+    x = rng.standard_normal((40, 16)).astype(np.float32)
+    labels = rng.integers(0, 4, 40).astype(np.int32)
+    want = forward(x, labels)
+    dx, dlabels = da.from_array(x, chunks=(10, 16)), da.from_array(labels, chunks=10)
+    result = call_lazily(ms.jit(forward), dx, dlabels)
+    got = compute_on_cluster(client, result)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, np.asarray(w), rtol=1e-4, atol=1e-5)
