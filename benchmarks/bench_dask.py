@@ -224,7 +224,7 @@ def main(argv=None) -> int:
     parser.add_argument("--data-mib", type=float, default=6 * 1024, help="all input arrays together")
     parser.add_argument("--chunk-mib", type=float, default=32)
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--eager-elements", type=int, default=100)
+    parser.add_argument("--eager-elements", type=int, default=20)
     opts = parser.parse_args(argv)
     if opts.quick:
         opts.workers, opts.memory_limit_mib, opts.data_mib, opts.chunk_mib = 2, 512, 16, 2
