@@ -39,7 +39,8 @@ def compile_call(fn: Callable, sig: inspect.Signature, args: tuple, kinds: list,
     xp = call_namespace(args)
     if xp is not None:
         options["namespace"] = xp
-        options["device_arg"] = next((name for name, a in zip(sig.parameters, args) if is_foreign_array(a)), None)
+        options["device_arg"] = next((name for name, a in zip(sig.parameters, args) if is_foreign_array(a)),
+                                     None)
     return compile_for(fn, tuple(positional), config, **options)
 
 

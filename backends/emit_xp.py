@@ -31,7 +31,8 @@ from ..graph.ops import OPS, PREC_ATOM, PREC_CMP, REGION_OPS
 from ..graph.types import ArrayType
 from .emit_numpy import Emitted, Emitter
 from .namespaces import namespace_name
-from .xp_calls import alias_test, check_condition, promotion_casts, spelled_call, spelling_for, standard_index, static_kwargs
+from .xp_calls import alias_test, check_condition, promotion_casts, spelled_call, spelling_for, standard_index, \
+    static_kwargs
 
 XP = "xp"
 

@@ -19,6 +19,10 @@ from typing import Any, Optional
 
 from ..graph.array_like import is_foreign_array, known_shape, numpy_dtype
 
+__all__ = ["is_foreign_array", "known_shape", "numpy_dtype", "namespace_of", "namespace_name", "array_key",
+           "foreign_arrays", "call_namespace"]
+
+
 def namespace_of(arrays: list) -> Any:
     """The one namespace of `arrays` (a module); a clear one-line error when they disagree."""
     try:
@@ -37,10 +41,6 @@ def namespace_of(arrays: list) -> Any:
 def namespace_name(xp: Any) -> str:
     """The module name generated code imports as `xp` (`array_api_compat.dask.array`)."""
     return xp.__name__
-
-
-__all__ = ["is_foreign_array", "known_shape", "numpy_dtype", "namespace_of", "namespace_name", "array_key",
-           "foreign_arrays", "call_namespace"]
 
 
 def array_key(value: Any) -> tuple:

@@ -19,14 +19,15 @@ from ..graph.types import ArrayType
 from ..graph.paths import Roots
 from .interpreter import OBJECT_OPS, Interpreter
 from .namespaces import namespace_name
-from .xp_calls import alias_test, check_condition, namespace_attr, promotion_casts, spelled_call, spelling_for, standard_index, \
-    static_kwargs
+from .xp_calls import alias_test, check_condition, namespace_attr, promotion_casts, spelled_call, spelling_for, \
+    standard_index, static_kwargs
 
 
 class NamespaceInterpreter(Interpreter):
     """Runs one graph calling the namespace `xp` (a module) where the NumPy interpreter calls NumPy."""
 
-    def __init__(self, graph: Graph, roots: Roots, globals_dict: dict, xp: Any, device_arg: Optional[str] = None):
+    def __init__(self, graph: Graph, roots: Roots, globals_dict: dict, xp: Any,
+                 device_arg: Optional[str] = None):
         super().__init__(graph, roots, globals_dict)
         self.xp = xp
         self.backend: Backend = backend_for(namespace_name(xp))
