@@ -25,7 +25,7 @@ from ..graph.literals import Index, OperandRef, format_literal, is_literal
 from ..graph.ops import OPS, PREC_ATOM, PREC_CMP, PREC_NOT, PREC_UNARY, REGION_OPS
 from ..graph.paths import parse_path
 from ..graph.types import ArrayType
-from .emit_layout import inlinable, last_uses, use_counts, used_after
+from .emit_layout import augmented_store, element_iteration, inlinable, last_uses, use_counts, used_after
 
 RESERVED = {"np", "math", "operator", "_g", "_k", "_cells", "_make_fallback", "_select", "_sum_to", "_tensor", "range", "len", "float", "int", "bool", "min",
             "max", "abs", "round", "print"}
@@ -77,6 +77,7 @@ class Emitter:
         self.preamble: list[str] = []       # module-level lines before the function (fallback blocks)
         self.last_use: dict = {}
         self.line_table: dict = {}  # generated line (1-based) -> SourceSpan of the user's code
+        self.spelled: set[int] = set()  # nodes already written as part of another's statement
 
     # --- entry -------------------------------------------------------------------------
     def function(self, name: str) -> Emitted:
@@ -143,6 +144,8 @@ class Emitter:
         for node in g.nodes:
             if node.op == "const":
                 self.expr[node.id] = self.literal(node.value)
+                continue
+            if node.id in self.spelled:
                 continue
             if node.op == "tuple_get" and node.operands[0].op in REGION_OPS:
                 continue  # named by the region statement
@@ -247,6 +250,11 @@ class Emitter:
         target, value = node.operands
         symbol = OPS[node.attrs["op"]].inplace_symbol
         current = self.value(target)
+        store = augmented_store(node, uses)
+        if store is not None and not current.isidentifier():   # `A[i, j] += v`, as eager Python runs it
+            self.lines.append(f"{indent}{current} {symbol} {self.value(value)}")
+            self.spelled.add(store.id)
+            return
         rebindable = target.op != "arg" or node.graph is self.graph or target.id in self.owned
         reuse = current.isidentifier() and target.graph is node.graph and rebindable \
             and not used_after(node, target)
@@ -335,7 +343,14 @@ class Emitter:
             self.owned.add(arg.id)
         self._bind_captures(body, captures, 1 + n)
         bounds = stop if start == "0" and step == "1" else f"{start}, {stop}" if step == "1" else f"{start}, {stop}, {step}"
-        self.lines.append(f"{indent}for {index} in range({bounds}):")
+        element = element_iteration(node)
+        if element is not None:   # `for b in data:` rather than `for i in range(n): b = data[i]`
+            name = self.names.fresh(element.name or "x")
+            self.lines.append(f"{indent}for {name} in {self.value(element.operands[0])}:")
+            self.expr[element.id] = (name, PREC_ATOM)
+            self.spelled.add(element.id)
+        else:
+            self.lines.append(f"{indent}for {index} in range({bounds}):")
         self.body(body, indent + "    ", use_counts(body))
         if self.lines[-1] == f"{indent}    pass" and body.outputs:  # this body's own pass, not a nested one
             self.lines.pop()

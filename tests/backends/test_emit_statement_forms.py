@@ -1,0 +1,146 @@
+"""Python loops the emitter writes in Python's own statement forms (backends/emit_layout.py): `A[i, j] += v`
+(augmented subscript), `for b in data:` (NumPy's iterator), and `crc = crc >> 1` for a number's
+`crc >>= 1` (graph/passes/simplify.py). Each is checked against eager Python at every level, through the
+emitter and the interpreter, and the generated code is checked for the form, and for where the form must
+not be used."""
+
+import numpy as np
+import pytest
+
+import graphjit
+from graphjit.graph.passes import simplify
+
+from eager_vs_compiled import run_both
+from graph_testing import assert_pass_leaves, assert_pass_output
+
+LEVELS = [("O0", "auto"), ("O1", "auto"), ("O2", "auto"), ("O1", "no_sink"), ("O2", "no_sink")]
+
+
+def sweep(TSTEPS, A):
+    for t in range(TSTEPS):
+        for i in range(1, A.shape[0] - 1):
+            for j in range(1, A.shape[1] - 1):
+                A[i, j] += A[i, j - 1]
+                A[i, j] /= 9.0
+                A[i, 1:3] -= 0.5
+
+
+def checksum(data, poly=0x8408):
+    crc = 0xFFFF
+    for b in data:
+        cur = 0xFF & b
+        for _ in range(0, 8):
+            if (crc & 0x0001) ^ (cur & 0x0001):
+                crc = (crc >> 1) ^ poly
+            else:
+                crc >>= 1
+            cur >>= 1
+    return crc & 0xFFFF
+
+
+def rows_written(x):
+    total = np.zeros(x.shape[1])
+    for row in x:
+        total += row
+        row *= 2.0          # writes x through the row view, after reading it
+    return total
+
+
+def index_used(x):
+    total = 0.0
+    for i in range(x.shape[0]):
+        total = total + x[i] * i
+    return total
+
+
+def read_after_write(x):
+    for i in range(x.shape[0]):
+        x[i] = 1.0
+        x[i] = x[i] + 2.0
+    return x
+
+
+def update_kept(x):
+    s = x[0]
+    for i in range(x.shape[0]):
+        t = x[i]
+        t += 1.0
+        x[i] = t
+        s = s + t
+    return s
+
+
+PROGRAMS = [
+    (sweep, lambda: (3, np.random.default_rng(0).random((6, 7)))),
+    (checksum, lambda: (np.random.default_rng(1).integers(0, 256, 40).astype(np.uint8),)),
+    (rows_written, lambda: (np.random.default_rng(2).random((4, 3)),)),
+    (index_used, lambda: (np.random.default_rng(3).random(5),)),
+    (read_after_write, lambda: (np.random.default_rng(4).random(5),)),
+    (update_kept, lambda: (np.random.default_rng(5).random(5),)),
+]
+
+
+@pytest.mark.parametrize("level,exec_mode", LEVELS)
+@pytest.mark.parametrize("fn,make", PROGRAMS, ids=[p[0].__name__ for p in PROGRAMS])
+def test_equals_eager(fn, make, level, exec_mode, monkeypatch):
+    monkeypatch.setenv("GRAPHJIT_NUMBA", "0")   # the loops run as the emitter writes them
+    for _ in range(2):
+        run_both(fn, make(), jit_level=level, exec_mode=exec_mode)
+
+
+def source(fn, args, level="O2"):
+    return graphjit.jit(fn, jit_config=graphjit.JitConfig(jit_level=level, numba=False)).source(*args)
+
+
+def code_lines(text):
+    return [line.strip() for line in text.splitlines() if line.strip() and not line.strip().startswith("#")]
+
+
+def test_augmented_subscript_is_written_as_python_does():
+    lines = code_lines(source(sweep, (3, np.zeros((6, 7)))))
+    assert "A[i, j] += A[i, j - 1]" in lines and "A[i, j] /= 9.0" in lines
+    assert "A[i, 1:3] -= 0.5" in lines
+    # the value is used after the store: the update keeps its own name
+    lines = code_lines(source(update_kept, (np.zeros(5),)))
+    assert not any(line.startswith("x[i] +=") for line in lines)
+
+
+def test_iteration_over_an_array_is_written_as_a_for_over_it():
+    assert "for b in data:" in code_lines(source(checksum, (np.zeros(40, np.uint8),)))
+    assert "for row in x:" in code_lines(source(rows_written, (np.zeros((4, 3)),)))
+    # the index is used for more than the element, or the element is read after a write: range loop
+    assert not any(line.startswith("for x") or " in x:" in line for line in
+                   code_lines(source(index_used, (np.zeros(5),))))
+    assert not any(" in x:" in line for line in code_lines(source(read_after_write, (np.zeros(5),))))
+
+
+def test_number_update_is_a_plain_operator():
+    lines = code_lines(source(checksum, (np.zeros(40, np.uint8),), level="O1"))
+    assert any(line.endswith("= crc_1 >> 1") or line.endswith("= crc >> 1") for line in lines), lines
+    assert not any(line.endswith(">>= 1") and "crc" in line for line in lines)
+
+
+def test_simplify_turns_a_number_update_into_the_operator():
+    assert_pass_output(simplify.run, """
+        graph f(%n: int, %x: f64[3]) -> tuple(int, f64[3])
+          %0 = inplace(%n, 1) {op='rshift'} : int
+          %1 = inplace(%x, 2.0) {op='mul'} : f64[3]
+          %2 = tuple(%0, %1) : tuple(int, f64[3])
+          return %2
+    """, """
+        graph f(%n: int, %x: f64[3]) -> tuple(int, f64[3])
+          %0 = rshift(%n, 1) : int
+          %1 = inplace(%x, 2.0) {op='mul'} : f64[3]
+          %2 = tuple(%0, %1) : tuple(int, f64[3])
+          return %2
+    """)
+
+
+def test_simplify_keeps_updates_of_arrays():
+    assert_pass_leaves(simplify.run, """
+        graph f(%x: f64[3], %s: f64[]) -> tuple(f64[3], f64[])
+          %0 = inplace(%x, 2.0) {op='mul'} : f64[3]
+          %1 = inplace(%s, 1.0) {op='add'} : f64[]
+          %2 = tuple(%0, %1) : tuple(f64[3], f64[])
+          return %2
+    """)
