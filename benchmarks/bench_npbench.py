@@ -13,8 +13,10 @@ function and its arguments; the kernel is `<module>_numpy.py`, the Numba version
 For each kernel, correctness first: the first call of each variant (its compile, timed and reported
 separately) and its second call must equal eager NumPy, returned values and every array argument
 afterwards, within NPBench's own tolerance. Every call gets fresh copies of the inputs. Then the
-variants that agree are timed in interleaved rounds (eager, graphjit, numba, eager, ...) with BLAS
-pinned to one thread; the table shows medians. Numba is optional (`--numba`, when importable): it
+variants that agree are timed in rounds in which they take turns call by call (eager, graphjit,
+numba, graphjit, numba, eager, ...), with BLAS pinned to one thread; the table shows the medians over
+rounds of each variant's mean CPU time per call (`time.process_time`: on a shared machine, waiting
+for a core is not the kernel's time). Numba is optional (`--numba`, when importable): it
 adds `graphjit O2+numba` (loops that stay loops run as Numba kernels, docs/numba.md; `graphjit O2`
 is then measured with `numba=False`) and NPBench's `numba_n`. The geomeans are given over the
 kernels every variant runs and equals eager. Numba's cache of graphjit's kernels persists across
@@ -135,27 +137,35 @@ def check_variant(variant: Variant, kernel: layout.Kernel, data: dict, reference
 
 
 def measure(variants: list[Variant], kernel: layout.Kernel, data: dict, rounds: int, budget: float) -> None:
-    """Set each variant's median seconds per call over `rounds` interleaved rounds. A round calls
-    a variant enough times to fill `budget` seconds; only the calls are timed, not the copies of
-    the inputs each call gets."""
-    calls = {}
-    for variant in variants:
-        once = timed_call(variant.fn, kernel, data)
-        calls[variant.label] = max(1, int(budget / max(once, 1e-7)))
+    """Set each variant's median seconds per call over `rounds` rounds. The variants take turns call by
+    call (the first one rotating), so that a change of the machine's load during a round hits every
+    variant alike; a round makes as many turns as fill `budget` seconds for the slowest variant (at
+    least one). Only the calls are timed, not the copies of the inputs each call gets."""
+    slowest = max(timed_call(variant.fn, kernel, data) for variant in variants)
+    turns = max(1, int(budget / max(slowest, 1e-7)))
     samples = {variant.label: [] for variant in variants}
+    first = 0   # which variant starts the turn: rotates from turn to turn, across rounds too
     for _ in range(rounds):
-        for variant in variants:
-            times = [timed_call(variant.fn, kernel, data) for _ in range(calls[variant.label])]
-            samples[variant.label].append(sum(times) / len(times))
+        total = {variant.label: 0.0 for variant in variants}
+        for _ in range(turns):
+            first += 1
+            for k in range(len(variants)):
+                variant = variants[(first + k) % len(variants)]
+                total[variant.label] += timed_call(variant.fn, kernel, data)
+        for label, seconds in total.items():
+            samples[label].append(seconds / turns)
     for variant in variants:
         variant.median = statistics.median(samples[variant.label])
 
 
 def timed_call(fn: Callable, kernel: layout.Kernel, data: dict) -> float:
+    """The call's CPU time (this process's, user and system): on a machine shared by other work, the
+    time a call waits for a core is the neighbours', not the variant's. BLAS runs one thread, so
+    CPU time is the call's own time."""
     args = kernel.arguments(data)
-    start = time.perf_counter()
+    start = time.process_time()
     fn(*args)
-    return time.perf_counter() - start
+    return time.process_time() - start
 
 
 def make_variants(kernel: layout.Kernel, eager: Callable, level: str, numba, with_o1: bool = False) -> list[Variant]:
@@ -341,7 +351,7 @@ def main(argv=None) -> int:
             rows.append(run_kernel(kernel, args, numba))
             print(f"  {kernel.name}: {status(rows[-1], f'graphjit {args.level}')} "
                   f"({time.perf_counter() - start:.1f} s)", file=sys.stderr, flush=True)
-    print(f"NPBench preset {args.preset}, median of {args.rounds} interleaved rounds, one BLAS thread, "
+    print(f"NPBench preset {args.preset}, median of {args.rounds} rounds of calls taking turns, CPU time, one BLAS thread, "
           f"NumPy {np.__version__}" + (f", Numba {numba.__version__}" if numba else ""))
     print(table(rows, args.level, numba is not None))
     print()
