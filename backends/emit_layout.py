@@ -153,3 +153,24 @@ def element_iteration(loop: Node) -> Optional[Node]:
     if not (isinstance(t, ArrayType) and t.is_static and len(t.shape) >= 1 and t.shape[0] == stop.value):
         return None
     return first
+
+
+def results_into_carried(node: Node, carried: list) -> dict:
+    """{k: carried arg} for results k of `node` (an `if` in a loop body whose carried values are
+    `carried`, in yield order) that the body yields unchanged in the place of a carried value it
+    no longer reads: the branches can assign the loop's own variable (`crc = crc >> 1`) instead of
+    a new name copied into it at the end of every iteration."""
+    g = node.graph
+    later = g.nodes[g.nodes.index(node) + 1:]
+    out = {}
+    for user in g.users(node):
+        if user.op != "tuple_get" or len(g.users(user)) or [o is user for o in g.outputs].count(True) != 1:
+            continue
+        p = next(p for p, o in enumerate(g.outputs) if o is user)
+        if p >= len(carried):
+            continue
+        arg = carried[p]
+        if any(arg is o for o in g.outputs) or any(arg is o for n in later for o in n.operands):
+            continue
+        out[user.attrs["index"]] = arg
+    return out

@@ -25,7 +25,8 @@ from ..graph.literals import Index, OperandRef, format_literal, is_literal
 from ..graph.ops import OPS, PREC_ATOM, PREC_CMP, PREC_NOT, PREC_UNARY, REGION_OPS
 from ..graph.paths import parse_path
 from ..graph.types import ArrayType
-from .emit_layout import augmented_store, element_iteration, inlinable, last_uses, use_counts, used_after
+from .emit_layout import augmented_store, element_iteration, inlinable, last_uses, results_into_carried, \
+    use_counts, used_after
 
 RESERVED = {"np", "math", "operator", "_g", "_k", "_cells", "_make_fallback", "_select", "_sum_to", "_tensor", "range", "len", "float", "int", "bool", "min",
             "max", "abs", "round", "print"}
@@ -78,6 +79,7 @@ class Emitter:
         self.last_use: dict = {}
         self.line_table: dict = {}  # generated line (1-based) -> SourceSpan of the user's code
         self.spelled: set[int] = set()  # nodes already written as part of another's statement
+        self.carried: dict[int, list] = {}  # id of a loop body -> its carried args, in yield order
 
     # --- entry -------------------------------------------------------------------------
     def function(self, name: str) -> Emitted:
@@ -290,13 +292,16 @@ class Emitter:
         return (f"np.{ufunc.__name__}({args}, out={out})", PREC_ATOM)
 
     # --- regions -------------------------------------------------------------------------
-    def _result_names(self, node: Node) -> list[str]:
+    def _result_names(self, node: Node, reuse: Optional[dict] = None) -> list[str]:
         names = []
         g = node.graph
         users = {u.attrs["index"]: u for u in g.users(node) if u.op == "tuple_get"}
         for k in range(len(node.type.items)):
             user = users.get(k)
-            var = self.names.fresh(user.name if user is not None and user.name else "r")
+            if reuse and k in reuse:
+                var = self.expr[reuse[k].id][0]   # a loop's carried variable (results_into_carried)
+            else:
+                var = self.names.fresh(user.name if user is not None and user.name else "r")
             names.append(var)
             for u in g.users(node):
                 if u.op == "tuple_get" and u.attrs["index"] == k:
@@ -315,7 +320,8 @@ class Emitter:
 
     def region_if(self, node: Node, indent: str, uses: dict) -> None:
         cond = self.value(node.operands[0])
-        targets = self._result_names(node)
+        carried = self.carried.get(id(node.graph))
+        targets = self._result_names(node, results_into_carried(node, carried) if carried else None)
         for k, region in enumerate(node.regions):
             self._bind_captures(region, list(node.operands[1:]), 0)
             self.lines.append(f"{indent}if {cond}:" if k == 0 else f"{indent}else:")
@@ -341,6 +347,7 @@ class Emitter:
         for arg, t in zip(body.args[1:1 + n], targets):
             self.expr[arg.id] = (t, PREC_ATOM)
             self.owned.add(arg.id)
+        self.carried[id(body)] = list(body.args[1:1 + n])
         self._bind_captures(body, captures, 1 + n)
         bounds = stop if start == "0" and step == "1" else f"{start}, {stop}" if step == "1" else f"{start}, {stop}, {step}"
         element = element_iteration(node)
@@ -370,6 +377,7 @@ class Emitter:
                 self.expr[arg.id] = (t, PREC_ATOM)
                 self.owned.add(arg.id) if region is body else None
             self._bind_captures(region, captures, n)
+        self.carried[id(body)] = list(body.args[:n])
         mark = len(self.lines)
         self.body(cond, indent + "        ", use_counts(cond))
         cond_lines = self.lines[mark:]

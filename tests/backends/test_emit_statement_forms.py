@@ -70,6 +70,31 @@ def update_kept(x):
     return s
 
 
+def old_value_read_after(x):
+    s = 1.0
+    total = 0.0
+    k = 0
+    while k < x.shape[0]:
+        old = s
+        if x[k] > 0.5:
+            s = s * 2.0
+        else:
+            s = s - x[k]
+        total = total + old * s
+        k += 1
+    return s, total
+
+
+def swap_in_branch(x):
+    a, b = 0.0, 1.0
+    for i in range(x.shape[0]):
+        if x[i] > 0.5:
+            a, b = b, a + x[i]
+        else:
+            a, b = b - x[i], a
+    return a, b
+
+
 PROGRAMS = [
     (sweep, lambda: (3, np.random.default_rng(0).random((6, 7)))),
     (checksum, lambda: (np.random.default_rng(1).integers(0, 256, 40).astype(np.uint8),)),
@@ -77,6 +102,8 @@ PROGRAMS = [
     (index_used, lambda: (np.random.default_rng(3).random(5),)),
     (read_after_write, lambda: (np.random.default_rng(4).random(5),)),
     (update_kept, lambda: (np.random.default_rng(5).random(5),)),
+    (old_value_read_after, lambda: (np.random.default_rng(6).random(7),)),
+    (swap_in_branch, lambda: (np.random.default_rng(7).random(9),)),
 ]
 
 
@@ -144,3 +171,19 @@ def test_simplify_keeps_updates_of_arrays():
           %2 = tuple(%0, %1) : tuple(f64[3], f64[])
           return %2
     """)
+
+
+def test_branches_assign_the_loop_variable_when_nothing_reads_its_old_value():
+    lines = code_lines(source(checksum, (np.zeros(40, np.uint8),)))
+    branch_targets = {line.split(" = ")[0] for line in lines if ">> 1" in line and " = " in line}
+    assert len(branch_targets) == 1, lines              # both branches assign the loop's variable ...
+    (target,) = branch_targets
+    copies = [line for line in lines if line.startswith(f"{target} = ") and line.split(" = ")[1].startswith("crc_")
+              and line.split(" = ")[1].isidentifier()]
+    assert not copies, lines   # (`crc_1 = crc` before the inner loop is its initial value)
+    # the old value is read after the branch: the branch result keeps a name of its own
+    lines = code_lines(source(old_value_read_after, (np.zeros(7),)))
+    doubled = [line for line in lines if line.endswith("* 2.0")]
+    assert doubled and not doubled[0].startswith("s = "), lines
+    # two carried values swapped in a branch: one tuple assignment, every right side read first
+    assert "a, b = b, a + x[i]" in code_lines(source(swap_in_branch, (np.zeros(9),)))
