@@ -4,6 +4,7 @@ with its loops compiled by Numba, and NPBench's Numba version.
     python benchmarks/bench_npbench.py /path/to/npbench                 # every kernel, preset S
     python benchmarks/bench_npbench.py /path/to/npbench --only gemm lu --rounds 3 --numba --o1
     python benchmarks/bench_npbench.py /path/to/npbench --preset M --numba
+    python benchmarks/bench_npbench.py /path/to/npbench --only hdiff --control  # + eager against itself
     python benchmarks/bench_npbench.py --quick                          # a smoke run on a built-in sample
 
 NPBench (github spcl/npbench, BSD) is not part of graphjit: pass the path of a checkout. Its layout
@@ -168,10 +169,16 @@ def timed_call(fn: Callable, kernel: layout.Kernel, data: dict) -> float:
     return time.process_time() - start
 
 
-def make_variants(kernel: layout.Kernel, eager: Callable, level: str, numba, with_o1: bool = False) -> list[Variant]:
+CONTROL = "eager again"   # eager NumPy measured a second time: its ratio to eager is the noise floor
+
+
+def make_variants(kernel: layout.Kernel, eager: Callable, level: str, numba, with_o1: bool = False,
+                  control: bool = False) -> list[Variant]:
     """eager, graphjit at `level` (its loops in Python: `numba=False`), optionally graphjit O1, and with
-    Numba importable: graphjit O2 with its Numba kernels (docs/numba.md) and NPBench's numba_n."""
-    variants = [Variant("eager", eager)]
+    Numba importable: graphjit O2 with its Numba kernels (docs/numba.md) and NPBench's numba_n. With
+    `control`, eager once more as a variant of its own: the same code, so any ratio but 1.00x it
+    shows is the measurement's noise on this machine at this time."""
+    variants = [Variant("eager", eager)] + ([Variant(CONTROL, eager)] if control else [])
     configs = [(f"graphjit {level}", graphjit.JitConfig(jit_level=level, numba=False))]
     if with_o1 and level != "O1":
         configs.append(("graphjit O1", graphjit.JitConfig(jit_level="O1")))
@@ -200,7 +207,7 @@ def run_kernel(kernel: layout.Kernel, args, numba) -> Row:
     except Exception as error:  # noqa: BLE001
         row.problem = f"eager: {one_line(error)}"
         return row
-    variants = make_variants(kernel, eager, args.level, numba, args.o1)
+    variants = make_variants(kernel, eager, args.level, numba, args.o1, args.control)
     for variant in variants[1:]:
         check_variant(variant, kernel, data, reference, args.timeout)
     row.variants = {variant.label: variant for variant in variants}
@@ -285,13 +292,21 @@ def summary(rows: list[Row], level: str, with_numba: bool) -> str:
     lines.append(f"geomean speed-up over eager, {gj}: {fmt_ratio(geomean(speedups))} on {len(good)} kernels")
     labels = labels_of(good)
     ours = [label for label in labels if label.startswith("graphjit")]
+    if CONTROL in labels:
+        spread = sorted(row.speedup(CONTROL) for row in good if row.speedup(CONTROL))
+        if spread:
+            lines.append(f"noise floor: eager against itself ranges {spread[0]:.2f}x-{spread[-1]:.2f}x "
+                         f"(median {statistics.median(spread):.2f}x) over {len(spread)} kernels")
+        labels.remove(CONTROL)
     for names, what in ((ours, "graphjit variant"), (labels, "variant (numba_n included)")):
         every = [row for row in good if all(row.variants.get(label) and row.variants[label].ok for label in names)]
         if len(names) > 1 and (names is ours or len(labels) > len(ours)):
             lines.append(f"geomeans on the {len(every)} kernels every {what} runs and equals eager: " + ", ".join(
                 f"{label} {fmt_ratio(geomean([row.speedup(label) for row in every]))}" for label in names))
     for row in rows:
-        for label in labels[1:]:
+        for label in labels:
+            if label == gj:
+                continue   # its problems are listed with the coverage above
             variant = row.variants.get(label)
             if variant and variant.problem and variant.problem != "no numba_n version":
                 lines.append(f"  {label} {row.kernel}: {variant.problem}")
@@ -324,6 +339,8 @@ def parse_args(argv):
     parser.add_argument("--numba", action="store_true",
                         help="also run graphjit O2 with Numba kernels and NPBench's numba_n versions")
     parser.add_argument("--o1", action="store_true", help="also run graphjit O1")
+    parser.add_argument("--control", action="store_true",
+                        help=f"also time eager NumPy a second time ('{CONTROL}'): the noise floor of the ratios")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds allowed for one first call")
     parser.add_argument("--quick", action="store_true",
                         help="two rounds; without a checkout path, run on a built-in two-kernel sample")
