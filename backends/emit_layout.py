@@ -5,6 +5,7 @@ backends/emit_numpy.py asks these questions of each graph and region it writes."
 
 from __future__ import annotations
 
+import re
 from typing import Optional
 
 from ..graph.ir import Graph, Node
@@ -174,3 +175,17 @@ def results_into_carried(node: Node, carried: list) -> dict:
             continue
         out[user.attrs["index"]] = arg
     return out
+
+
+def assign_one_by_one(pairs: list) -> bool:
+    """May the (target name, value text) pairs of a loop's or branch's yield be assigned one by one
+    (`r = r[I]` then `c = c[I]`) instead of as one tuple (`r, c = r[I], c[I]`)? Yes when no value
+    mentions a name assigned before it. One by one, each old array is freed before the next new one
+    is made, as in the user's code (`Z = Z[I]; C = C[I]`): NumPy's allocator then hands the freed,
+    cache-warm block to the next array (mandelbrot2 ran 10-20% slower with the tuple)."""
+    assigned = set()
+    for target, value in pairs:
+        if assigned & set(re.findall(r"[A-Za-z_][A-Za-z_0-9]*", value)):
+            return False
+        assigned.add(target)
+    return len(pairs) > 1

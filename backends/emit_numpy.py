@@ -25,7 +25,7 @@ from ..graph.literals import Index, OperandRef, format_literal, is_literal
 from ..graph.ops import OPS, PREC_ATOM, PREC_CMP, PREC_NOT, PREC_UNARY, REGION_OPS
 from ..graph.paths import parse_path
 from ..graph.types import ArrayType
-from .emit_layout import augmented_store, element_iteration, inlinable, last_uses, results_into_carried, \
+from .emit_layout import assign_one_by_one, augmented_store, element_iteration, inlinable, last_uses, results_into_carried, \
     use_counts, used_after
 
 RESERVED = {"np", "math", "operator", "_g", "_k", "_cells", "_make_fallback", "_select", "_sum_to", "_tensor", "range", "len", "float", "int", "bool", "min",
@@ -315,7 +315,9 @@ class Emitter:
     def _yield(self, region: Graph, targets: list[str], indent: str) -> None:
         values = [self.value(o) for o in region.outputs]
         pairs = [(t, v) for t, v in zip(targets, values) if t != v]
-        if pairs:
+        if assign_one_by_one(pairs):
+            self.lines.extend(f"{indent}{t} = {v}" for t, v in pairs)
+        elif pairs:
             self.lines.append(f"{indent}{', '.join(t for t, _ in pairs)} = {', '.join(v for _, v in pairs)}")
 
     def region_if(self, node: Node, indent: str, uses: dict) -> None:

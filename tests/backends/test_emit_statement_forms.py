@@ -95,6 +95,24 @@ def swap_in_branch(x):
     return a, b
 
 
+def shrink(z, c):
+    n = np.zeros(z.shape[0], np.int64)
+    idx = np.arange(z.shape[0])
+    for i in range(6):
+        z = z * z + c
+        keep = np.abs(z) <= 2.0
+        n[idx[~keep]] = i + 1
+        z, c, idx = z[keep], c[keep], idx[keep]
+    return n
+
+
+def rotate(x):
+    a, b, c = 1.0, 2.0, 3.0
+    for i in range(x.shape[0]):
+        a, b, c = b + x[i], c, a
+    return a, b, c
+
+
 PROGRAMS = [
     (sweep, lambda: (3, np.random.default_rng(0).random((6, 7)))),
     (checksum, lambda: (np.random.default_rng(1).integers(0, 256, 40).astype(np.uint8),)),
@@ -104,6 +122,8 @@ PROGRAMS = [
     (update_kept, lambda: (np.random.default_rng(5).random(5),)),
     (old_value_read_after, lambda: (np.random.default_rng(6).random(7),)),
     (swap_in_branch, lambda: (np.random.default_rng(7).random(9),)),
+    (shrink, lambda: (np.zeros(50, complex), np.random.default_rng(8).random(50) * 3 - 2 + 0.5j)),
+    (rotate, lambda: (np.random.default_rng(9).random(5),)),
 ]
 
 
@@ -187,3 +207,12 @@ def test_branches_assign_the_loop_variable_when_nothing_reads_its_old_value():
     assert doubled and not doubled[0].startswith("s = "), lines
     # two carried values swapped in a branch: one tuple assignment, every right side read first
     assert "a, b = b, a + x[i]" in code_lines(source(swap_in_branch, (np.zeros(9),)))
+
+
+def test_carried_arrays_are_replaced_one_by_one_when_no_value_reads_an_earlier_name():
+    lines = code_lines(source(shrink, (np.zeros(50, complex), np.zeros(50, complex))))
+    replaced = [line for line in lines if line.endswith("[keep]")]
+    assert len(replaced) == 3 and all(", " not in line.split(" = ")[0] for line in replaced), lines
+    # each value reads a name assigned before it: one tuple assignment
+    assert any(line.count(",") == 4 and line.count(" = ") == 1 for line in
+               code_lines(source(rotate, (np.zeros(5),)))), code_lines(source(rotate, (np.zeros(5),)))
