@@ -62,6 +62,8 @@ class _Names:
 
 
 class Emitter:
+    free_temporaries = True   # `del` a loop iteration's arrays at its end (region_for_range)
+
     def __init__(self, graph: Graph, consts: Optional[list] = None, with_comments: bool = True,
                  consts_name: str = "_k", globals_name: str = "_g"):
         self.graph = graph
@@ -80,6 +82,7 @@ class Emitter:
         self.line_table: dict = {}  # generated line (1-based) -> SourceSpan of the user's code
         self.spelled: set[int] = set()  # nodes already written as part of another's statement
         self.carried: dict[int, list] = {}  # id of a loop body -> its carried args, in yield order
+        self.temporaries: dict[int, list] = {}  # id of a for body -> the array names its statements bind
 
     # --- entry -------------------------------------------------------------------------
     def function(self, name: str) -> Emitted:
@@ -214,8 +217,14 @@ class Emitter:
             self.lines.append(f"{indent}{text}")  # an effect whose value is unused
             return
         var = self.variable(node)
+        self.bound(node, var)
         self.lines.append(f"{indent}{var} = {text}")
         self.expr[node.id] = (var, PREC_ATOM)
+
+    def bound(self, node: Node, var: str) -> None:
+        """`var` now holds `node`'s array: freed at the end of its loop's iteration (region_for_range)."""
+        if id(node.graph) in self.temporaries and isinstance(node.type, ArrayType) and node.type.rank != 0:
+            self.temporaries[id(node.graph)].append(var)
 
     def variable(self, node: Node) -> str:
         """The user's name for a value; reused (`x = x @ w`) in the top graph once its holder is dead."""
@@ -267,6 +276,7 @@ class Emitter:
                 self.holders[current] = node  # the name now holds the updated value: keep it alive
         else:
             var = self.names.fresh(node.name or target.name or "t")
+            self.bound(node, var)
             self.lines.append(f"{indent}{var} = {current}")
             self.lines.append(f"{indent}{var} {symbol} {self.value(value)}")
             self.expr[node.id] = (var, PREC_ATOM)
@@ -277,6 +287,7 @@ class Emitter:
         name = self.value(target)
         if not name.isidentifier():
             name = self.names.fresh(target.name or node.name or "t")
+            self.bound(node, name)
             self.lines.append(f"{indent}{name} = {self.value(target)}")
             self.expr[target.id] = (name, PREC_ATOM)
         text, _ = self.out_expression(node)
@@ -360,10 +371,18 @@ class Emitter:
             self.spelled.add(element.id)
         else:
             self.lines.append(f"{indent}for {index} in range({bounds}):")
+        if self.free_temporaries:
+            self.temporaries[id(body)] = []
         self.body(body, indent + "    ", use_counts(body))
         if self.lines[-1] == f"{indent}    pass" and body.outputs:  # this body's own pass, not a nested one
             self.lines.pop()
         self._yield(body, targets, indent + "    ")
+        # Arrays the iteration made are freed before the next one makes its own: a name holding one
+        # into the next iteration keeps NumPy from reusing its warm block, and every iteration then
+        # pays for fresh memory (fdtd_2d at preset M: 0.76x eager with `t = a - b; t *= 0.5`, 1.0x with `del t`)
+        dead = [name for name in dict.fromkeys(self.temporaries.pop(id(body), [])) if name not in targets]
+        if dead:
+            self.lines.append(f"{indent}    del {', '.join(dead)}")
         if not self.lines[-1].startswith(indent + "    "):
             self.lines.append(f"{indent}    pass")
 

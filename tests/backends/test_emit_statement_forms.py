@@ -113,6 +113,18 @@ def rotate(x):
     return a, b, c
 
 
+def stencil_steps(f, ey, hz):
+    for x in f:
+        ey[0, :] = x
+        ey[1:, :] -= 0.5 * (hz[1:, :] - hz[:-1, :])
+        d = hz[1:, :] - hz[:-1, :]
+        if x > 0.5:
+            e = d * 2.0
+            hz[1:, :] += e
+        hz[:-1, :] -= 0.7 * (ey[1:, :] - ey[:-1, :] + d)
+    return ey, hz
+
+
 PROGRAMS = [
     (sweep, lambda: (3, np.random.default_rng(0).random((6, 7)))),
     (checksum, lambda: (np.random.default_rng(1).integers(0, 256, 40).astype(np.uint8),)),
@@ -124,6 +136,7 @@ PROGRAMS = [
     (swap_in_branch, lambda: (np.random.default_rng(7).random(9),)),
     (shrink, lambda: (np.zeros(50, complex), np.random.default_rng(8).random(50) * 3 - 2 + 0.5j)),
     (rotate, lambda: (np.random.default_rng(9).random(5),)),
+    (stencil_steps, lambda: tuple(np.random.default_rng(10).random(s) for s in ((6,), (5, 4), (5, 4)))),
 ]
 
 
@@ -216,3 +229,13 @@ def test_carried_arrays_are_replaced_one_by_one_when_no_value_reads_an_earlier_n
     # each value reads a name assigned before it: one tuple assignment
     assert any(line.count(",") == 4 and line.count(" = ") == 1 for line in
                code_lines(source(rotate, (np.zeros(5),)))), code_lines(source(rotate, (np.zeros(5),)))
+
+
+def test_a_loop_iteration_frees_the_arrays_it_made_before_the_next():
+    lines = code_lines(source(stencil_steps, (np.zeros(6), np.zeros((5, 4)), np.zeros((5, 4)))))
+    dels = [line for line in lines if line.startswith("del ")]
+    assert len(dels) == 1, lines
+    freed = dels[0][4:].split(", ")
+    branch_names = {line.split(" = ")[0] for line in lines if line.endswith("* 2.0")}
+    assert branch_names and not branch_names & set(freed)   # bound in a branch only: may be unbound
+    assert any(line.startswith(name + " = ") for name in freed for line in lines)
