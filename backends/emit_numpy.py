@@ -146,7 +146,8 @@ class Emitter:
         if top:
             self.last_use = last_uses(g, inline)
         start = len(self.lines)
-        for node in g.nodes:
+        last = last_uses(g, inline) if id(g) in self.temporaries else None
+        for position, node in enumerate(g.nodes):
             if node.op == "const":
                 self.expr[node.id] = self.literal(node.value)
                 continue
@@ -165,6 +166,8 @@ class Emitter:
             first = len(self.lines)
             self.statement(node, text, prec, indent, uses)
             self.map_lines(first, node.span)
+            if last is not None:
+                self.free_dead(g, position, last, indent)
         if not top and all(line.lstrip().startswith("#") for line in self.lines[start:]):
             self.lines.append(f"{indent}pass")   # a block of comments only (a note) is not a block
 
@@ -223,8 +226,19 @@ class Emitter:
 
     def bound(self, node: Node, var: str) -> None:
         """`var` now holds `node`'s array: freed at the end of its loop's iteration (region_for_range)."""
-        if id(node.graph) in self.temporaries and isinstance(node.type, ArrayType) and node.type.rank != 0:
+        if id(node.graph) in self.temporaries and isinstance(node.type, ArrayType) and node.type.rank != 0 \
+                and node.opdef.result != "view":   # a view holds no memory of its own
             self.temporaries[id(node.graph)].append(var)
+
+    def free_dead(self, g: Graph, position: int, last: dict, indent: str) -> None:
+        """`del` the loop body's array names no value after `position` reads (as eager Python frees a
+        temporary at the end of its statement, so the next one reuses its block)."""
+        pending = self.temporaries[id(g)]
+        for name in list(pending):
+            holders = [n for n in g.nodes if self.expr.get(n.id, ("",))[0] == name]
+            if all(last.get(n.id, -1) <= position for n in holders):
+                self.lines.append(f"{indent}del {name}")
+                pending.remove(name)
 
     def variable(self, node: Node) -> str:
         """The user's name for a value; reused (`x = x @ w`) in the top graph once its holder is dead."""
@@ -276,7 +290,7 @@ class Emitter:
                 self.holders[current] = node  # the name now holds the updated value: keep it alive
         else:
             var = self.names.fresh(node.name or target.name or "t")
-            self.bound(node, var)
+            self.bound(target, var)
             self.lines.append(f"{indent}{var} = {current}")
             self.lines.append(f"{indent}{var} {symbol} {self.value(value)}")
             self.expr[node.id] = (var, PREC_ATOM)
@@ -287,7 +301,7 @@ class Emitter:
         name = self.value(target)
         if not name.isidentifier():
             name = self.names.fresh(target.name or node.name or "t")
-            self.bound(node, name)
+            self.bound(target, name)
             self.lines.append(f"{indent}{name} = {self.value(target)}")
             self.expr[target.id] = (name, PREC_ATOM)
         text, _ = self.out_expression(node)

@@ -4,6 +4,8 @@
 emitter and the interpreter, and the generated code is checked for the form, and for where the form must
 not be used."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -231,11 +233,15 @@ def test_carried_arrays_are_replaced_one_by_one_when_no_value_reads_an_earlier_n
                code_lines(source(rotate, (np.zeros(5),)))), code_lines(source(rotate, (np.zeros(5),)))
 
 
-def test_a_loop_iteration_frees_the_arrays_it_made_before_the_next():
+def test_a_loop_body_frees_each_array_after_its_last_use():
     lines = code_lines(source(stencil_steps, (np.zeros(6), np.zeros((5, 4)), np.zeros((5, 4)))))
-    dels = [line for line in lines if line.startswith("del ")]
-    assert len(dels) == 1, lines
-    freed = dels[0][4:].split(", ")
+    freed = [name for line in lines if line.startswith("del ") for name in line[4:].split(", ")]
+    assert "d" in freed and len(freed) == len(set(freed)), lines
     branch_names = {line.split(" = ")[0] for line in lines if line.endswith("* 2.0")}
     assert branch_names and not branch_names & set(freed)   # bound in a branch only: may be unbound
-    assert any(line.startswith(name + " = ") for name in freed for line in lines)
+    views = {line.split(" = ")[0] for line in lines if re.fullmatch(r"\w+ = \w+\[[^\]]*\]", line)}
+    assert views
+    assert not views & set(freed)                            # a view holds no memory of its own
+    for name in freed:                                       # freed after its last use, never before
+        where = lines.index(f"del {name}")
+        assert not any(re.search(rf"\b{name}\b", line) for line in lines[where + 1:]), (name, lines)
