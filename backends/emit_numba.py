@@ -43,6 +43,8 @@ RUNTIME_NAMES = ("_numba_kernel", "_KernelRefused")
 class KernelText(Emitter):
     """Writes one loop as the source of a kernel function (integer results wrapped per the plan)."""
 
+    free_temporaries = False   # Numba's nopython mode refuses `del`, and manages its arrays itself
+
     def __init__(self, loop: Node, plan: KernelPlan):
         super().__init__(loop.graph, with_comments=True)
         self.names.used.add("checked_index")   # the kernel file's helper

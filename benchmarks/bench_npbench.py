@@ -4,6 +4,7 @@ with its loops compiled by Numba, and NPBench's Numba version.
     python benchmarks/bench_npbench.py /path/to/npbench                 # every kernel, preset S
     python benchmarks/bench_npbench.py /path/to/npbench --only gemm lu --rounds 3 --numba --o1
     python benchmarks/bench_npbench.py /path/to/npbench --preset M --numba
+    python benchmarks/bench_npbench.py /path/to/npbench --only hdiff --control  # + eager against itself
     python benchmarks/bench_npbench.py --quick                          # a smoke run on a built-in sample
 
 NPBench (github spcl/npbench, BSD) is not part of graphjit: pass the path of a checkout. Its layout
@@ -13,8 +14,10 @@ function and its arguments; the kernel is `<module>_numpy.py`, the Numba version
 For each kernel, correctness first: the first call of each variant (its compile, timed and reported
 separately) and its second call must equal eager NumPy, returned values and every array argument
 afterwards, within NPBench's own tolerance. Every call gets fresh copies of the inputs. Then the
-variants that agree are timed in interleaved rounds (eager, graphjit, numba, eager, ...) with BLAS
-pinned to one thread; the table shows medians. Numba is optional (`--numba`, when importable): it
+variants that agree are timed in rounds in which they take turns call by call (eager, graphjit,
+numba, graphjit, numba, eager, ...), with BLAS pinned to one thread; the table shows the medians over
+rounds of each variant's mean CPU time per call (`time.process_time`: on a shared machine, waiting
+for a core is not the kernel's time). Numba is optional (`--numba`, when importable): it
 adds `graphjit O2+numba` (loops that stay loops run as Numba kernels, docs/numba.md; `graphjit O2`
 is then measured with `numba=False`) and NPBench's `numba_n`. The geomeans are given over the
 kernels every variant runs and equals eager. Numba's cache of graphjit's kernels persists across
@@ -135,33 +138,47 @@ def check_variant(variant: Variant, kernel: layout.Kernel, data: dict, reference
 
 
 def measure(variants: list[Variant], kernel: layout.Kernel, data: dict, rounds: int, budget: float) -> None:
-    """Set each variant's median seconds per call over `rounds` interleaved rounds. A round calls
-    a variant enough times to fill `budget` seconds; only the calls are timed, not the copies of
-    the inputs each call gets."""
-    calls = {}
-    for variant in variants:
-        once = timed_call(variant.fn, kernel, data)
-        calls[variant.label] = max(1, int(budget / max(once, 1e-7)))
+    """Set each variant's median seconds per call over `rounds` rounds. The variants take turns call by
+    call (the first one rotating), so that a change of the machine's load during a round hits every
+    variant alike; a round makes as many turns as fill `budget` seconds for the slowest variant (at
+    least one). Only the calls are timed, not the copies of the inputs each call gets."""
+    slowest = max(timed_call(variant.fn, kernel, data) for variant in variants)
+    turns = max(1, int(budget / max(slowest, 1e-7)))
     samples = {variant.label: [] for variant in variants}
+    first = 0   # which variant starts the turn: rotates from turn to turn, across rounds too
     for _ in range(rounds):
-        for variant in variants:
-            times = [timed_call(variant.fn, kernel, data) for _ in range(calls[variant.label])]
-            samples[variant.label].append(sum(times) / len(times))
+        total = {variant.label: 0.0 for variant in variants}
+        for _ in range(turns):
+            first += 1
+            for k in range(len(variants)):
+                variant = variants[(first + k) % len(variants)]
+                total[variant.label] += timed_call(variant.fn, kernel, data)
+        for label, seconds in total.items():
+            samples[label].append(seconds / turns)
     for variant in variants:
         variant.median = statistics.median(samples[variant.label])
 
 
 def timed_call(fn: Callable, kernel: layout.Kernel, data: dict) -> float:
+    """The call's CPU time (this process's, user and system): on a machine shared by other work, the
+    time a call waits for a core is the neighbours', not the variant's. BLAS runs one thread, so
+    CPU time is the call's own time."""
     args = kernel.arguments(data)
-    start = time.perf_counter()
+    start = time.process_time()
     fn(*args)
-    return time.perf_counter() - start
+    return time.process_time() - start
 
 
-def make_variants(kernel: layout.Kernel, eager: Callable, level: str, numba, with_o1: bool = False) -> list[Variant]:
+CONTROL = "eager again"   # eager NumPy measured a second time: its ratio to eager is the noise floor
+
+
+def make_variants(kernel: layout.Kernel, eager: Callable, level: str, numba, with_o1: bool = False,
+                  control: bool = False) -> list[Variant]:
     """eager, graphjit at `level` (its loops in Python: `numba=False`), optionally graphjit O1, and with
-    Numba importable: graphjit O2 with its Numba kernels (docs/numba.md) and NPBench's numba_n."""
-    variants = [Variant("eager", eager)]
+    Numba importable: graphjit O2 with its Numba kernels (docs/numba.md) and NPBench's numba_n. With
+    `control`, eager once more as a variant of its own: the same code, so any ratio but 1.00x it
+    shows is the measurement's noise on this machine at this time."""
+    variants = [Variant("eager", eager)] + ([Variant(CONTROL, eager)] if control else [])
     configs = [(f"graphjit {level}", graphjit.JitConfig(jit_level=level, numba=False))]
     if with_o1 and level != "O1":
         configs.append(("graphjit O1", graphjit.JitConfig(jit_level="O1")))
@@ -190,7 +207,7 @@ def run_kernel(kernel: layout.Kernel, args, numba) -> Row:
     except Exception as error:  # noqa: BLE001
         row.problem = f"eager: {one_line(error)}"
         return row
-    variants = make_variants(kernel, eager, args.level, numba, args.o1)
+    variants = make_variants(kernel, eager, args.level, numba, args.o1, args.control)
     for variant in variants[1:]:
         check_variant(variant, kernel, data, reference, args.timeout)
     row.variants = {variant.label: variant for variant in variants}
@@ -275,13 +292,21 @@ def summary(rows: list[Row], level: str, with_numba: bool) -> str:
     lines.append(f"geomean speed-up over eager, {gj}: {fmt_ratio(geomean(speedups))} on {len(good)} kernels")
     labels = labels_of(good)
     ours = [label for label in labels if label.startswith("graphjit")]
+    if CONTROL in labels:
+        spread = sorted(row.speedup(CONTROL) for row in good if row.speedup(CONTROL))
+        if spread:
+            lines.append(f"noise floor: eager against itself ranges {spread[0]:.2f}x-{spread[-1]:.2f}x "
+                         f"(median {statistics.median(spread):.2f}x) over {len(spread)} kernels")
+        labels.remove(CONTROL)
     for names, what in ((ours, "graphjit variant"), (labels, "variant (numba_n included)")):
         every = [row for row in good if all(row.variants.get(label) and row.variants[label].ok for label in names)]
         if len(names) > 1 and (names is ours or len(labels) > len(ours)):
             lines.append(f"geomeans on the {len(every)} kernels every {what} runs and equals eager: " + ", ".join(
                 f"{label} {fmt_ratio(geomean([row.speedup(label) for row in every]))}" for label in names))
     for row in rows:
-        for label in labels[1:]:
+        for label in labels:
+            if label == gj:
+                continue   # its problems are listed with the coverage above
             variant = row.variants.get(label)
             if variant and variant.problem and variant.problem != "no numba_n version":
                 lines.append(f"  {label} {row.kernel}: {variant.problem}")
@@ -314,6 +339,8 @@ def parse_args(argv):
     parser.add_argument("--numba", action="store_true",
                         help="also run graphjit O2 with Numba kernels and NPBench's numba_n versions")
     parser.add_argument("--o1", action="store_true", help="also run graphjit O1")
+    parser.add_argument("--control", action="store_true",
+                        help=f"also time eager NumPy a second time ('{CONTROL}'): the noise floor of the ratios")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds allowed for one first call")
     parser.add_argument("--quick", action="store_true",
                         help="two rounds; without a checkout path, run on a built-in two-kernel sample")
@@ -341,7 +368,7 @@ def main(argv=None) -> int:
             rows.append(run_kernel(kernel, args, numba))
             print(f"  {kernel.name}: {status(rows[-1], f'graphjit {args.level}')} "
                   f"({time.perf_counter() - start:.1f} s)", file=sys.stderr, flush=True)
-    print(f"NPBench preset {args.preset}, median of {args.rounds} interleaved rounds, one BLAS thread, "
+    print(f"NPBench preset {args.preset}, median of {args.rounds} rounds of calls taking turns, CPU time, one BLAS thread, "
           f"NumPy {np.__version__}" + (f", Numba {numba.__version__}" if numba else ""))
     print(table(rows, args.level, numba is not None))
     print()

@@ -44,7 +44,10 @@ def run(graph: Graph) -> bool:
     (-0.0 + 0 is +0.0); x**2 -> x*x; x**0.5 -> sqrt(x) on arrays (what NumPy computes anyway);
     -(-x) -> x; x.T.T -> x; transpose of transpose -> one transpose (or x); reshape of reshape
     -> one reshape; reshape to x's own static shape -> x; x.astype(x.dtype) -> x;
-    where(True, a, b) -> a, where(False, a, b) -> b, where(c, a, a) -> a.
+    where(True, a, b) -> a, where(False, a, b) -> b, where(c, a, a) -> a; and `a op= b` on a Python
+    number `a` -> `a op b` (numbers have no in-place form: Python rebinds the name to `a op b`),
+    which is pure, so the emitter spells it inline (`crc = crc >> 1`, not a copy of `crc` and then
+    `>>=` on the copy, one more store and load per iteration of a Python loop).
 
     A rule fires only when the result type equals the replacement's type, with static shapes
     wherever broadcasting could change the shape (`x * 1.0` on an int array is a float array;
@@ -58,6 +61,9 @@ def run(graph: Graph) -> bool:
             changed |= run(region)
     aliases: Optional[Aliases] = None
     for node in list(graph.nodes):
+        if node.op == "inplace" and _number_update(graph, node):
+            changed = True
+            continue
         if not node.is_pure or node.op == "const":
             continue
         aliases = aliases or Aliases(graph)
@@ -135,6 +141,18 @@ def _rewrite(graph: Graph, aliases: Aliases, node: Node) -> bool:
         if a is b and _static(node.type):
             return _replace_by(graph, aliases, node, a)
     return False
+
+
+def _number_update(graph: Graph, node: Node) -> bool:
+    """`inplace(a, b) {op=X}` on a Python number `a` (int, float, bool, complex) -> `X(a, b)`."""
+    target = node.operands[0]
+    if set(node.attrs) != {"op"} or not (isinstance(target.type, ScalarType)
+                                         and target.type.kind in ("int", "float", "bool", "complex")):
+        return False
+    if not _replace_with_new(graph, node, node.attrs["op"], list(node.operands)):
+        return False
+    graph.erase(node)
+    return True
 
 
 # --- helpers ---------------------------------------------------------------------------------

@@ -3,8 +3,7 @@ def for_rows(x):
     total = np.zeros(3)
     # programs.py:146  for row in x:
     total_1 = total
-    for i in range(4):
-        row = x[i]
+    for row in x:
         # programs.py:147  total += row
         total_1 += row
     # programs.py:146  for row in x:

@@ -5,6 +5,7 @@ def while_loop(x):
     y_1 = y
     n = 0
     while y_1.max() > 1.0:
-        y_1, n = y_1 / 2, n + 1
+        y_1 = y_1 / 2
+        n = n + 1
     # programs.py:157  return y, n
     return y_1, n
