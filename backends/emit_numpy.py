@@ -63,6 +63,7 @@ class _Names:
 
 class Emitter:
     free_temporaries = True   # `del` a loop iteration's arrays at its end (region_for_range)
+    iterates_arrays = True    # `for b in data:` (NumPy's iterator); the array API standard has none
 
     def __init__(self, graph: Graph, consts: Optional[list] = None, with_comments: bool = True,
                  consts_name: str = "_k", globals_name: str = "_g"):
@@ -80,7 +81,7 @@ class Emitter:
         self.preamble: list[str] = []       # module-level lines before the function (fallback blocks)
         self.last_use: dict = {}
         self.line_table: dict = {}  # generated line (1-based) -> SourceSpan of the user's code
-        self.spelled: set[int] = set()  # nodes already written as part of another's statement
+        self.written_within: set[int] = set()  # nodes already written as part of another's statement
         self.carried: dict[int, list] = {}  # id of a loop body -> its carried args, in yield order
         self.temporaries: dict[int, list] = {}  # id of a for body -> the array names its statements bind
 
@@ -151,7 +152,7 @@ class Emitter:
             if node.op == "const":
                 self.expr[node.id] = self.literal(node.value)
                 continue
-            if node.id in self.spelled:
+            if node.id in self.written_within:
                 continue
             if node.op == "tuple_get" and node.operands[0].op in REGION_OPS:
                 continue  # named by the region statement
@@ -278,7 +279,7 @@ class Emitter:
         store = augmented_store(node, uses)
         if store is not None and not current.isidentifier():   # `A[i, j] += v`, as eager Python runs it
             self.lines.append(f"{indent}{current} {symbol} {self.value(value)}")
-            self.spelled.add(store.id)
+            self.written_within.add(store.id)
             return
         rebindable = target.op != "arg" or node.graph is self.graph or target.id in self.owned
         reuse = current.isidentifier() and target.graph is node.graph and rebindable \
@@ -377,12 +378,12 @@ class Emitter:
         self.carried[id(body)] = list(body.args[1:1 + n])
         self._bind_captures(body, captures, 1 + n)
         bounds = stop if start == "0" and step == "1" else f"{start}, {stop}" if step == "1" else f"{start}, {stop}, {step}"
-        element = element_iteration(node)
+        element = element_iteration(node) if self.iterates_arrays else None
         if element is not None:   # `for b in data:` rather than `for i in range(n): b = data[i]`
             name = self.names.fresh(element.name or "x")
             self.lines.append(f"{indent}for {name} in {self.value(element.operands[0])}:")
             self.expr[element.id] = (name, PREC_ATOM)
-            self.spelled.add(element.id)
+            self.written_within.add(element.id)
         else:
             self.lines.append(f"{indent}for {index} in range({bounds}):")
         if self.free_temporaries:

@@ -40,6 +40,8 @@ XP = "xp"
 class NamespaceEmitter(Emitter):
     """The NumPy emitter writing calls of the namespace `xp` (a module) instead of `np`."""
 
+    iterates_arrays = False   # the standard has no array iteration: `for i in range(n): b = data[i]`
+
     def __init__(self, graph: Graph, xp: Any, consts: Optional[list] = None, with_comments: bool = True,
                  device_arg: Optional[str] = None):
         super().__init__(graph, consts, with_comments)
