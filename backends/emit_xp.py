@@ -31,6 +31,7 @@ from ..graph.ops import OPS, PREC_ATOM, PREC_CMP, REGION_OPS
 from ..graph.types import ArrayType
 from .emit_numpy import Emitted, Emitter
 from .namespaces import namespace_name
+from .xp_origin import check_numpy_operands
 from .xp_calls import alias_test, check_condition, promotion_casts, spelled_call, spelling_for, standard_index, \
     static_kwargs
 
@@ -41,8 +42,9 @@ class NamespaceEmitter(Emitter):
     """The NumPy emitter writing calls of the namespace `xp` (a module) instead of `np`."""
 
     def __init__(self, graph: Graph, xp: Any, consts: Optional[list] = None, with_comments: bool = True,
-                 device_arg: Optional[str] = None):
+                 device_arg: Optional[str] = None, numpy_values: frozenset = frozenset()):
         super().__init__(graph, consts, with_comments)
+        self.numpy = numpy_values   # ids of the nodes computed as NumPy computes them (backends/xp_origin.py)
         self.device_arg = next((a for a in graph.args if a.name == device_arg), None)
         self.xp = xp
         self.backend: Backend = backend_for(namespace_name(xp))
@@ -57,6 +59,9 @@ class NamespaceEmitter(Emitter):
     def expression(self, node: Node) -> tuple[str, int]:
         if node.op in REGION_OPS or node.op in ("const", "arg", "param", "note"):
             return super().expression(node)
+        if node.id in self.numpy:
+            return self.as_numpy(node)
+        check_numpy_operands(node, self.numpy, self.backend)
         spelling = spelling_for(node, self.backend)
         casts = promotion_casts(node)
         saved = {o.id: self.expr_of(o) for k, o in enumerate(node.operands) if k in casts}
@@ -64,6 +69,17 @@ class NamespaceEmitter(Emitter):
             self.expr[node.operands[k].id] = (f"{XP}.astype({saved[node.operands[k].id][0]}, {XP}.{dtype})", PREC_ATOM)
         try:
             return self.spelled(node, spelling)
+        finally:
+            self.expr.update(saved)
+
+    def as_numpy(self, node: Node) -> tuple[str, int]:
+        """A node on NumPy arrays only, written as the NumPy emitter writes it (constants too)."""
+        consts = [o for o in node.operands if o.op == "const"]
+        saved = {o.id: self.expr_of(o) for o in consts}
+        for o in consts:
+            self.expr[o.id] = Emitter.literal(self, o.value)
+        try:
+            return Emitter.expression(self, node)
         finally:
             self.expr.update(saved)
 
@@ -90,7 +106,7 @@ class NamespaceEmitter(Emitter):
         """`a op= b`; where the namespace has no in-place operators, `a[...] = a op b`: the array object
         is updated, so every name bound to it sees the new value, as with NumPy."""
         target, value = node.operands
-        if self.backend.inplace_operators or not isinstance(target.type, ArrayType):
+        if self.backend.inplace_operators or not isinstance(target.type, ArrayType) or node.id in self.numpy:
             return super().inplace(node, indent, uses)
         opdef = OPS[node.attrs["op"]]
         current = self.value(target)
@@ -151,7 +167,8 @@ def indexes_by(body: Graph) -> bool:
 
 
 def emit_function(graph: Graph, xp: Any, name: Optional[str] = None, consts: Optional[list] = None,
-                  with_comments: bool = True, device_arg: Optional[str] = None) -> Emitted:
+                  with_comments: bool = True, device_arg: Optional[str] = None,
+                  numpy_values: frozenset = frozenset()) -> Emitted:
     """The source of one function computing `graph` with the namespace `xp`; new arrays go on the
-    device of argument `device_arg`."""
-    return NamespaceEmitter(graph, xp, consts, with_comments, device_arg).function(name or graph.name)
+    device of argument `device_arg`; the nodes `numpy_values` are computed with NumPy."""
+    return NamespaceEmitter(graph, xp, consts, with_comments, device_arg, numpy_values).function(name or graph.name)
