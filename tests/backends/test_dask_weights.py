@@ -151,3 +151,31 @@ def test_a_math_function_on_dask_is_named_with_its_numpy_spelling(name, fn, line
     assert span.file.endswith("kernels.py")
     assert line in open(span.file).read().splitlines()[span.line - 1]
 
+
+
+BUF = np.zeros(4)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_numpy_functions_on_dask_values_never_compute(mode):
+    def into_numpy(x):
+        np.copyto(BUF, x)               # eager code would compute x into BUF
+        return x
+
+    def as_array(x):
+        return np.asarray(x) + 1.0      # the namespace's asarray: stays lazy
+
+    def numpy_only(x):
+        np.copyto(BUF, BUF + 1.0)       # NumPy into NumPy: runs as in eager code
+        return x + BUF
+    x = to_dask(np.ones(4))
+    with dask.config.set(scheduler=forbid_compute):
+        with pytest.raises(CodegenError, match=re.escape("`np.copyto` cannot run on dask arrays")):
+            graphjit.jit(into_numpy, exec_mode=mode)(x)
+        lazy = graphjit.jit(as_array, exec_mode=mode)(x)
+        BUF[...] = 0.0
+        both = graphjit.jit(numpy_only, exec_mode=mode)(x)
+    assert isinstance(lazy, da.Array) and isinstance(both, da.Array)
+    assert_matches(to_numpy(lazy), np.full(4, 2.0))
+    assert_matches(BUF, np.ones(4))
+    assert_matches(to_numpy(both), np.full(4, 2.0))
