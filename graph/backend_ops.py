@@ -26,7 +26,7 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from .types import ArrayType
+from .types import ArrayType, ScalarType
 
 
 class BackendRefusal(Exception):
@@ -122,6 +122,8 @@ def _ravel(node, args, kwargs):
 def _reshape(node, args, kwargs):
     if len(args) > 2:   # x.reshape(n, -1): the standard takes one shape tuple
         return "reshape", [args[0], Tup(tuple(args[1:]))], kwargs
+    if len(args) == 2 and isinstance(node.operands[1].type, ScalarType):   # x.reshape(n): a tuple too
+        return "reshape", [args[0], Tup((args[1],))], kwargs
     return "reshape", args, kwargs
 
 
@@ -246,6 +248,8 @@ for _name in ["expand_dims", "stack", "broadcast_to", "moveaxis", "flip", "roll"
     SPELLINGS[_name] = Spelling(_name, positional=_KEYWORDS.get(_name, ()))
 for _name in ["hstack", "vstack", "pad", "diag", "triu", "tril", "atleast_1d", "atleast_2d", "correlate"]:
     SPELLINGS[_name] = Spelling(_name, standard=False)
+SPELLINGS["sliding_window_view"] = Spelling("lib.stride_tricks.sliding_window_view", standard=False,
+                                            note="Dask has it (windows as new chunks, not views)")
 
 # creation: the dtype is always given (the graph knows it), so no library's default decides it
 _CREATION_KEYWORDS = {"zeros": ("dtype",), "ones": ("dtype",), "empty": ("dtype",), "zeros_like": ("dtype",),
@@ -261,7 +265,6 @@ NUMPY_ONLY = {
     "add_at": "`np.add.at` writes in place with repeated indices",
     "copyto": "writes into an existing buffer", "put": "writes into an existing buffer",
     "place": "writes into an existing buffer", "putmask": "writes into an existing buffer",
-    "sliding_window_view": "a strided view of NumPy memory",
     "tensor": "graphjit.Tensor is a NumPy array", "as_ndarray": "graphjit.Tensor is a NumPy array",
     "as_tensor": "graphjit.Tensor is a NumPy array",
     "sum_to": "autodiff helper", "add_reduceat": "autodiff helper", "call": "a function outside the op table "

@@ -179,3 +179,36 @@ def test_numpy_functions_on_dask_values_never_compute(mode):
     assert_matches(to_numpy(lazy), np.full(4, 2.0))
     assert_matches(BUF, np.ones(4))
     assert_matches(to_numpy(both), np.full(4, 2.0))
+
+
+class ConvNet(nn.Cell):
+    """Conv2d and AvgPool2d: windows of the input (`sliding_window_view`, Dask's own on Dask arrays)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3)
+        self.avg = nn.AvgPool2d(2, 2)
+
+    def construct(self, x):
+        return self.avg(np.maximum(self.conv(x), 0.0))
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("level", LEVELS)
+def test_conv2d_and_avgpool2d_run_on_dask_as_on_numpy(level, mode):
+    net = ConvNet()
+    x = np.random.default_rng(0).random((2, 3, 8, 8)).astype(np.float32)
+    jitted = graphjit.jit(net, jit_level=level, exec_mode=mode)
+    with dask.config.set(scheduler=forbid_compute):
+        out = jitted(da.from_array(x, chunks=(1, 3, 4, 4)))
+    assert isinstance(out, da.Array)
+    np.testing.assert_allclose(out.compute(scheduler="threads"), net(x), rtol=1e-5, atol=1e-6)
+
+
+def test_a_reshape_to_one_length_is_a_shape_tuple():
+    def f(x):
+        return x.reshape(x.size) * 2.0
+    x = np.arange(6.0).reshape(2, 3)
+    jitted = graphjit.jit(f)
+    assert "xp.reshape(x, (6,))" in code_of(jitted.source(to_dask(x)))
+    assert_matches(to_numpy(jitted(to_dask(x))), f(x))
