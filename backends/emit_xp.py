@@ -32,8 +32,8 @@ from ..graph.types import ArrayType
 from .emit_numpy import Emitted, Emitter
 from .namespaces import namespace_name
 from .xp_origin import check_numpy_operands
-from .xp_calls import alias_test, check_condition, promotion_casts, spelled_call, spelling_for, standard_index, \
-    static_kwargs
+from .xp_calls import alias_test, check_condition, flat_gather, promotion_casts, spelled_call, spelling_for, \
+    standard_index, static_kwargs
 
 XP = "xp"
 
@@ -89,6 +89,10 @@ class NamespaceEmitter(Emitter):
                 return (f"{self.wrap(node.operands[0], PREC_CMP + 1)} is {self.wrap(node.operands[1], PREC_CMP + 1)}",
                         PREC_CMP)
             return ("True", PREC_ATOM)
+        if flat_gather(node, self.backend):
+            idx = node.operands[node.attrs["index"][0].index]
+            shape = self.text(Lit(idx.type.shape)) if None not in idx.type.shape else f"{self.atom(idx)}.shape"
+            return (f"{self.atom(node.operands[0])}[{self.atom(idx)}.reshape(-1)].reshape({shape})", PREC_ATOM)
         if spelling is None:
             return super().expression(node)
         ops = node.operands

@@ -157,6 +157,20 @@ def spelled_call(spelling, node, args: list, kwargs: dict, backend: Backend, xp:
     return call
 
 
+def flat_gather(node, backend: Backend) -> bool:
+    """`v[idx]`, a 1-d `v` gathered by an integer array `idx` of more than one dimension, on a backend
+    that gathers by one-dimensional indexes only: written `v[idx.reshape(-1)].reshape(idx.shape)` (methods:
+    `idx` may be a NumPy array)."""
+    if not backend.flat_gathers or node.op != "getitem":
+        return False
+    index = node.attrs.get("index", ())
+    if len(index) != 1 or not isinstance(index[0], OperandRef):
+        return False
+    base, idx = node.operands[0].type, node.operands[index[0].index].type
+    return isinstance(base, ArrayType) and base.rank == 1 and isinstance(idx, ArrayType) and \
+        idx.dtype is not None and np.dtype(idx.dtype).kind in "iu" and idx.rank is not None and idx.rank > 1
+
+
 def standard_index(node, index):
     """The index with a trailing `...` when it names fewer axes than the array has: NumPy reads
     `x[0]` on a matrix as `x[0, ...]`, the standard asks for the `...` (array_api_strict enforces it)."""

@@ -20,8 +20,8 @@ from ..graph.paths import Roots
 from .interpreter import OBJECT_OPS, Interpreter
 from .namespaces import namespace_name
 from .xp_origin import check_numpy_operands
-from .xp_calls import alias_test, check_condition, namespace_attr, promotion_casts, spelled_call, spelling_for, \
-    standard_index, static_kwargs
+from .xp_calls import alias_test, check_condition, flat_gather, namespace_attr, promotion_casts, spelled_call, \
+    spelling_for, standard_index, static_kwargs
 
 
 class NamespaceInterpreter(Interpreter):
@@ -60,6 +60,9 @@ class NamespaceInterpreter(Interpreter):
         if op == "inplace" and not self.backend.inplace_operators and isinstance(node.operands[0].type, ArrayType):
             vals[0][...] = OPS[node.attrs["op"]].fn(vals[0], vals[1])   # the object updated, as NumPy's `+=`
             return vals[0]
+        if flat_gather(node, self.backend):
+            idx = vals[node.attrs["index"][0].index]
+            return vals[0][idx.reshape(-1)].reshape(tuple(idx.shape))
         if op in ("getitem", "setitem"):
             index = build_index(node, standard_index(node, node.attrs["index"]), vals)
             if op == "getitem":

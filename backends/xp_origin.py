@@ -44,13 +44,15 @@ def numpy_sources(graph, roots: Roots, numpy_args: Iterable[str]) -> set:
 def numpy_nodes(graph, sources: set) -> frozenset:
     """Ids of the nodes (of `graph` and its regions) whose value is a NumPy array in the variant: the
     sources, and every op with at least one such operand and no other operand that may be a
-    foreign array (constants and numbers are NumPy values). Region results and region arguments are not known to be NumPy."""
+    foreign array (constants and numbers are NumPy values). Region results and region arguments
+    are not known to be NumPy."""
     known = set(sources)
     visit(graph, known)
     return frozenset(known)
 
 
 def visit(graph, known: set) -> None:
+    """Add to `known` the nodes of `graph` (regions first) computed from NumPy values alone."""
     for node in graph.nodes:
         for region in node.regions:
             visit(region, known)

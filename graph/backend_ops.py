@@ -290,6 +290,8 @@ class Backend:
     inplace_operators: bool = True  # `a += b` writes `a` (else it makes a new array: written `a[...] = a + b`)
     mask_values: bool = True        # `a[mask] = b[mask]` works (Dask cannot size a masked selection)
     devices: bool = True            # arrays live on devices: new arrays (`xp.zeros`) go on the inputs' one
+    flat_gathers: bool = False      # integer-array indexes of one dimension only: `v[idx]` (1-d `v`) by an
+                                    # n-d `idx` is gathered flat, then reshaped to `idx.shape`
 
 
 BACKENDS = [
@@ -299,7 +301,7 @@ BACKENDS = [
             "(Dask has no in-place operators) so every name of the array sees it, as with NumPy; a write into "
             "a view (`x[0][1] = v`) and a masked selection as the value (`a[m] = b[m]`) are diagnosed",
             "diagnosed at compile time: the condition would compute the whole graph behind it",
-            views=False, inplace_operators=False, mask_values=False, devices=False),
+            views=False, inplace_operators=False, mask_values=False, devices=False, flat_gathers=True),
     Backend("array_api_strict", "array_api_strict", False,
             "kept: arrays are mutable (integer-array indexes are not in the standard and raise)",
             "kept: the condition is a 0-d array, `bool()` of it is a value already computed"),

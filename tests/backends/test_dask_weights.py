@@ -182,27 +182,31 @@ def test_numpy_functions_on_dask_values_never_compute(mode):
 
 
 class ConvNet(nn.Cell):
-    """Conv2d and AvgPool2d: windows of the input (`sliding_window_view`, Dask's own on Dask arrays)."""
+    """Conv2d, MaxPool2d and AvgPool2d: windows of the input (`sliding_window_view`, Dask's own on Dask
+    arrays); MaxPool2d gathers by a 4-d integer index (flat on Dask)."""
 
     def __init__(self):
         super().__init__()
         self.conv = nn.Conv2d(3, 4, 3)
+        self.pool = nn.MaxPool2d(2, 2)
         self.avg = nn.AvgPool2d(2, 2)
 
     def construct(self, x):
-        return self.avg(np.maximum(self.conv(x), 0.0))
+        y = np.maximum(self.conv(x), 0.0)
+        return self.pool(y), self.avg(y)
 
 
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("level", LEVELS)
-def test_conv2d_and_avgpool2d_run_on_dask_as_on_numpy(level, mode):
+def test_conv2d_and_pooling_run_on_dask_as_on_numpy(level, mode):
     net = ConvNet()
     x = np.random.default_rng(0).random((2, 3, 8, 8)).astype(np.float32)
     jitted = graphjit.jit(net, jit_level=level, exec_mode=mode)
     with dask.config.set(scheduler=forbid_compute):
         out = jitted(da.from_array(x, chunks=(1, 3, 4, 4)))
-    assert isinstance(out, da.Array)
-    np.testing.assert_allclose(out.compute(scheduler="threads"), net(x), rtol=1e-5, atol=1e-6)
+    for got, expected in zip(out, net(x)):
+        assert isinstance(got, da.Array)
+        np.testing.assert_allclose(got.compute(scheduler="threads"), expected, rtol=1e-5, atol=1e-6)
 
 
 def test_a_reshape_to_one_length_is_a_shape_tuple():
@@ -212,3 +216,16 @@ def test_a_reshape_to_one_length_is_a_shape_tuple():
     jitted = graphjit.jit(f)
     assert "xp.reshape(x, (6,))" in code_of(jitted.source(to_dask(x)))
     assert_matches(to_numpy(jitted(to_dask(x))), f(x))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_gather_by_a_2d_index_is_flat_on_dask(mode):
+    def f(v, idx):
+        return v[idx] * 2.0
+    v, idx = np.arange(10.0), np.array([[1, 2, 9], [0, 0, 5]])
+    jitted = graphjit.jit(f, exec_mode=mode)
+    assert "v[idx.reshape(-1)].reshape((2, 3))" in code_of(jitted.source(to_dask(v, 3), to_dask(idx, 1)))
+    for index in (to_dask(idx, 1), idx):
+        with dask.config.set(scheduler=forbid_compute):
+            out = jitted(to_dask(v, 3), index)
+        assert_matches(to_numpy(out), f(v, idx))
