@@ -41,6 +41,7 @@ def compile_call(fn: Callable, sig: inspect.Signature, args: tuple, kinds: list,
         options["namespace"] = xp
         options["device_arg"] = next((name for name, a in zip(sig.parameters, args) if is_foreign_array(a)),
                                      None)
+        options["numpy_args"] = tuple(name for name, a in zip(sig.parameters, args) if isinstance(a, np.ndarray))
     return compile_for(fn, tuple(positional), config, **options)
 
 
@@ -65,14 +66,15 @@ def abstract_argument(a: Any, kind: Any):
 def compile_for(fn: Callable, args: tuple, config: JitConfig, static: tuple = (),
                 kwargs: Optional[dict] = None, transform: Optional[Callable] = None,
                 tensor_masks: Optional[tuple] = None, namespace: Any = None,
-                device_arg: Optional[str] = None) -> CompiledEntry:
+                device_arg: Optional[str] = None, numpy_args: tuple = ()) -> CompiledEntry:
     """Front end, passes and backend for one call signature; errors point at the user's code.
     `transform(lowered, args, roots)` changes the lowered graph before the passes (`graphjit.grad`
     appends the backward pass). `tensor_masks` (one per parameter, graph/tensor_boundary.py; none
     given: no argument is one) says which arguments are `graphjit.Tensor`s: the code computes on plain arrays and returns Tensors
     where eager execution does. `namespace`: the array namespace (a module) of non-NumPy inputs,
     which the code then calls instead of NumPy, without the NumPy-only passes (docs/array-api.md);
-    arrays it creates go on the device of argument `device_arg`."""
+    arrays it creates go on the device of argument `device_arg`; the arguments `numpy_args` are NumPy
+    arrays (what NumPy arrays alone compute stays NumPy, backends/xp_origin.py)."""
     from .backends.compile import compile_emitted
     from .backends.emit_numba import emit_function as emit_with_kernels
     from .backends.emit_numpy import emit_function
@@ -80,6 +82,7 @@ def compile_for(fn: Callable, args: tuple, config: JitConfig, static: tuple = ()
     from .backends.interpreter import Interpreter
     from .backends import emit_xp
     from .backends.xp_interpreter import NamespaceInterpreter
+    from .backends.xp_origin import numpy_nodes, numpy_sources
     from .graph.diagnostics import GraphjitError, GraphSyntaxError
     from .graph.autodiff.pending import has_pending, prepare as prepare_gradients
     from .graph.passes.manager import dump_directory_from_env, format_report, pipeline_for, run_pipeline
@@ -108,8 +111,13 @@ def compile_for(fn: Callable, args: tuple, config: JitConfig, static: tuple = ()
         kernels = kernels_on(config) and namespace is None
         report = run_pipeline(graph, config.jit_level, dump=dump,
                               pipeline=pipeline_for(config.jit_level, kernels, numpy=namespace is None))
+        numpy_values = frozenset()
         if namespace is not None:
-            emitted = emit_xp.emit_function(graph, namespace, consts=lowered.consts, device_arg=device_arg)
+            sources = numpy_sources(graph, Roots(dict(zip(lowered.arg_names, args)), lowered.globals,
+                                                 lowered.closure, lowered.consts), numpy_args)
+            numpy_values = numpy_nodes(graph, sources)
+            emitted = emit_xp.emit_function(graph, namespace, consts=lowered.consts, device_arg=device_arg,
+                                            numpy_values=numpy_values)
         else:
             emitted = (emit_with_kernels if kernels else emit_function)(graph, consts=lowered.consts)
         if dump is not None:
@@ -130,7 +138,8 @@ def compile_for(fn: Callable, args: tuple, config: JitConfig, static: tuple = ()
                              report)
     if config.exec_mode == "no_sink" and namespace is not None:
         run = NamespaceInterpreter(graph, Roots(globals_dict=lowered.globals, closure=lowered.closure,
-                                                consts=emitted.consts), lowered.globals, namespace, device_arg)
+                                                consts=emitted.consts), lowered.globals, namespace, device_arg,
+                                  numpy_values)
     elif config.exec_mode == "no_sink":
         run = Interpreter(graph, Roots(globals_dict=lowered.globals, closure=lowered.closure, consts=emitted.consts),
                           lowered.globals)

@@ -31,8 +31,9 @@ from ..graph.ops import OPS, PREC_ATOM, PREC_CMP, REGION_OPS
 from ..graph.types import ArrayType
 from .emit_numpy import Emitted, Emitter
 from .namespaces import namespace_name
-from .xp_calls import alias_test, check_condition, promotion_casts, spelled_call, spelling_for, standard_index, \
-    static_kwargs
+from .xp_origin import check_numpy_operands
+from .xp_calls import alias_test, check_condition, flat_gather, promotion_casts, spelled_call, spelling_for, \
+    standard_index, static_kwargs
 
 XP = "xp"
 
@@ -43,8 +44,9 @@ class NamespaceEmitter(Emitter):
     iterates_arrays = False   # the standard has no array iteration: `for i in range(n): b = data[i]`
 
     def __init__(self, graph: Graph, xp: Any, consts: Optional[list] = None, with_comments: bool = True,
-                 device_arg: Optional[str] = None):
+                 device_arg: Optional[str] = None, numpy_values: frozenset = frozenset()):
         super().__init__(graph, consts, with_comments)
+        self.numpy = numpy_values   # ids of the nodes computed as NumPy computes them (backends/xp_origin.py)
         self.device_arg = next((a for a in graph.args if a.name == device_arg), None)
         self.xp = xp
         self.backend: Backend = backend_for(namespace_name(xp))
@@ -59,6 +61,9 @@ class NamespaceEmitter(Emitter):
     def expression(self, node: Node) -> tuple[str, int]:
         if node.op in REGION_OPS or node.op in ("const", "arg", "param", "note"):
             return super().expression(node)
+        if node.id in self.numpy:
+            return self.as_numpy(node)
+        check_numpy_operands(node, self.numpy, self.backend)
         spelling = spelling_for(node, self.backend)
         casts = promotion_casts(node)
         saved = {o.id: self.expr_of(o) for k, o in enumerate(node.operands) if k in casts}
@@ -69,12 +74,27 @@ class NamespaceEmitter(Emitter):
         finally:
             self.expr.update(saved)
 
+    def as_numpy(self, node: Node) -> tuple[str, int]:
+        """A node on NumPy arrays only, written as the NumPy emitter writes it (constants too)."""
+        consts = [o for o in node.operands if o.op == "const"]
+        saved = {o.id: self.expr_of(o) for o in consts}
+        for o in consts:
+            self.expr[o.id] = Emitter.literal(self, o.value)
+        try:
+            return Emitter.expression(self, node)
+        finally:
+            self.expr.update(saved)
+
     def spelled(self, node: Node, spelling) -> tuple[str, int]:
         if node.op == "call" and node.attrs.get("fn") == "numpy.may_share_memory":
             if alias_test(node, self.backend) == "identity":
                 return (f"{self.wrap(node.operands[0], PREC_CMP + 1)} is {self.wrap(node.operands[1], PREC_CMP + 1)}",
                         PREC_CMP)
             return ("True", PREC_ATOM)
+        if flat_gather(node, self.backend):
+            idx = node.operands[node.attrs["index"][0].index]
+            shape = self.text(Lit(idx.type.shape)) if None not in idx.type.shape else f"{self.atom(idx)}.shape"
+            return (f"{self.atom(node.operands[0])}[{self.atom(idx)}.reshape(-1)].reshape({shape})", PREC_ATOM)
         if spelling is None:
             return super().expression(node)
         ops = node.operands
@@ -92,7 +112,7 @@ class NamespaceEmitter(Emitter):
         """`a op= b`; where the namespace has no in-place operators, `a[...] = a op b`: the array object
         is updated, so every name bound to it sees the new value, as with NumPy."""
         target, value = node.operands
-        if self.backend.inplace_operators or not isinstance(target.type, ArrayType):
+        if self.backend.inplace_operators or not isinstance(target.type, ArrayType) or node.id in self.numpy:
             return super().inplace(node, indent, uses)
         opdef = OPS[node.attrs["op"]]
         current = self.value(target)
@@ -153,7 +173,8 @@ def indexes_by(body: Graph) -> bool:
 
 
 def emit_function(graph: Graph, xp: Any, name: Optional[str] = None, consts: Optional[list] = None,
-                  with_comments: bool = True, device_arg: Optional[str] = None) -> Emitted:
+                  with_comments: bool = True, device_arg: Optional[str] = None,
+                  numpy_values: frozenset = frozenset()) -> Emitted:
     """The source of one function computing `graph` with the namespace `xp`; new arrays go on the
-    device of argument `device_arg`."""
-    return NamespaceEmitter(graph, xp, consts, with_comments, device_arg).function(name or graph.name)
+    device of argument `device_arg`; the nodes `numpy_values` are computed with NumPy."""
+    return NamespaceEmitter(graph, xp, consts, with_comments, device_arg, numpy_values).function(name or graph.name)

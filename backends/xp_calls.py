@@ -15,6 +15,7 @@ from ..graph.backend_ops import NUMPY_ONLY, SAME, TO_PYTHON, Backend, BackendRef
 from ..graph.diagnostics import CodegenError
 from ..graph.literals import OperandRef
 from ..graph.types import ArrayType
+from ..graph.vectorize.values import MATH_FUNCS
 
 
 def on_array(node) -> bool:
@@ -51,8 +52,36 @@ def check_same(node, backend: Backend) -> None:
 def check_condition(node, cond, backend: Backend) -> None:
     """A run-time `if`/`while` (`node`) on `cond`: refused when that would compute a lazy array."""
     if backend.lazy and isinstance(cond.type, ArrayType):
+        calls = guarded_math_calls(node)
+        if calls:   # the vectorizer's guard, not the user's `if`: name what the user wrote
+            raise refuse(calls[0], backend, "it raises for some arguments where NumPy returns inf or nan, and the "
+                         "vectorized loop would test them first (a run-time `if` computing the lazy array): "
+                         f"write `np.{numpy_name(calls[0])}`")
         raise refuse(node, backend, "a run-time `if`/`while` on an array value would compute the lazy array: "
                      "write the choice with xp.where, or compute the condition before the call")
+
+
+def guarded_math_calls(node) -> list:
+    """The `math.*` calls of a loop the vectorizer guarded (`if <an argument could raise>: <the loop>
+    else: <whole-array code>`, an `if` at the loop's own span); [] for any other `if`."""
+    if node.op != "if" or not node.regions:
+        return []
+    loops = [n for n in node.regions[0].nodes if n.op == "for_range" and n.span == node.span]
+    return [n for loop in loops for n in walk(loop) if n.op == "call" and
+            str(n.attrs.get("fn", "")).startswith("math.") and numpy_name(n) is not None]
+
+
+def walk(node):
+    for region in node.regions:
+        for n in region.nodes:
+            yield n
+            yield from walk(n)
+
+
+def numpy_name(call) -> str:
+    """`exp` for `math.exp`, `arcsin` for `math.asin` (the ufunc the vectorizer maps it onto)."""
+    spec = MATH_FUNCS.get(call.attrs["fn"].split(".", 1)[1])
+    return None if spec is None else spec.ufunc
 
 
 # ops whose result is their operand itself (not a view of part of it)
@@ -98,6 +127,8 @@ def spelling_for(node, backend: Backend):
     if node.op == "call":
         if node.attrs.get("fn") == "numpy.may_share_memory":
             return None   # the caller spells it (alias_test)
+        if on_array(node) and str(node.attrs.get("fn", "")).startswith("math.") and numpy_name(node):
+            raise refuse(node, backend, f"`math` functions take Python numbers: write `np.{numpy_name(node)}`")
         if on_array(node) or str(node.attrs.get("fn", "")).startswith("numpy"):
             raise refuse(node, backend, NUMPY_ONLY["call"])
         return None
@@ -124,6 +155,20 @@ def spelled_call(spelling, node, args: list, kwargs: dict, backend: Backend, xp:
     if not spelling.standard and namespace_attr(xp, call.name) is None:
         raise refuse(node, backend, f"not in the array API standard, and {xp.__name__} has no `{call.name}`")
     return call
+
+
+def flat_gather(node, backend: Backend) -> bool:
+    """`v[idx]`, a 1-d `v` gathered by an integer array `idx` of more than one dimension, on a backend
+    that gathers by one-dimensional indexes only: written `v[idx.reshape(-1)].reshape(idx.shape)` (methods:
+    `idx` may be a NumPy array)."""
+    if not backend.flat_gathers or node.op != "getitem":
+        return False
+    index = node.attrs.get("index", ())
+    if len(index) != 1 or not isinstance(index[0], OperandRef):
+        return False
+    base, idx = node.operands[0].type, node.operands[index[0].index].type
+    return isinstance(base, ArrayType) and base.rank == 1 and isinstance(idx, ArrayType) and \
+        idx.dtype is not None and np.dtype(idx.dtype).kind in "iu" and idx.rank is not None and idx.rank > 1
 
 
 def standard_index(node, index):

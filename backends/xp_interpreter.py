@@ -19,19 +19,21 @@ from ..graph.types import ArrayType
 from ..graph.paths import Roots
 from .interpreter import OBJECT_OPS, Interpreter
 from .namespaces import namespace_name
-from .xp_calls import alias_test, check_condition, namespace_attr, promotion_casts, spelled_call, spelling_for, \
-    standard_index, static_kwargs
+from .xp_origin import check_numpy_operands
+from .xp_calls import alias_test, check_condition, flat_gather, namespace_attr, promotion_casts, spelled_call, \
+    spelling_for, standard_index, static_kwargs
 
 
 class NamespaceInterpreter(Interpreter):
     """Runs one graph calling the namespace `xp` (a module) where the NumPy interpreter calls NumPy."""
 
     def __init__(self, graph: Graph, roots: Roots, globals_dict: dict, xp: Any,
-                 device_arg: Optional[str] = None):
+                 device_arg: Optional[str] = None, numpy_values: frozenset = frozenset()):
         super().__init__(graph, roots, globals_dict)
         self.xp = xp
         self.backend: Backend = backend_for(namespace_name(xp))
-        check_graph(graph, self.backend)   # refused ops fail at compile time, as the emitter's do
+        self.numpy = numpy_values   # ids of the nodes computed as NumPy computes them (backends/xp_origin.py)
+        check_graph(graph, self.backend, numpy_values)   # refused ops fail at compile time, as the emitter's do
         names = [a.name for a in graph.args]
         self.device_index = names.index(device_arg) if device_arg in names else None
         self.device = None
@@ -47,6 +49,8 @@ class NamespaceInterpreter(Interpreter):
             return self.value(node.attrs["value"])
         if op in ("if", "while", "for_range", "note", "arg", "param"):
             return super().eval(node, env)
+        if node.id in self.numpy:   # NumPy arrays only: as the NumPy interpreter runs it, constants too
+            return super().eval(node, {**env, **{o.id: o.value for o in node.operands if o.op == "const"}})
         spelling = spelling_for(node, self.backend)
         vals = [env[o.id] for o in node.operands]
         for k, dtype in promotion_casts(node).items():   # as NumPy promotes across kinds
@@ -56,6 +60,9 @@ class NamespaceInterpreter(Interpreter):
         if op == "inplace" and not self.backend.inplace_operators and isinstance(node.operands[0].type, ArrayType):
             vals[0][...] = OPS[node.attrs["op"]].fn(vals[0], vals[1])   # the object updated, as NumPy's `+=`
             return vals[0]
+        if flat_gather(node, self.backend):
+            idx = vals[node.attrs["index"][0].index]
+            return vals[0][idx.reshape(-1)].reshape(tuple(idx.shape))
         if op in ("getitem", "setitem"):
             index = build_index(node, standard_index(node, node.attrs["index"]), vals)
             if op == "getitem":
@@ -88,15 +95,16 @@ class NamespaceInterpreter(Interpreter):
         return item
 
 
-def check_graph(graph: Graph, backend: Backend) -> None:
+def check_graph(graph: Graph, backend: Backend, numpy: frozenset) -> None:
     """Refuse, before running anything, what the namespace cannot run (every region included)."""
     for node in graph.nodes:
-        if node.op in ("const", "arg", "param", "note"):
+        if node.op in ("const", "arg", "param", "note") or node.id in numpy:
             continue
+        check_numpy_operands(node, numpy, backend)
         if node.op in ("if", "while"):
             check_condition(node, node.operands[0] if node.op == "if" else node.regions[0].outputs[0], backend)
         elif node.op != "for_range":
             spelling_for(node, backend)
         for region in node.regions:
-            check_graph(region, backend)
+            check_graph(region, backend, numpy)
 

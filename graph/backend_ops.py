@@ -26,7 +26,7 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from .types import ArrayType
+from .types import ArrayType, ScalarType
 
 
 class BackendRefusal(Exception):
@@ -122,6 +122,8 @@ def _ravel(node, args, kwargs):
 def _reshape(node, args, kwargs):
     if len(args) > 2:   # x.reshape(n, -1): the standard takes one shape tuple
         return "reshape", [args[0], Tup(tuple(args[1:]))], kwargs
+    if len(args) == 2 and isinstance(node.operands[1].type, ScalarType):   # x.reshape(n): a tuple too
+        return "reshape", [args[0], Tup((args[1],))], kwargs
     return "reshape", args, kwargs
 
 
@@ -246,6 +248,8 @@ for _name in ["expand_dims", "stack", "broadcast_to", "moveaxis", "flip", "roll"
     SPELLINGS[_name] = Spelling(_name, positional=_KEYWORDS.get(_name, ()))
 for _name in ["hstack", "vstack", "pad", "diag", "triu", "tril", "atleast_1d", "atleast_2d", "correlate"]:
     SPELLINGS[_name] = Spelling(_name, standard=False)
+SPELLINGS["sliding_window_view"] = Spelling("lib.stride_tricks.sliding_window_view", standard=False,
+                                            note="Dask has it (windows as new chunks, not views)")
 
 # creation: the dtype is always given (the graph knows it), so no library's default decides it
 _CREATION_KEYWORDS = {"zeros": ("dtype",), "ones": ("dtype",), "empty": ("dtype",), "zeros_like": ("dtype",),
@@ -261,7 +265,6 @@ NUMPY_ONLY = {
     "add_at": "`np.add.at` writes in place with repeated indices",
     "copyto": "writes into an existing buffer", "put": "writes into an existing buffer",
     "place": "writes into an existing buffer", "putmask": "writes into an existing buffer",
-    "sliding_window_view": "a strided view of NumPy memory",
     "tensor": "graphjit.Tensor is a NumPy array", "as_ndarray": "graphjit.Tensor is a NumPy array",
     "as_tensor": "graphjit.Tensor is a NumPy array",
     "sum_to": "autodiff helper", "add_reduceat": "autodiff helper", "call": "a function outside the op table "
@@ -287,6 +290,8 @@ class Backend:
     inplace_operators: bool = True  # `a += b` writes `a` (else it makes a new array: written `a[...] = a + b`)
     mask_values: bool = True        # `a[mask] = b[mask]` works (Dask cannot size a masked selection)
     devices: bool = True            # arrays live on devices: new arrays (`xp.zeros`) go on the inputs' one
+    flat_gathers: bool = False      # integer-array indexes of one dimension only: `v[idx]` (1-d `v`) by an
+                                    # n-d `idx` is gathered flat, then reshaped to `idx.shape`
 
 
 BACKENDS = [
@@ -296,7 +301,7 @@ BACKENDS = [
             "(Dask has no in-place operators) so every name of the array sees it, as with NumPy; a write into "
             "a view (`x[0][1] = v`) and a masked selection as the value (`a[m] = b[m]`) are diagnosed",
             "diagnosed at compile time: the condition would compute the whole graph behind it",
-            views=False, inplace_operators=False, mask_values=False, devices=False),
+            views=False, inplace_operators=False, mask_values=False, devices=False, flat_gathers=True),
     Backend("array_api_strict", "array_api_strict", False,
             "kept: arrays are mutable (integer-array indexes are not in the standard and raise)",
             "kept: the condition is a 0-d array, `bool()` of it is a value already computed"),
