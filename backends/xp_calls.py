@@ -58,7 +58,7 @@ def check_condition(node, cond, backend: Backend) -> None:
                          "vectorized loop would test them first (a run-time `if` computing the lazy array): "
                          f"write `np.{numpy_name(calls[0])}`")
         raise refuse(node, backend, "a run-time `if`/`while` on an array value would compute the lazy array: "
-                     "write the choice with xp.where, or compute the condition before the call")
+                     "write the choice with np.where, or compute the condition before the call")
 
 
 def guarded_math_calls(node) -> list:
@@ -103,7 +103,7 @@ def check_write(node, backend: Backend) -> None:
         value = node.operands[1].type
         if masks and isinstance(value, ArrayType) and (value.shape is None or None in value.shape):
             raise refuse(node, backend, f"{backend.name} cannot assign a value of unknown size through a "
-                         "boolean mask (`a[m] = b[m]`): write `a = xp.where(m, b, a)`")
+                         "boolean mask (`a[m] = b[m]`): write `a = np.where(m, b, a)`")
 
 
 def stored_back(node) -> bool:

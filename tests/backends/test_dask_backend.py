@@ -166,7 +166,7 @@ def test_a_masked_value_of_unknown_size_is_diagnosed():
         m = y > 0.5
         out[m] = y[m]
         return out
-    with pytest.raises(CodegenError, match=re.escape("write `a = xp.where(m, b, a)`")):
+    with pytest.raises(CodegenError, match=re.escape("write `a = np.where(m, b, a)`")):
         graphjit.jit(f)(to_dask(np.zeros(4)), to_dask(np.ones(4)))
 
 
