@@ -48,3 +48,22 @@ def assert_matches(actual, expected, rtol=1e-12):
 def code_of(source: str) -> str:
     """Generated source without its comment lines (which quote the user's NumPy code)."""
     return "\n".join(line for line in source.splitlines() if not line.lstrip().startswith("#"))
+
+
+def loop_kernel_inputs(n: int) -> dict:
+    """Loop kernels of tests/vector_programs.py that O2 turns into whole-array code: name -> a function
+    of a NumPy Generator giving the arguments (1-d inputs of length `n`)."""
+    def r(rng, *shape):
+        return rng.random(shape)
+    return {
+        "elem_chain": lambda g: (r(g, n), r(g, n)),
+        "dot": lambda g: (r(g, n), r(g, n)),
+        "total": lambda g: (r(g, n),),
+        "matmul3": lambda g: (r(g, 5, 3), r(g, 3, 5)),
+        "matvec": lambda g: (r(g, 5, 4), r(g, 4)),
+        "stencil3": lambda g: (r(g, n),),
+        "jacobi2d": lambda g: (r(g, 5, 6),),
+        "rows_cols": lambda g: (r(g, 5, 3),),       # `out[:, j] += x[:, j]`: `a += b` must update `out`
+        "outer_product": lambda g: (r(g, 4), r(g, 5)),
+        "column_sums": lambda g: (r(g, 5, 3),),
+    }

@@ -14,7 +14,7 @@ import graphjit
 from graphjit.graph.backend_ops import SPELLINGS
 from graphjit.graph.diagnostics import CodegenError
 from programs import CASES
-from xp_testing import assert_matches, code_of, to_numpy, to_strict
+from xp_testing import assert_matches, code_of, loop_kernel_inputs, to_numpy, to_strict
 
 # The corpus programs that cannot run on array_api_strict, and the error that says why.
 REFUSED = {
@@ -66,23 +66,8 @@ def test_the_standard_spellings_exist_in_the_standard():
     assert not missing, f"the op table calls these standard, array_api_strict lacks them: {missing}"
 
 
-def _r(rng, *shape):
-    return rng.random(shape)
-
-
 # Loop kernels of tests/vector_programs.py that O2 turns into whole-array code, on strict arrays.
-KERNELS = {
-    "elem_chain": lambda r: (_r(r, 7), _r(r, 7)),
-    "dot": lambda r: (_r(r, 7), _r(r, 7)),
-    "total": lambda r: (_r(r, 7),),
-    "matmul3": lambda r: (_r(r, 5, 3), _r(r, 3, 5)),
-    "matvec": lambda r: (_r(r, 5, 4), _r(r, 4)),
-    "stencil3": lambda r: (_r(r, 7),),
-    "jacobi2d": lambda r: (_r(r, 5, 6),),
-    "rows_cols": lambda r: (_r(r, 5, 3),),
-    "outer_product": lambda r: (_r(r, 4), _r(r, 5)),
-    "column_sums": lambda r: (_r(r, 5, 3),),
-}
+KERNELS = loop_kernel_inputs(7)
 
 
 @pytest.mark.parametrize("mode", ["auto", "no_sink"])

@@ -15,7 +15,7 @@ import pytest
 import graphjit
 from graphjit.graph.diagnostics import CodegenError, GraphjitWarning
 from programs import CASES
-from xp_testing import assert_matches, code_of, to_dask, to_numpy
+from xp_testing import assert_matches, code_of, loop_kernel_inputs, to_dask, to_numpy
 
 _BRANCH = "cannot run on dask arrays: a run-time `if`/`while` on an array value would compute the lazy array"
 # The corpus programs Dask cannot run as compiled code, and the error that says why.
@@ -58,24 +58,9 @@ def test_corpus_on_dask(name, level, mode):
     assert_matches(to_numpy(actual), expected)
 
 
-def _r(rng, *shape):
-    return rng.random(shape)
-
-
 # Loop kernels of tests/vector_programs.py that O2 turns into whole-array Dask code.
-KERNELS = {
-    "elem_chain": lambda r: (_r(r, 9), _r(r, 9)),
-    "dot": lambda r: (_r(r, 9), _r(r, 9)),
-    "total": lambda r: (_r(r, 9),),
-    "matmul3": lambda r: (_r(r, 5, 3), _r(r, 3, 5)),
-    "matvec": lambda r: (_r(r, 5, 4), _r(r, 4)),
-    "stencil3": lambda r: (_r(r, 9),),
-    "jacobi2d": lambda r: (_r(r, 5, 6),),
-    "rows_cols": lambda r: (_r(r, 5, 3),),       # `out[:, j] += x[:, j]`: `a += b` must update `out`
-    "outer_product": lambda r: (_r(r, 4), _r(r, 5)),
-    "column_sums": lambda r: (_r(r, 5, 3),),
-    "tri_lower_store": lambda r: (_r(r, 5, 5), _r(r, 5, 5)),   # alias guard: `out is a` on Dask
-}
+KERNELS = loop_kernel_inputs(9)
+KERNELS["tri_lower_store"] = lambda g: (g.random((5, 5)), g.random((5, 5)))   # alias guard: `out is a` on Dask
 
 
 @pytest.mark.parametrize("mode", ["auto", "no_sink"])
