@@ -66,6 +66,31 @@ def test_numpy_globals_and_arguments_compute_as_numpy(mode):
     assert_matches(to_numpy(out), f(x, b))
 
 
+SWAPPED = np.arange(6.0)
+
+
+def reshaped_global(x):
+    return x + SWAPPED.reshape((2, 3))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_global_swapped_between_numpy_and_dask_is_read_as_it_is_at_each_call(mode):
+    """The variant writes a NumPy global's own computation as NumPy code; a Dask array put in its place
+    between two calls must not run through that code (the class of the global is guarded)."""
+    global SWAPPED
+    jitted = graphjit.jit(reshaped_global, exec_mode=mode)
+    x = to_dask(np.ones((2, 3)))
+    try:
+        for value in (np.arange(6.0), to_dask(np.arange(6.0) * 10), np.arange(6.0) * 3):
+            SWAPPED = value
+            with dask.config.set(scheduler=forbid_compute):
+                out = jitted(x)
+            assert isinstance(out, da.Array)
+            assert_matches(to_numpy(out), to_numpy(reshaped_global(x)))
+    finally:
+        SWAPPED = np.arange(6.0)
+
+
 def test_numpy_only_writes_stay_numpy_writes():
     state = {"acc": np.zeros(3)}
 
