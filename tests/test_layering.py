@@ -9,6 +9,7 @@ import graph (function-level imports included) has no cycle but for listed delib
 """
 
 import ast
+import os
 import pathlib
 
 import pytest
@@ -217,3 +218,18 @@ def test_the_allow_lists_are_not_stale():
     stale = sorted(KNOWN_PRIVATE_IMPORTS - private_imports()) + sorted(KNOWN_CYCLES - import_cycles())
     stale += sorted(edge for edge in LAZY_IMPORTS if not import_graph().has_edge(*edge))
     assert not stale, "delete these entries from tests/test_layering.py:\n" + "\n".join(map(str, stale))
+
+
+def test_the_first_compile_warns_nothing(tmp_path):
+    """Compiling imports LibCST, whose older releases warn DeprecationWarning on import (through
+    mypy_extensions): a user running with `-W error` must still compile."""
+    import subprocess
+    import sys
+    code = ("import numpy as np, graphjit\n"
+            "def f(x):\n    return x * 2.0 + 1.0\n"
+            "print(graphjit.jit(f)(np.ones(3)).sum())\n")
+    script = tmp_path / "first_compile.py"
+    script.write_text(code)
+    out = subprocess.run([sys.executable, "-W", "error", str(script)], capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "GRAPHJIT_CACHE_DIR": str(tmp_path / "cache")})
+    assert out.returncode == 0 and out.stdout.strip() == "9.0", out.stdout + out.stderr
