@@ -5,6 +5,7 @@ with its loops compiled by Numba, and NPBench's Numba version.
     python benchmarks/bench_npbench.py /path/to/npbench --only gemm lu --rounds 3 --numba --o1
     python benchmarks/bench_npbench.py /path/to/npbench --preset M --numba
     python benchmarks/bench_npbench.py /path/to/npbench --only hdiff --control  # + eager against itself
+    python benchmarks/bench_npbench.py /path/to/npbench --preset M --jobs 2     # kernels in 2 processes
     python benchmarks/bench_npbench.py --quick                          # a smoke run on a built-in sample
 
 NPBench (github spcl/npbench, BSD) is not part of graphjit: pass the path of a checkout. Its layout
@@ -20,7 +21,9 @@ rounds of each variant's mean CPU time per call (`time.process_time`: on a share
 for a core is not the kernel's time). Numba is optional (`--numba`, when importable): it
 adds `graphjit O2+numba` (loops that stay loops run as Numba kernels, docs/numba.md; `graphjit O2`
 is then measured with `numba=False`) and NPBench's `numba_n`. The geomeans are given over the
-kernels every variant runs and equals eager. Numba's cache of graphjit's kernels persists across
+kernels every variant runs and equals eager. `--jobs N` measures N kernels at a time, each in a process
+of its own (one BLAS thread each; with CPU time per call, a kernel's variants still compare among
+themselves). Numba's cache of graphjit's kernels persists across
 runs (in graphjit's cache directory), so a later run's compile column shows loading them.
 """
 
@@ -69,7 +72,9 @@ class Variant:
 
     @property
     def ok(self) -> bool:
-        return self.fn is not None and self.problem is None
+        """It compiled and equals eager (a variant measured in a worker process comes back without
+        its function, but with its median)."""
+        return self.problem is None and (self.fn is not None or self.median is not None)
 
 
 @dataclass
@@ -218,6 +223,57 @@ def run_kernel(kernel: layout.Kernel, args, numba) -> Row:
     return row
 
 
+def run_kernel_apart(root: str, name: str, args) -> Row:
+    """`run_kernel` in a worker process (`--jobs`): the row comes back without the variants' functions."""
+    (kernel,) = layout.find_kernels(root, [name])
+    row = run_kernel(kernel, args, import_numba(args.numba))
+    for variant in row.variants.values():
+        variant.fn = None
+    return row
+
+
+def warm_up() -> None:
+    """A worker's first compile imports the front end (LibCST): paid here, not in a kernel's compile column."""
+    graphjit.jit(scaled, jit_config=graphjit.JitConfig(jit_level="O2"))(np.ones(4))
+
+
+def scaled(x):
+    return x * 2.0 + 1.0
+
+
+def run_kernels(root: str, kernels: list, args) -> list[Row]:
+    """Every kernel's row, in the order given: one at a time here, or `args.jobs` at a time, each in
+    a fresh process of its own (spawned: NumPy, BLAS and Numba start as they would alone)."""
+    gj = f"graphjit {args.level}"
+
+    def report(name: str, row: Row, seconds: float) -> None:
+        print(f"  {name}: {status(row, gj)} ({seconds:.1f} s)", file=sys.stderr, flush=True)
+
+    if args.jobs <= 1:
+        numba = import_numba(args.numba)
+        rows = []
+        for kernel in kernels:
+            start = time.perf_counter()
+            rows.append(run_kernel(kernel, args, numba))
+            report(kernel.name, rows[-1], time.perf_counter() - start)
+        return rows
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    start = time.perf_counter()
+    with ProcessPoolExecutor(args.jobs, mp_context=multiprocessing.get_context("spawn"),
+                             initializer=warm_up) as pool:
+        futures = {pool.submit(run_kernel_apart, root, kernel.name, args): kernel.name for kernel in kernels}
+        done = {}
+        for future in as_completed(futures):
+            name = futures[future]
+            try:
+                done[name] = future.result()
+            except Exception as error:  # noqa: BLE001 - the worker process itself failed
+                done[name] = Row(name, problem=f"worker: {one_line(error)}")
+            report(name, done[name], time.perf_counter() - start)
+    return [done[kernel.name] for kernel in kernels]
+
+
 def fmt_time(seconds: float | None) -> str:
     if seconds is None:
         return "—"
@@ -342,6 +398,8 @@ def parse_args(argv):
     parser.add_argument("--control", action="store_true",
                         help=f"also time eager NumPy a second time ('{CONTROL}'): the noise floor of the ratios")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds allowed for one first call")
+    parser.add_argument("--jobs", type=int, default=1,
+                        help="kernels measured at a time, each in a process of its own (default 1)")
     parser.add_argument("--quick", action="store_true",
                         help="two rounds; without a checkout path, run on a built-in two-kernel sample")
     args = parser.parse_args(argv)
@@ -362,12 +420,7 @@ def main(argv=None) -> int:
         except ValueError as error:
             print(f"bench_npbench: {error}", file=sys.stderr)
             return 2
-        rows = []
-        for kernel in kernels:
-            start = time.perf_counter()
-            rows.append(run_kernel(kernel, args, numba))
-            print(f"  {kernel.name}: {status(rows[-1], f'graphjit {args.level}')} "
-                  f"({time.perf_counter() - start:.1f} s)", file=sys.stderr, flush=True)
+        rows = run_kernels(root, kernels, args)
     print(f"NPBench preset {args.preset}, median of {args.rounds} rounds of calls taking turns, CPU time, one BLAS thread, "
           f"NumPy {np.__version__}" + (f", Numba {numba.__version__}" if numba else ""))
     print(table(rows, args.level, numba is not None))

@@ -36,3 +36,13 @@ def test_every_variant_is_called_equally_often_in_turns(tmp_path):
     assert [timed.count(label) for label in "abc"] == [3, 3, 3]
     assert [timed[k * 3] for k in range(3)] == ["b", "c", "a"]   # the first of each turn rotates
     assert all(variant.median is not None for variant in variants)
+
+
+def test_jobs_measure_kernels_in_processes_of_their_own_and_keep_their_order(tmp_path, capsys):
+    root = layout.write_sample_layout(tmp_path)
+    assert bench_npbench.main([str(root), "--quick", "--jobs", "2"]) == 0
+    out = capsys.readouterr().out
+    rows = [line.split(" | ")[0] for line in out.splitlines() if line.startswith("| ") and "---" not in line]
+    assert rows == ["| kernel", "| running_sum", "| scale_rows"]
+    assert "coverage: 2/2 kernels compile at O2 and equal eager" in out
+    assert "geomean speed-up over eager, graphjit O2:" in out and "× on 2 kernels" in out
