@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from typing import Optional
 
+from ..graph.attrs import is_quiet
 from ..graph.ir import Graph, Node
 from ..graph.literals import Index, OperandRef
 from ..graph.ops import REGION_OPS
@@ -31,8 +32,8 @@ def inlinable(g: Graph, uses: dict) -> set:
     effects = [k for k, n in enumerate(g.nodes) if not n.is_pure or not uses.get(n.id) and n.may_raise]
     out = set()
     for k, node in enumerate(g.nodes):
-        if not node.is_pure or node.op in ("const", "tuple_get") or uses.get(node.id) != 1:
-            continue
+        if not node.is_pure or node.op in ("const", "tuple_get") or uses.get(node.id) != 1 or is_quiet(node.attrs):
+            continue   # a quiet node is a statement of its own, in its errstate block
         users = g.users(node)
         if g.is_output(node):
             if users:
@@ -44,6 +45,8 @@ def inlinable(g: Graph, uses: dict) -> set:
             user = users[0]
             if user.op in REGION_OPS and not (user.op == "if" and user.operands[0] is node):
                 continue  # region operands are named; an `if` condition may stay inline
+            if is_quiet(user.attrs):
+                continue  # nothing else runs in a quiet node's errstate block
             if user.out_operand is node:
                 continue  # `out=` needs the buffer by name
             if not same_statement(node, user):

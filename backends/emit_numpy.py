@@ -19,6 +19,7 @@ import numpy as np
 from dataclasses import dataclass, field
 from typing import Optional
 
+from ..graph.attrs import QUIET_ERRSTATE, is_quiet, keyword_attrs
 from ..graph.diagnostics import CodegenError
 from ..graph.ir import Graph, Node
 from ..graph.literals import Index, OperandRef, format_literal, is_literal
@@ -84,6 +85,7 @@ class Emitter:
         self.written_within: set[int] = set()  # nodes already written as part of another's statement
         self.carried: dict[int, list] = {}  # id of a loop body -> its carried args, in yield order
         self.temporaries: dict[int, list] = {}  # id of a for body -> the array names its statements bind
+        self.quiet_open: Optional[tuple] = None  # (indent, line count) where the last errstate block ended
 
     # --- entry -------------------------------------------------------------------------
     def function(self, name: str) -> Emitted:
@@ -165,12 +167,25 @@ class Emitter:
             if self.with_comments and node.span is not None and node.op != "note":
                 self.comment_for(node.span, indent)
             first = len(self.lines)
-            self.statement(node, text, prec, indent, uses)
+            self.statement(node, text, prec, self.quiet_block(node, indent), uses)
+            if is_quiet(node.attrs):
+                self.quiet_open = (indent, len(self.lines))
             self.map_lines(first, node.span)
             if last is not None:
                 self.free_dead(g, position, last, indent)
         if not top and all(line.lstrip().startswith("#") for line in self.lines[start:]):
             self.lines.append(f"{indent}pass")   # a block of comments only (a note) is not a block
+
+    def quiet_block(self, node: Node, indent: str) -> str:
+        """Open `with np.errstate(...)` for Python float arithmetic done on arrays (graph/attrs.py):
+        the indent of the node's statement."""
+        if not is_quiet(node.attrs):
+            return indent
+        if self.quiet_open == (indent, len(self.lines)):
+            return indent + "    "   # the block the statement just before opened
+        settings = ", ".join(f"{k}={v!r}" for k, v in QUIET_ERRSTATE.items())
+        self.lines.append(f"{indent}with np.errstate({settings}):")
+        return indent + "    "
 
     def statement(self, node: Node, text: str, prec: int, indent: str, uses: dict) -> None:
         op = node.op
@@ -497,9 +512,7 @@ class Emitter:
         n_pos = len(operands) - len(kw)
         parts = [self.value(o) for o in operands[:n_pos]]
         parts += [f"{k}={self.value(o)}" for k, o in zip(kw, operands[n_pos:])]
-        for key, value in node.attrs.items():
-            if key in ("kw", "fn", "out"):
-                continue
+        for key, value in keyword_attrs(node.attrs).items():
             if node.op == "astype":
                 parts.append(self.literal(value)[0])
                 continue

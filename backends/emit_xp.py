@@ -57,6 +57,10 @@ class NamespaceEmitter(Emitter):
         self.preamble.append(f"import {namespace_name(self.xp)} as {XP}")
         return super().function(name)
 
+    def quiet_block(self, node: Node, indent: str) -> str:
+        """np.errstate governs NumPy's own computations only (a Dask graph runs later, elsewhere)."""
+        return super().quiet_block(node, indent) if node.id in self.numpy else indent
+
     # --- ops ----------------------------------------------------------------------------
     def expression(self, node: Node) -> tuple[str, int]:
         if node.op in REGION_OPS or node.op in ("const", "arg", "param", "note"):

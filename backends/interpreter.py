@@ -9,6 +9,7 @@ import linecache
 from typing import Any
 
 from ..graph.callables import resolve_callable
+from ..graph.attrs import keyword_attrs
 from ..graph.diagnostics import GraphjitError
 from ..graph.evaluate import evaluate
 from ..graph.ir import Graph, Node
@@ -124,7 +125,7 @@ class Interpreter:
         attrs = node.attrs
         kw = attrs.get("kw", ())
         n_pos = len(vals) - 1 - len(kw)
-        static = {k: v for k, v in attrs.items() if k not in ("kw", "fn")}
+        static = keyword_attrs(attrs)
         return vals[0](*vals[1:1 + n_pos], **dict(zip(kw, vals[1 + n_pos:])), **static)
 
     def op_fallback(self, node, vals):

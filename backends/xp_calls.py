@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from ..graph.attrs import keyword_attrs
 from ..graph.backend_ops import NUMPY_ONLY, SAME, TO_PYTHON, Backend, BackendRefusal, Call, spelling_of
 from ..graph.diagnostics import CodegenError
 from ..graph.literals import OperandRef
@@ -216,4 +217,4 @@ def namespace_attr(xp: Any, name: str) -> Any:
 
 def static_kwargs(node) -> dict:
     """The node's static attributes given as keywords (`axis=0`, `keepdims=True`)."""
-    return {k: v for k, v in node.attrs.items() if k not in ("kw", "fn", "out", "index", "op")}
+    return keyword_attrs(node.attrs)

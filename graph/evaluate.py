@@ -11,6 +11,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .callables import resolve_callable
+from .attrs import QUIET_ERRSTATE, is_quiet, keyword_attrs
 from .literals import OperandRef
 from .ops import OPS
 
@@ -29,6 +30,13 @@ def build_index(node, index, vals: Sequence[Any]) -> tuple:
 
 def evaluate(node, vals: Sequence[Any]) -> Any:
     """The value of `node` given its operands' values (region ops are the interpreter's job)."""
+    if is_quiet(node.attrs):
+        with np.errstate(**QUIET_ERRSTATE):
+            return value_of(node, vals)
+    return value_of(node, vals)
+
+
+def value_of(node, vals: Sequence[Any]) -> Any:
     op = node.op
     attrs = node.attrs
     if op == "const":
@@ -64,7 +72,7 @@ def evaluate(node, vals: Sequence[Any]) -> Any:
     if op in ("shape", "ndim", "size"):
         return getattr(vals[0], op)
     kw = attrs.get("kw", ())
-    static = {k: v for k, v in attrs.items() if k not in ("kw", "fn", "out")}
+    static = keyword_attrs(attrs)
     n_pos = len(vals) - len(kw)
     kwargs = dict(zip(kw, vals[n_pos:]))
     if op == "call":

@@ -15,6 +15,7 @@ from typing import Any, Callable, Optional, Sequence
 import numpy as np
 
 from .promotion import python_number_result
+from .attrs import keyword_attrs
 from .stand_ins import stand_in
 from .types import (ANY_ARRAY, BOOL, FLOAT, INT, NONE, OBJECT, ArrayType, ScalarType, TupleType, Type, is_number,
                     type_of_value, union)
@@ -128,7 +129,7 @@ def _scalar_result(fn: Callable, nodes) -> Type:
 
 
 def _kwargs(attrs: dict) -> dict:
-    return {k: v for k, v in attrs.items() if k != "kw"}
+    return keyword_attrs(attrs)
 
 
 def reduction(fn: Callable) -> Callable:

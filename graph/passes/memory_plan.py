@@ -61,7 +61,7 @@ def _find(graph: Graph, aliases: Aliases, start: int) -> Optional[tuple]:
     Nodes before it were not rewritable and stay so: a rewrite only makes a buffer read later.
     """
     for node in graph.nodes[start:]:
-        if not node.is_pure or node.attrs or not _plannable(node):
+        if not node.is_pure or set(node.attrs) - {"quiet"} or not _plannable(node):
             continue
         for k in _candidates(node):
             if _reusable(aliases, node, node.operands[k]):
@@ -112,9 +112,10 @@ def _apply(graph: Graph, node: Node, k: int) -> Node:
     opdef = node.opdef
     if opdef.inplace_symbol and (k == 0 or opdef.commutative):
         target, other = node.operands[k], node.operands[1 - k]
-        new = graph.add("inplace", [target, other], {"op": node.op}, node.type, node.span, node.name, before=node)
+        new = graph.add("inplace", [target, other], {"op": node.op, **node.attrs}, node.type, node.span, node.name,
+                        before=node)
     else:
-        new = graph.add(node.op, node.operands, {"out": k}, node.type, node.span, node.name, before=node)
+        new = graph.add(node.op, node.operands, {"out": k, **node.attrs}, node.type, node.span, node.name, before=node)
     graph.replace_all_uses(node, new)
     graph.erase(node)
     return new

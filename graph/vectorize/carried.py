@@ -407,8 +407,9 @@ def build_reduction(st: LoopState, upd: VI, init: Node, init_probes: tuple, init
         total = None
         if red_op == "sum" and "dtype" not in attrs:
             total = sum_of_products(st, terms, acc, rank) or st.scratch.contract_leading(terms)
+        quiet = {"quiet": True} if type(p1) in (float, complex) else {}   # Python floats never warn
         if total is None:
-            total = st.scratch.op(red_op, [terms], attrs)
+            total = st.scratch.op(red_op, [terms], {**attrs, **quiet})
         tot_probe = acc.type(1) if rank == 0 else np.ones((2,) * rank, dtype=acc)
         identity = IDENTITY[kind]
         if is_identity(literal, identity) and kind != "sub" and \
@@ -417,7 +418,7 @@ def build_reduction(st: LoopState, upd: VI, init: Node, init_probes: tuple, init
         elif upd.inplace and isinstance(init_probe, np.ndarray):
             result = st.scratch.op("inplace", [init, total], {"op": kind})
         else:
-            result = st.scratch.op(kind, [init, total])
+            result = st.scratch.op(kind, [init, total], dict(quiet))
         finals = [checked(fn, [p, tot_probe], {}) for p in inits]
         if P.is_py_scalar(p1):
             result = st.scratch.op({bool: "bool", int: "int", float: "float", complex: "complex"}[type(p1)],

@@ -125,6 +125,8 @@ def elementwise(st: LoopState, node: Node, vis: list, op: Optional[str] = None, 
         got = P.dtype_of(checked(OPS[op], vprobes, static))
         if got != want:
             raise Bail(f"`{op_text(node)}` would compute in {got} where the loop computes in {want}")
+    if OPS[op].inplace_symbol and all(type(e) in (float, complex) for e in eager):
+        attrs["quiet"] = True   # Python float arithmetic overflows and makes NaN silently (graph/attrs.py)
     new = st.scratch.op(op, operands, attrs, node.name)
     return VI(ValueKind.VARYING, node=new, probes=eager, ival=ival, text=node.name or op_text(node))
 

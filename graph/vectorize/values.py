@@ -12,6 +12,7 @@ import numpy as np
 
 from ..analysis.affine import Affine
 from ..analysis.dependence import K
+from ..attrs import keyword_attrs
 from ..ir import Node
 from ..literals import Index, OperandRef
 from ..ops import OPS
@@ -246,7 +247,7 @@ def is_int_value(v) -> bool:
 
 def static_attrs(attrs: dict) -> dict:
     """The attributes of a node that are keyword arguments of its op."""
-    return {k: v for k, v in attrs.items() if k not in ("kw", "fn", "index")}
+    return keyword_attrs(attrs)
 
 
 def op_callable(node: Node):

@@ -176,3 +176,21 @@ def test_memory_plan_keeps_a_users_own_out():
           %0 = exp(%x, %y) {kw=('out',)} : f64[3]
           return %y
     """)
+
+
+def test_memory_plan_keeps_quiet_python_float_arithmetic_quiet():
+    """`quiet` (graph/attrs.py: Python float arithmetic done on arrays, run in np.errstate) is kept on
+    the in-place and `out=` forms, so they stay silent too."""
+    assert_pass_output(memory_plan.run, """
+        graph f(%x: f64[4]) -> f64[4]
+          %0 = fabs(%x) : f64[4]
+          %1 = mul(%0, 2.0) {quiet=True} : f64[4]
+          %2 = sub(1.0, %1) {quiet=True} : f64[4]
+          return %2
+    """, """
+        graph f(%x: f64[4]) -> f64[4]
+          %0 = fabs(%x) : f64[4]
+          %1 = inplace(%0, 2.0) {op='mul', quiet=True} : f64[4]
+          %2 = sub(1.0, %1) {out=1, quiet=True} : f64[4]
+          return %2
+    """)

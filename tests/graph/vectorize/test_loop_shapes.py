@@ -144,7 +144,7 @@ SOURCES = {
     "ndindex_blend": ["out = 0.25 * a", "out += 0.75 * b"],
     "ndindex_grid": ["np.arange("],
     "center_rows": ["a.sum(axis=1)", "a - mean[:, None]"],
-    "layer_norm": ["x.sum(axis=1)", "(1.0 / "],
+    "layer_norm": ["x.sum(axis=1)", "inv_1 = 1.0 / "],
 }
 
 

@@ -329,3 +329,68 @@ def test_a_band_with_a_wide_box_is_not_made_a_rectangle():
     x = np.arange(6003.0)
     j = check(band, x, 6)
     assert "for i in range(" in j.source(x, 6)   # the outer loop stays: its box would be 500x the work
+
+
+# --- Python float arithmetic is silent: overflow gives inf, inf - inf gives NaN, no warning ----------
+# `math.fabs(x[i])` is a Python float, and so is what it is combined with; NumPy's whole-array form of
+# the same arithmetic warns (RuntimeWarning: overflow/invalid value). The vectorizer marks that
+# arithmetic `quiet` (graph/attrs.py) and it runs in np.errstate; NumPy scalar arithmetic (x[i] * c)
+# warns in eager Python and keeps warning compiled.
+
+def doubled(x, out):
+    for i in range(x.shape[0]):
+        out[i] = math.fabs(x[i]) * 2.0
+    return out
+
+
+def minus_inf(x, out):
+    for i in range(x.shape[0]):
+        out[i] = math.fabs(x[i]) - math.inf
+    return out
+
+
+def big_sum(x):
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += math.fabs(x[i]) * 1e300
+    return s
+
+
+def mixed(x, out):
+    for i in range(x.shape[0]):
+        out[i] = x[i] * 1e300 + math.fabs(x[i]) * 1e300   # NumPy scalar * float warns; Python floats do not
+    return out
+
+
+QUIET_KERNELS = {"doubled": doubled, "minus_inf": minus_inf, "mixed": mixed}
+HUGE = [0.5, 1.7e308, -1.7e308, math.inf, -math.inf, 1e9, 2.0, math.nan, 0.0, 3.0]
+
+
+@pytest.mark.parametrize("name", sorted(QUIET_KERNELS))
+def test_python_float_arithmetic_warns_as_eager_does(name):
+    x = np.array(HUGE * 4)
+    jitted = check(QUIET_KERNELS[name], x, np.zeros(len(x)))
+    assert vectorized(jitted, x, np.zeros(len(x)))
+    source = jitted.source(x, np.zeros(len(x)))
+    assert "with np.errstate(over='ignore', invalid='ignore'):" in source, source
+    if name == "mixed":
+        assert outcome(QUIET_KERNELS[name], x, np.zeros(len(x)))[2] == ["RuntimeWarning"]
+
+
+def test_a_python_float_sum_overflows_silently():
+    x = np.array([1e8] * 40 + [2.0])
+    jitted = check(big_sum, x)
+    assert vectorized(jitted, x) and outcome(big_sum, x)[2] == []
+    assert "t = t.sum()" in jitted.source(x).split("with np.errstate(over='ignore', invalid='ignore'):")[1]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from(sorted(QUIET_KERNELS) + ["big_sum"]),
+       st.lists(st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.sampled_from(HUGE)),
+                min_size=0, max_size=40))
+def test_warnings_equal_eager_for_any_values(name, values):
+    x = np.array(values, dtype=np.float64)
+    if name == "big_sum":
+        check(big_sum, x)
+    else:
+        check(QUIET_KERNELS[name], x, np.zeros(len(values)))
