@@ -125,6 +125,8 @@ def arg_text(value: Any, static: bool = False, dynamic: Any = None) -> str:
         return f"{kind} {dtype_text} ({dims}{',' if len(shape) == 1 else ''})"
     if isinstance(value, np.generic):
         return f"scalar {value.dtype.str}"
+    if t in (set, frozenset) and is_value(value):   # in encode_value's fixed order, not hash order
+        return f"{t.__name__} {encode_value(value)[t.__name__]!r}"
     if is_value(value) and t not in (tuple, list, dict):
         return f"{t.__name__} {value!r}"
     if t in (tuple, list):

@@ -24,6 +24,7 @@ and objects built at compile time; they are checked again only after an epoch bu
 
 from __future__ import annotations
 
+import json
 import math
 import types
 from dataclasses import dataclass, field
@@ -424,8 +425,9 @@ def encode_value(value: Any) -> Any:
         return {"dict": {k: encode_value(v) for k, v in value.items()}}
     if type(value) is dict:
         return {"pairs": [[encode_value(k), encode_value(v)] for k, v in value.items()]}
-    if type(value) in (set, frozenset):
-        return {type(value).__name__: [encode_value(v) for v in value]}
+    if type(value) in (set, frozenset):   # in a fixed order: string hashes differ from process to process
+        items = [encode_value(v) for v in value]
+        return {type(value).__name__: sorted(items, key=lambda item: json.dumps(item, sort_keys=True))}
     if isinstance(value, np.dtype):
         return {"dtype": value.str}
     if isinstance(value, np.generic):

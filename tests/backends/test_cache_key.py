@@ -105,3 +105,17 @@ def test_versions_include_a_compiler_digest():
     versions = ck.versions()
     assert versions[0].startswith("graphjit ") and "+" in versions[0]
     assert sys.modules.get("graphjit") is not None
+
+
+def test_a_set_argument_has_the_same_key_in_every_process():
+    """Strings hash differently in each process (PYTHONHASHSEED): a set is keyed in a fixed order."""
+    import subprocess
+    code = ("import numpy as np, sys; sys.path.insert(0, {here!r}); import test_cache_key as t; "
+            "n = frozenset({{'alpha', 'beta', 'gamma', 'delta', 'eps'}}); "
+            "print(t.key(args=(np.zeros(3), n)).digest(), "
+            "t.key(args=(np.zeros(3), n), static_argnums=(1,), static=('n',)).digest())"
+            ).format(here=__import__("os").path.dirname(__file__))
+    digests = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                              env={**__import__("os").environ, "PYTHONHASHSEED": seed}).stdout.strip()
+               for seed in ("1", "2", "3")}
+    assert len(digests) == 1 and len(next(iter(digests))) == 65, digests
