@@ -93,16 +93,18 @@ def unsigned_difference(a, b):
                        dtype=np.dtype(kind.char.upper()))
 
 
-def _bins_of(values, low, width, edges) -> np.ndarray:
-    """The bin of each value within the span: scaled, truncated, then checked against its edges."""
+def _bins_of(values, low, width, edges, upper) -> np.ndarray:
+    """The bin of each value within the span: scaled, truncated, then checked against its edges.
+
+    `upper[k]` is the right edge of bin k, and +inf for the last bin, which keeps the values
+    on its right edge: one gather and one comparison where `edges[k + 1]` and a test of `k` take
+    four passes (a value below the first edge, never seen, is left alone by both)."""
     count = edges.size - 1
     values = values.astype(edges.dtype, copy=False)
     index = (unsigned_difference(values, low) / width * count).astype(np.intp)
     index[index == count] = count - 1          # the last edge closes the last bin
-    index[values < edges[index]] -= 1         # rounded up past its left edge
-    moved_up = values >= edges[index + 1]
-    moved_up &= index != count - 1
-    index[moved_up] += 1                      # rounded down below its right edge
+    index[values < edges.take(index)] -= 1    # rounded up past its left edge
+    index[values >= upper.take(index)] += 1   # rounded down below its right edge
     return index
 
 
@@ -114,6 +116,8 @@ def histogram_index(a, span, edges, bounded: bool = False) -> np.ndarray:
     low, high = span
     width = unsigned_difference(high, low)
     dropped = edges.size - 1
+    upper = edges[1:].copy()
+    upper[-1] = np.inf
     index = np.empty(values.size, np.intp)
     for start in range(0, values.size, BLOCK):
         block = values[start:start + BLOCK]
@@ -123,9 +127,9 @@ def histogram_index(a, span, edges, bounded: bool = False) -> np.ndarray:
             if not inside.all():
                 target = index[start:start + BLOCK]
                 target[:] = dropped
-                target[inside] = _bins_of(block[inside], low, width, edges)
+                target[inside] = _bins_of(block[inside], low, width, edges, upper)
                 continue
-        index[start:start + BLOCK] = _bins_of(block, low, width, edges)
+        index[start:start + BLOCK] = _bins_of(block, low, width, edges, upper)
     return index
 
 
