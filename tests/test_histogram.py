@@ -264,3 +264,23 @@ def test_values_on_and_beside_every_edge(dtype):
             assert_identical(_steps(a, bins, bounds, w), expected)
             assert_identical(_steps(a, bins, bounds, None), np.histogram(a, bins, range=bounds))
     check(hist_bounded, (a, w), "O2", "no_sink")
+
+
+def test_generated_module_imports_the_steps(tmp_path):
+    """`graphjit transpile` writes a module that runs alone: it imports graph/histogram.py as `_hist`."""
+    import importlib.util
+    from graphjit.cli import parse_inputs, transpile_file
+    source = tmp_path / "kernel.py"
+    source.write_text("import numpy as np\nimport graphjit as ms\n\n\n@ms.jit\n"
+                      "def ratio(data, radius):\n"
+                      "    return np.histogram(radius, 8, weights=data)[0] / np.histogram(radius, 8)[0]\n")
+    text = transpile_file(str(source), parse_inputs(("data=f64[40]", "radius=f64[40]")), jit_level="O2").module_text
+    assert "from graphjit.graph import histogram as _hist" in text and text.count("histogram_index(") == 1
+    out = tmp_path / "generated.py"
+    out.write_text(text)
+    spec = importlib.util.spec_from_file_location("generated_histogram", out)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    rng = np.random.default_rng(4)
+    d, r = rng.random(40), rng.random(40)
+    assert_identical(module.ratio(d, r), np.histogram(r, 8, weights=d)[0] / np.histogram(r, 8)[0])
