@@ -135,3 +135,22 @@ def test_any_values(values, dtype):
     with np.errstate(all="ignore"):
         check(standardize, x.T.copy())
         check(batchnorm, x)
+
+
+def normalized_loss(x):
+    y = batchnorm(x)
+    m, s, v, z = standardize(x[:, 0, 0, :])
+    return (y * y * np.arange(y.shape[-1])).sum() + (m * s).sum() + v.sum() + (z * z * z).sum()
+
+
+def test_gradient_through_a_shared_mean():
+    """The std's derivative in its `mean=` is zero at the mean itself: the gradient is unchanged."""
+    x = np.random.default_rng(2).random((5, 2, 2, 3))
+    grad = graphjit.grad(graphjit.jit(normalized_loss, jit_level="O2"))(x)
+    numeric = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        up, down = x.copy(), x.copy()
+        up[i] += 1e-6
+        down[i] -= 1e-6
+        numeric[i] = (normalized_loss(up) - normalized_loss(down)) / 2e-6
+    np.testing.assert_allclose(grad, numeric, rtol=1e-5, atol=1e-6)
