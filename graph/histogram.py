@@ -14,6 +14,10 @@ of each value corrected by comparing with its neighbouring edges (a value a roun
 wrong bin is moved back; the last edge belongs to the last bin), values outside an explicit range
 dropped, and weighted counts summed in NumPy's blocks of `BLOCK` elements, whose per-block sums
 are added in the weights' dtype (so the floating rounding is NumPy's too).
+
+Two differences remain, both about failures: NumPy checks the weights' shape first, here the
+counting step checks it, so data with a NaN *and* weights of the wrong shape raise the NaN's
+ValueError instead of the shape's; and boolean data warn once per shared span, not per call.
 """
 
 from __future__ import annotations
