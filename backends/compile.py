@@ -42,13 +42,14 @@ def compile_source(name: str, source: str, globals_dict: dict, closure: dict, co
     from ..graph.blend import select
     from ..graph.unbroadcast import sum_to
     from .. import tensor
+    from ..graph import histogram
     from .fallback_runtime import make_fallback
     from .numba_kernels import KernelRefused, numba_kernel
     filename = synthetic_filename(name, source)
     register_source(filename, source)
     namespace: dict[str, Any] = {
         "np": np, "math": math, "operator": operator, "_make_fallback": make_fallback, "_select": select, "_sum_to": sum_to,
-        "_tensor": tensor, "_g": globals_dict, "_cells": closure, "_k": consts,
+        "_tensor": tensor, "_hist": histogram, "_g": globals_dict, "_cells": closure, "_k": consts,
         "_numba_kernel": numba_kernel, "_KernelRefused": KernelRefused,
     }
     code = compile(source, filename, "exec")

@@ -29,7 +29,7 @@ from ..graph.types import ArrayType
 from .emit_layout import assign_one_by_one, augmented_store, element_iteration, inlinable, last_uses, results_into_carried, \
     use_counts, used_after
 
-RESERVED = {"np", "math", "operator", "_g", "_k", "_cells", "_make_fallback", "_select", "_sum_to", "_tensor", "range", "len", "float", "int", "bool", "min",
+RESERVED = {"np", "math", "operator", "_g", "_k", "_cells", "_make_fallback", "_select", "_sum_to", "_tensor", "_hist", "range", "len", "float", "int", "bool", "min",
             "max", "abs", "round", "print"}
 
 

@@ -78,6 +78,8 @@ class ModuleText:
                   "import math", "import operator", "", "import numpy as np", ""]
         if any("_select(" in piece for piece in self.pieces):
             header += ["from graphjit.graph.blend import select as _select", ""]
+        if any("_hist." in piece for piece in self.pieces):
+            header += ["from graphjit.graph import histogram as _hist", ""]
         if self.needs_user:
             header += ["import graphjit",
                        "from graphjit.backends.fallback_runtime import make_fallback as _make_fallback", "", "",

@@ -115,4 +115,9 @@ WHY_NOT: dict = {
     "call": "a NumPy function graphjit does not know",
     "fallback": "code run by the Python interpreter (LAX fallback)",
     "append": "the tape a differentiated loop records its iterations on",
+    "hist_range": "the span of a histogram: graphjit does not follow a gradient through the data's minimum and maximum",
+    "hist_edges": "the edges of a histogram: graphjit does not follow a gradient through the span they divide",
+    "hist_index": INTEGER,
+    "hist_counts": "counts per bin, or sums of weights per bin that graphjit does not differentiate yet (the "
+    "gradient would be the bin's gradient gathered for each weight)",
 }

@@ -42,6 +42,7 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
+from . import histogram as H
 from . import shape_rules as R
 from ..tensor import as_tensor, tensor_data
 from .autodiff.stop import stop_gradient
@@ -301,6 +302,11 @@ _add(OpDef("correlate", np.correlate, "call", "np.correlate", arity=2, infer=R.b
 _add(OpDef("searchsorted", np.searchsorted, "call", "np.searchsorted", infer=R.by_evaluation(np.searchsorted),
            doc="`np.searchsorted(a, v, side=...)`: where each of `v` goes in the sorted `a` to keep it sorted",
            result="fresh"))
+# np.histogram(a, bins=int) in four steps (graph/histogram.py) that CSE shares between histograms of the same data
+_add(OpDef("hist_range", H.histogram_range, "call", "_hist.histogram_range", arity=3, infer=H.range_type, doc="`np.histogram`'s span: (first edge, last edge) of the data (or `range`), NumPy's errors for `bins` < 1 and NaN", result="fresh"))
+_add(OpDef("hist_edges", H.histogram_edges, "call", "_hist.histogram_edges", arity=3, infer=H.edges_type, doc="`np.histogram(a, bins)[1]`: the `bins + 1` edges over the span (operands: a, span, bins)", result="fresh"))
+_add(OpDef("hist_index", H.histogram_index, "call", "_hist.histogram_index", arity=3, infer=H.index_type, doc="the bin of each element of `a.ravel()` (operands: a, span, edges; attr `bounded`: one past the last bin outside `range`)", result="fresh"))
+_add(OpDef("hist_counts", H.histogram_counts, "call", "_hist.histogram_counts", infer=H.counts_type, doc="`np.histogram(a, bins, weights=w)[0]` from the bin of each element: `np.bincount` in NumPy's blocks and dtype (operands: index, edges[, a, w])", result="fresh"))
 _swv = np.lib.stride_tricks.sliding_window_view
 _add(OpDef("sliding_window_view", _swv, "call", "np.lib.stride_tricks.sliding_window_view",
            infer=R.by_evaluation(_swv, limit=None), doc="`np.lib.stride_tricks.sliding_window_view(a, window_shape, axis=...)`: "

@@ -18,8 +18,8 @@ from ..diagnostics import GraphjitError, PassError
 from ..backend_ops import NUMPY_ONLY_PASSES
 from ..ir import Graph
 from ..verifier import verify
-from . import cse, dce, dead_branches, fold_constants, kernels, licm, memory_plan, scalarize, simplify, tile, unswitch, \
-    vectorize
+from . import cse, dce, dead_branches, fold_constants, kernels, licm, memory_plan, scalarize, share_mean, simplify, tile, \
+    unswitch, vectorize
 
 Pass = tuple[Callable[[Graph], bool], str]
 
@@ -43,6 +43,7 @@ PIPELINES: dict[str, list[Pass]] = {
         (cse.run, "merge identical pure expressions"),
         (licm.run, "hoist loop-invariant code"),
         (dce.run, "remove unused nodes"),
+        (share_mean.run, "give np.std/np.var the mean np.mean computes"),  # CSE merges the two next round
         # loop vectorization: after the O1 passes have simplified loop bodies, before tiling and
         # memory planning (which would hide the slices it produces behind in-place effects)
         (unswitch.run, "hoist loop-invariant branches out of loops"),   # before vectorize: one loop per case
