@@ -28,6 +28,7 @@ from ..graph.paths import parse_path
 from ..graph.types import ArrayType
 from .emit_layout import assign_one_by_one, augmented_store, element_iteration, inlinable, last_uses, results_into_carried, \
     use_counts, used_after
+from .emit_release import release_before_loop, reusable_inits
 
 RESERVED = {"np", "math", "operator", "_g", "_k", "_cells", "_make_fallback", "_select", "_sum_to", "_tensor", "_hist", "range", "len", "float", "int", "bool", "min",
             "max", "abs", "round", "print"}
@@ -339,8 +340,10 @@ class Emitter:
         users = {u.attrs["index"]: u for u in g.users(node) if u.op == "tuple_get"}
         for k in range(len(node.type.items)):
             user = users.get(k)
-            if reuse and k in reuse:
-                var = self.expr[reuse[k].id][0]   # a loop's carried variable (results_into_carried)
+            if reuse and k in reuse:   # a loop's carried variable (results_into_carried), or its dead init's name
+                var = self.expr[reuse[k].id][0]
+                if var in self.holders and user is not None:
+                    self.holders[var] = user   # the name now holds the loop's result
             else:
                 var = self.names.fresh(user.name if user is not None and user.name else "r")
             names.append(var)
@@ -381,9 +384,9 @@ class Emitter:
         start, stop, step = (self.value(o) for o in node.operands[:3])
         inits = node.operands[3:3 + n]
         captures = list(node.operands[3 + n:])
-        targets = self._result_names(node)
-        for t, init in zip(targets, inits):
-            self.lines.append(f"{indent}{t} = {self.value(init)}")
+        targets = self._result_names(node, reusable_inits(self, node, inits, captures, indent))
+        self.lines += [f"{indent}{t} = {self.value(init)}" for t, init in zip(targets, inits) if t != self.value(init)]
+        self.lines += release_before_loop(self, node, captures, targets, indent)
         body = node.regions[0]
         index = self.names.fresh(body.args[0].name or "i")
         self.expr[body.args[0].id] = (index, PREC_ATOM)
@@ -419,9 +422,9 @@ class Emitter:
     def region_while(self, node: Node, indent: str, uses: dict) -> None:
         n = node.attrs.get("carried", 0)
         inits, captures = node.operands[:n], list(node.operands[n:])
-        targets = self._result_names(node)
-        for t, init in zip(targets, inits):
-            self.lines.append(f"{indent}{t} = {self.value(init)}")
+        targets = self._result_names(node, reusable_inits(self, node, inits, captures, indent))
+        self.lines += [f"{indent}{t} = {self.value(init)}" for t, init in zip(targets, inits) if t != self.value(init)]
+        self.lines += release_before_loop(self, node, captures, targets, indent)
         cond, body = node.regions
         for region in (cond, body):
             for arg, t in zip(region.args[:n], targets):

@@ -10,6 +10,7 @@ from ..ir import Graph, Node
 from ..ops import OPS
 from ..types import NONE, ArrayType, ScalarType, TupleType
 from ..vectorize.build import check_inputs, live_nodes, splice
+from ..vectorize.cost import oversized_temporary
 from . import dce
 from ..vectorize.loop import translate_loop
 from ..vectorize.triangular import rectangular_body
@@ -239,6 +240,9 @@ def vectorize_loop(loop: Node) -> bool:
     if result.empty:
         _replace_loop(loop, list(result.outputs), _note_text(loop, result))
         return True
+    too_costly = oversized_temporary(loop, result)
+    if too_costly:
+        return _mark(loop, f"no: {too_costly}")
     if result.guards or result.checks:
         _apply_guarded(loop, result)
     else:

@@ -2,7 +2,6 @@ def for_range_runtime(x):
     # programs.py:122  acc = np.zeros_like(x[0])
     acc = np.zeros_like(x[0])
     # programs.py:123  for i in range(x.shape[0]):
-    acc_1 = acc
     for i in range(4):
-        acc_1 = acc_1 + x[i] * i
-    return acc_1
+        acc = acc + x[i] * i
+    return acc
