@@ -22,12 +22,6 @@ TILE_BYTES = 1 << 18
 # `d / s * 1.5 + 0.25`, 2 internal values, runs 10-15% slower (the per-tile copy and loop overhead
 # cost more than three in-place passes over an array that fits in the last-level cache).
 MIN_INTERNAL = 3
-# Bytes the chain's own values (those MIN_INTERNAL counts) must take together, whole, to be worth
-# tiling: below it they stay in the last-level cache untiled, and the tiles would only add their
-# per-tile calls. Measured (a 2-core AMD EPYC, 32 MiB L3 shared): `np.where((x - y) * y > 0, 0.0, y)`
-# on 512x512 float64 (3 values, 4.25 MiB) runs 5-15% slower tiled; GELU on 512x512 float64
-# (8 values, 16 MiB) runs 1.4x faster tiled than untiled.
-MIN_INTERNAL_BYTES = 8 << 20
 # Attribute of the loops this pass makes: the tile height.
 TILED = "tile"
 
@@ -67,8 +61,7 @@ def run(graph: Graph) -> bool:
     whole. Values of the chain used after it are written, tile by tile, into new arrays
     (`np.empty`, fully overwritten). The tile height R divides S[0], so every tile has a static
     shape and the loop runs at least once. Chains with fewer than MIN_INTERNAL values of their
-    own (not used after the chain), or whose own values take fewer than MIN_INTERNAL_BYTES
-    together, are left to memory planning alone.
+    own (not used after the chain) are left to memory planning alone.
     """
     changed = False
     for node in graph.nodes:
@@ -160,8 +153,6 @@ def _chain_from(graph: Graph, start: int) -> Optional[_Chain]:
                 if not graph.is_output(m) and all(u.id in member_ids for u in graph.users(m))]
     if len(internal) < MIN_INTERNAL:
         return None  # (nearly) every value leaves the chain: little would stay in cache
-    if sum(math.prod(shape) * np.dtype(m.type.dtype).itemsize for m in internal) < MIN_INTERNAL_BYTES:
-        return None  # small enough to stay in cache untiled
     return chain
 
 

@@ -21,7 +21,6 @@ def small_tiles(monkeypatch):
     monkeypatch.setattr(tile, "MIN_ELEMENTS", 8)
     monkeypatch.setattr(tile, "TILE_BYTES", 64)
     monkeypatch.setattr(tile, "MIN_INTERNAL", 1)
-    monkeypatch.setattr(tile, "MIN_INTERNAL_BYTES", 0)
 
 
 def test_tile_slices_what_varies_along_rows_and_passes_the_rest_whole(small_tiles):
