@@ -329,6 +329,7 @@ NUMPY_ONLY_PASSES = {
     "scalarize": "reads elements as Python floats (a compute per element on a lazy array)",
     "tile": "slices big chains into cache-sized NumPy tiles",
     "memory_plan": "writes results into dead buffers with `out=`",
+    "destination": "computes a value in the NumPy view it is copied into, with `out=`",
 }
 
 

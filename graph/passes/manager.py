@@ -18,8 +18,8 @@ from ..diagnostics import GraphjitError, PassError
 from ..backend_ops import NUMPY_ONLY_PASSES
 from ..ir import Graph
 from ..verifier import verify
-from . import cse, dce, dead_branches, fold_constants, kernels, licm, memory_plan, scalarize, share_mean, simplify, tile, \
-    unswitch, vectorize
+from . import cse, dce, dead_branches, destination, fold_constants, kernels, licm, memory_plan, scalarize, share_mean, \
+    simplify, tile, unswitch, vectorize
 
 Pass = tuple[Callable[[Graph], bool], str]
 
@@ -54,6 +54,8 @@ PIPELINES: dict[str, list[Pass]] = {
         (memory_plan.run, "reuse dead temporaries in place"),    # last: in-place nodes are effects, which
                                                                  # fence CSE and LICM; per tile, it reuses
                                                                  # the tile's temporaries
+        (destination.run, "compute values in the views they are copied into"),  # after memory planning:
+                                                                 # its in-place chains then follow
     ],
 }
 

@@ -36,18 +36,20 @@ def run(graph: Graph) -> bool:
         %2 = add(%1, %b) : f32[2048,2048]
         %3 = mul(%0, %2) : f32[2048,2048]
         return %3
-    After (every tile's temporaries are small; memory planning then reuses them in place):
+    After (every tile's temporaries are small; memory planning then reuses them in place, and
+    the destination pass computes %9 in %4):
       graph f(%x: f32[2048,2048], %b: f32[2048]) -> f32[2048,2048]
         %0 = empty((2048, 2048)) {dtype=np.float32} : f32[2048,2048]
-        %1 = for_range(0, 2048, 32, %x, %b, %0) {carried=0, tile=32} : tuple()
-          body(%i: int, %x.1: f32[2048,2048], %b.1: f32[2048], %2: f32[2048,2048]) {
+        %1 = for_range(0, 2048, 32, %0, %x, %b) {carried=0, tile=32} : tuple()
+          body(%i: int, %2: f32[2048,2048], %x.1: f32[2048,2048], %b.1: f32[2048]) {
             %3 = add(%i, 32) : int
-            %4 = getitem(%x.1, %i, %3) {index=[$1:$2]} : f32[32,2048]
-            %5 = mul(%4, 0.5) : f32[32,2048]
-            %6 = tanh(%4) : f32[32,2048]
-            %7 = add(%6, %b.1) : f32[32,2048]
-            %8 = mul(%5, %7) : f32[32,2048]
-            %9 = setitem(%2, %8, %i, %3) {index=[$2:$3]} : none
+            %4 = getitem(%2, %i, %3) {index=[$1:$2]} : f32[32,2048]
+            %5 = getitem(%x.1, %i, %3) {index=[$1:$2]} : f32[32,2048]
+            %6 = mul(%5, 0.5) : f32[32,2048]
+            %7 = tanh(%5) : f32[32,2048]
+            %8 = add(%7, %b.1) : f32[32,2048]
+            %9 = mul(%6, %8) : f32[32,2048]
+            %10 = setitem(%4, %9) {index=[:]} : none
             yield
           }
         return %0
@@ -59,7 +61,8 @@ def run(graph: Graph) -> bool:
     operands of shape S (or of the same rank with S's first dimension) are sliced along the first
     axis, operands that broadcast along it (lower rank, first dimension 1, scalars) are passed
     whole. Values of the chain used after it are written, tile by tile, into new arrays
-    (`np.empty`, fully overwritten). The tile height R divides S[0], so every tile has a static
+    (`np.empty`, fully overwritten), through a view of the tile typed with its static shape, so that
+    graph/passes/destination.py can compute them there. The tile height R divides S[0], so every tile has a static
     shape and the loop runs at least once. Chains with fewer than MIN_INTERNAL values of their
     own (not used after the chain) are left to memory planning alone.
     """
@@ -225,6 +228,10 @@ def _tile(graph: Graph, chain: _Chain) -> None:
             return body.const(o.value, o.span)
         if _operand_kind(o, shape) == "whole":
             return capture(o)
+        return tile_of(o)
+
+    def tile_of(o: Node) -> Node:
+        """Rows [i, i + rows) of `o`, typed with their static shape."""
         if o.id not in slices:
             t = o.type
             slices[o.id] = body.add("getitem", [capture(o), index, end],
@@ -232,15 +239,16 @@ def _tile(graph: Graph, chain: _Chain) -> None:
                                     ArrayType(t.dtype, (rows,) + tuple(t.shape[1:])), span)
         return slices[o.id]
 
+    # each value used after the chain is stored into its tile of its array, a view typed with the
+    # tile's static shape (graph/passes/destination.py then computes the value in it)
+    views = {m.id: tile_of(buffers[m.id]) for m in escaping}
     for m in members:
         op = "select" if m.op == "where" else m.op   # branch-free on big tiles (graph/blend.py)
         clone = body.add(op, [operand(o) for o in m.operands], dict(m.attrs),
                          ArrayType(m.type.dtype, tile_shape), m.span, m.name)
         clones[m.id] = clone
-        if m.id in buffers:
-            target = capture(buffers[m.id])
-            body.add("setitem", [target, clone, index, end],
-                     {"index": Index([slice(OperandRef(2), OperandRef(3), None)])}, None, m.span)
+        if m.id in views:
+            body.add("setitem", [views[m.id], clone], {"index": Index([slice(None)])}, None, m.span)
     body.set_outputs([])
     bounds = [graph.add("const", (), {"value": v}, INT, span, before=anchor) for v in (0, shape[0], rows)]
     loop = graph.add("for_range", bounds + captures, {"carried": 0, TILED: rows}, TupleType(()), span,

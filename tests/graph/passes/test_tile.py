@@ -35,17 +35,18 @@ def test_tile_slices_what_varies_along_rows_and_passes_the_rest_whole(small_tile
     """, """
         graph f(%x: f64[8,4], %col: f64[8,1], %row: f64[1,4], %v: f64[4], %s: float) -> f64[8,4]
           %0 = empty((8, 4)) {dtype=np.float64} : f64[8,4]
-          %1 = for_range(0, 8, 2, %x, %col, %row, %v, %s, %0) {carried=0, tile=2} : tuple()
-            body(%i: int, %x.1: f64[8,4], %col.1: f64[8,1], %row.1: f64[1,4], %v.1: f64[4], %s.1: float, %2: f64[8,4]) {
+          %1 = for_range(0, 8, 2, %0, %x, %col, %row, %v, %s) {carried=0, tile=2} : tuple()
+            body(%i: int, %2: f64[8,4], %x.1: f64[8,4], %col.1: f64[8,1], %row.1: f64[1,4], %v.1: f64[4], %s.1: float) {
               %3 = add(%i, 2) : int
-              %4 = getitem(%x.1, %i, %3) {index=[$1:$2]} : f64[2,4]
-              %5 = getitem(%col.1, %i, %3) {index=[$1:$2]} : f64[2,1]
-              %6 = sub(%4, %5) : f64[2,4]
-              %7 = mul(%6, %row.1) : f64[2,4]
-              %8 = add(%7, %v.1) : f64[2,4]
-              %9 = mul(%8, %s.1) : f64[2,4]
-              %10 = exp(%9) : f64[2,4]
-              %11 = setitem(%2, %10, %i, %3) {index=[$2:$3]} : none
+              %4 = getitem(%2, %i, %3) {index=[$1:$2]} : f64[2,4]
+              %5 = getitem(%x.1, %i, %3) {index=[$1:$2]} : f64[2,4]
+              %6 = getitem(%col.1, %i, %3) {index=[$1:$2]} : f64[2,1]
+              %7 = sub(%5, %6) : f64[2,4]
+              %8 = mul(%7, %row.1) : f64[2,4]
+              %9 = add(%8, %v.1) : f64[2,4]
+              %10 = mul(%9, %s.1) : f64[2,4]
+              %11 = exp(%10) : f64[2,4]
+              %12 = setitem(%4, %11) {index=[:]} : none
               yield
             }
           return %0
@@ -72,16 +73,17 @@ def test_tile_writes_values_used_later_and_reuses_a_dead_input(small_tiles):
             body(%i: int, %t.1: f64[8,4], %2: f64[8,4]) {
               %3 = add(%i, 2) : int
               %4 = getitem(%t.1, %i, %3) {index=[$1:$2]} : f64[2,4]
-              %5 = mul(%4, 2.0) : f64[2,4]
-              %6 = tanh(%5) : f64[2,4]
-              %7 = setitem(%t.1, %6, %i, %3) {index=[$2:$3]} : none
-              %8 = add(%6, 1.0) : f64[2,4]
-              %9 = setitem(%2, %8, %i, %3) {index=[$2:$3]} : none
+              %5 = getitem(%2, %i, %3) {index=[$1:$2]} : f64[2,4]
+              %6 = mul(%4, 2.0) : f64[2,4]
+              %7 = tanh(%6) : f64[2,4]
+              %8 = setitem(%4, %7) {index=[:]} : none
+              %9 = add(%7, 1.0) : f64[2,4]
+              %10 = setitem(%5, %9) {index=[:]} : none
               yield
             }
-          %10 = sum(%t) : f64[]
-          %11 = tuple(%0, %10) : tuple(f64[8,4], f64[])
-          return %11
+          %11 = sum(%t) : f64[]
+          %12 = tuple(%0, %11) : tuple(f64[8,4], f64[])
+          return %12
     """)
 
 
@@ -96,18 +98,19 @@ def test_tile_stops_a_chain_at_a_scalar_operation(small_tiles):
     """, """
         graph f(%x: f64[8,4], %n: int) -> tuple(f64[8,4], int)
           %0 = empty((8, 4)) {dtype=np.float64} : f64[8,4]
-          %1 = for_range(0, 8, 2, %x, %0) {carried=0, tile=2} : tuple()
-            body(%i: int, %x.1: f64[8,4], %2: f64[8,4]) {
+          %1 = for_range(0, 8, 2, %0, %x) {carried=0, tile=2} : tuple()
+            body(%i: int, %2: f64[8,4], %x.1: f64[8,4]) {
               %3 = add(%i, 2) : int
-              %4 = getitem(%x.1, %i, %3) {index=[$1:$2]} : f64[2,4]
-              %5 = mul(%4, 2.0) : f64[2,4]
-              %6 = exp(%5) : f64[2,4]
-              %7 = setitem(%2, %6, %i, %3) {index=[$2:$3]} : none
+              %4 = getitem(%2, %i, %3) {index=[$1:$2]} : f64[2,4]
+              %5 = getitem(%x.1, %i, %3) {index=[$1:$2]} : f64[2,4]
+              %6 = mul(%5, 2.0) : f64[2,4]
+              %7 = exp(%6) : f64[2,4]
+              %8 = setitem(%4, %7) {index=[:]} : none
               yield
             }
-          %8 = add(%n, 1) : int
-          %9 = tuple(%0, %8) : tuple(f64[8,4], int)
-          return %9
+          %9 = add(%n, 1) : int
+          %10 = tuple(%0, %9) : tuple(f64[8,4], int)
+          return %10
     """)
 
 
@@ -152,14 +155,15 @@ def test_tile_sizes_tiles_by_the_widest_element_of_the_chain(small_tiles):
     """, """
         graph f(%x: f64[32]) -> f64[32]
           %0 = empty((32,)) {dtype=np.float64} : f64[32]
-          %1 = for_range(0, 32, 8, %x, %0) {carried=0, tile=8} : tuple()
-            body(%i: int, %x.1: f64[32], %2: f64[32]) {
+          %1 = for_range(0, 32, 8, %0, %x) {carried=0, tile=8} : tuple()
+            body(%i: int, %2: f64[32], %x.1: f64[32]) {
               %3 = add(%i, 8) : int
-              %4 = getitem(%x.1, %i, %3) {index=[$1:$2]} : f64[8]
-              %5 = gt(%4, 1.0) : bool[8]
-              %6 = mul(%4, 0.01) : f64[8]
-              %7 = select(%5, 1.0, %6) : f64[8]
-              %8 = setitem(%2, %7, %i, %3) {index=[$2:$3]} : none
+              %4 = getitem(%2, %i, %3) {index=[$1:$2]} : f64[8]
+              %5 = getitem(%x.1, %i, %3) {index=[$1:$2]} : f64[8]
+              %6 = gt(%5, 1.0) : bool[8]
+              %7 = mul(%5, 0.01) : f64[8]
+              %8 = select(%6, 1.0, %7) : f64[8]
+              %9 = setitem(%4, %8) {index=[:]} : none
               yield
             }
           return %0
