@@ -38,6 +38,7 @@ from .materialize import bind_args, const_vi, eager_probes, lookup, value_node
 from .reads import visit_getitem
 from . import segments
 from .state import LoopState
+from .updates import is_invariant_update, visit_invariant_update
 from .values import GUARD, SWV, VI, Bail, Result, ValueKind, op_text, render_op, static_dim
 from .writes import visit_inplace, visit_setitem
 
@@ -124,6 +125,8 @@ def visit(st: LoopState, node: Node) -> Optional[VI]:
     if op == "setitem":
         return visit_setitem(st, node, vis)
     if op == "inplace":
+        if is_invariant_update(node, vis):
+            return visit_invariant_update(st, node, vis)
         return visit_inplace(st, node, vis)
     if op == SWV:
         if any(v.varying for v in vis) or len(vis) != 1:
