@@ -70,3 +70,49 @@ def float32_accumulate(A, out):
         row = out[0]
         row += A[j]
     return out
+
+
+def solve_each(A, b):
+    """One small system per iteration into an array of the function's own."""
+    x = np.zeros(b.shape, dtype=np.result_type(A.dtype, b.dtype, np.float64))
+    for i in range(A.shape[0]):
+        x[i] = np.linalg.solve(A[i], b[i])
+    return x
+
+
+def resolvent_sums(A, z, Y):
+    """The contour-integral shape: a matrix built per point, solved, signed and summed twice."""
+    P0 = np.zeros((A.shape[1], Y.shape[1]), dtype=np.complex128)
+    P1 = np.zeros((A.shape[1], Y.shape[1]), dtype=np.complex128)
+    for p in z:
+        T = np.zeros((A.shape[1], A.shape[2]), dtype=np.complex128)
+        for n in range(A.shape[0]):
+            T += np.power(p, n - 1.0) * A[n]
+        X = np.linalg.solve(T, Y)
+        if abs(p) < 1.0:
+            X = -X
+        P0 += X
+        P1 += p * X
+    return P0, P1
+
+
+def inverse_sum(A):
+    """A sum of inverses, carried."""
+    total = np.zeros((A.shape[1], A.shape[2]))
+    for i in range(A.shape[0]):
+        total += np.linalg.inv(A[i])
+    return total
+
+
+def solve_into(A, b, x):
+    """Solutions written into an argument: a singular matrix must leave the earlier rows written."""
+    for i in range(A.shape[0]):
+        x[i] = np.linalg.solve(A[i], b[i])
+    return x
+
+
+def determinants(A):
+    out = np.zeros(A.shape[0])
+    for i in range(A.shape[0]):
+        out[i] = 2.0 * np.linalg.det(A[i])
+    return out

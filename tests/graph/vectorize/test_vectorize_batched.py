@@ -1,12 +1,14 @@
 """Loops over small matrices (tests/batched_programs.py): products of per-iteration stacks become one
-batched `@` (graph/vectorize/batched.py), a row of indices read per iteration one gather
+batched `@` (graph/vectorize/batched.py), `np.linalg` solves, inverses and determinants one call
+on the stack (linalg_calls.py), a row of indices read per iteration one gather
 (indexing.py), in-place updates of a loop-invariant view a sum over the loop axis and of a matrix
 made in every iteration a stack (updates.py), and a nest of short loops is vectorized as a whole
 when its total trip count pays for its run-time tests (nest.py).
 
 Graph text in and out for each rule; eager against compiled at O0/O1/O2 through the emitted code
 and the interpreter, complex dtypes included; an index out of range raises the loop's IndexError
-after the loop's own partial writes; hypothesis on the shapes, zero iterations included. Sums over
+after the loop's own partial writes, a singular matrix the loop's LinAlgError (batched only where
+no partial write can be seen); hypothesis on the shapes, zero iterations included. Sums over
 the loop axis add in another order than the loop: values are compared with rtol 1e-12 (see the
 tolerance note in tests/graph/passes/test_vectorize.py).
 """
@@ -43,16 +45,17 @@ def check(fn, args, level="O2", exec_mode="auto"):
     jitted = graphjit.jit(fn, jit_level=level, exec_mode=exec_mode)
     try:
         expected, error = fn(*eager_args), None
-    except IndexError as e:
+    except (IndexError, np.linalg.LinAlgError) as e:
         expected, error = None, e
     if error is not None:
-        with pytest.raises(IndexError) as info:
+        with pytest.raises(type(error)) as info:
             jitted(*compiled_args)
         assert str(info.value) == str(error)
     else:
         actual = jitted(*compiled_args)
-        np.testing.assert_allclose(actual, expected, rtol=1e-12, atol=1e-12)
-        assert actual.dtype == expected.dtype and actual.shape == expected.shape
+        for a, e in zip(actual, expected) if isinstance(expected, tuple) else [(actual, expected)]:
+            np.testing.assert_allclose(a, e, rtol=1e-12, atol=1e-12)
+            assert a.dtype == e.dtype and a.shape == e.shape
     for a, e in zip(compiled_args, eager_args):
         if isinstance(e, np.ndarray):
             np.testing.assert_allclose(a, e, rtol=1e-12, atol=1e-12)
@@ -301,3 +304,93 @@ def test_shapes(nk, ne, nw, n3, na, nb, norb):
     check(B.self_energy, self_energy_args(rng, nk, ne, nw, n3, na, nb, norb))
     check(B.view_accumulate, (rng.random((ne, norb, nb + 1)), rng.random((ne, nb + 1, norb)),
                               rng.random((2, norb, norb))))
+
+
+# --- np.linalg on the stack of per-iteration matrices ----------------------------------------------
+
+SOLVE_EACH = ("""
+    graph solve_each(%A: f64[4,3,3], %b: f64[4,3]) -> f64[4,3]
+      %0 = tuple(4, 3) : tuple(int, int)  # k.py:2:9
+      %x = zeros(%0) {dtype=np.float64} : f64[4,3]  # k.py:2:9
+      %1 = for_range(0, 4, 1, %A, %b, %x) {carried=0} : tuple()  # k.py:3:5
+        body(%i: int, %A.1: f64[4,3,3], %b.1: f64[4,3], %x.1: f64[4,3]) {
+          %2 = getitem(%A.1, %i) {index=[$1]} : f64[3,3]  # k.py:4:32
+          %3 = getitem(%b.1, %i) {index=[$1]} : f64[3]  # k.py:4:38
+          %4 = call(%2, %3) {fn='numpy.linalg.solve'} : object  # k.py:4:16
+          %5 = setitem(%x.1, %4, %i) {index=[$2]} : none  # k.py:4:9
+          yield
+        }
+      return %x
+""", """
+    graph solve_each(%A: f64[4,3,3], %b: f64[4,3]) -> f64[4,3]
+      %0 = tuple(4, 3) : tuple(int, int)  # k.py:2:9
+      %x = zeros(%0) {dtype=np.float64} : f64[4,3]  # k.py:2:9
+      %1 = note() {text='vectorized loop k.py:3: elementwise, contraction'} : none  # k.py:3:5
+      %2 = getitem(%b) {index=[..., None]} : f64[4,3,1]  # k.py:3:5
+      %3 = call(%A, %2) {fn='numpy.linalg.solve'} : object  # k.py:3:5
+      %4 = getitem(%3) {index=[..., 0]} : ?[*]  # k.py:3:5
+      %5 = setitem(%x, %4) {index=[:]} : none  # k.py:3:5
+      return %x
+""")
+
+SOLVE_INTO_ARGUMENT = """
+    graph solve_into(%A: f64[4,3,3], %b: f64[4,3], %x: f64[4,3]) -> f64[4,3]
+      %0 = for_range(0, 4, 1, %A, %b, %x) {carried=0, vectorize='no: `np.linalg.solve` can raise LinAlgError after the loop has written to an array others see'} : tuple()  # k.py:2:5
+        body(%i: int, %A.1: f64[4,3,3], %b.1: f64[4,3], %x.1: f64[4,3]) {
+          %1 = getitem(%A.1, %i) {index=[$1]} : f64[3,3]  # k.py:3:32
+          %2 = getitem(%b.1, %i) {index=[$1]} : f64[3]  # k.py:3:38
+          %3 = call(%1, %2) {fn='numpy.linalg.solve'} : object  # k.py:3:16
+          %4 = setitem(%x.1, %3, %i) {index=[$2]} : none  # k.py:3:9
+          yield
+        }
+      return %x
+"""
+
+
+def test_linalg_graph_text():
+    assert_pass_output(vectorize.run, *SOLVE_EACH)
+    assert_pass_leaves(vectorize.run, SOLVE_INTO_ARGUMENT)
+
+
+def solvable(rng, n, k, complex_=False):
+    A = rng.random((n, k, k)) + k * np.eye(k)
+    return A + 1j * rng.random((n, k, k)) if complex_ else A
+
+
+@pytest.mark.parametrize("level", LEVELS)
+@pytest.mark.parametrize("exec_mode", MODES)
+def test_linalg_kernels_equal_eager(level, exec_mode):
+    rng = np.random.default_rng(10)
+    check(B.solve_each, (solvable(rng, 6, 3), rng.random((6, 3))), level, exec_mode)
+    check(B.solve_each, (solvable(rng, 6, 3, True), rng.random((6, 3, 2))), level, exec_mode)
+    check(B.resolvent_sums, (solvable(rng, 3, 4, True), cplx(rng, 5) * 1.5, cplx(rng, 4, 6)), level, exec_mode)
+    check(B.inverse_sum, (solvable(rng, 5, 3),), level, exec_mode)
+    check(B.solve_into, (solvable(rng, 5, 3), rng.random((5, 3)), np.zeros((5, 3))), level, exec_mode)
+    check(B.determinants, (rng.random((7, 3, 3)),), level, exec_mode)
+
+
+def test_which_linalg_loops_are_batched():
+    rng = np.random.default_rng(11)
+    args = (solvable(rng, 3, 4, True), cplx(rng, 5), cplx(rng, 4, 6))
+    assert "vectorized loop" in graph_text(check(B.resolvent_sums, args), args).splitlines()[3]
+    big = (solvable(rng, 3, 40, True), cplx(rng, 5), cplx(rng, 40, 6))    # LAPACK dominates: the loop stays
+    assert "40x40 matrices: their factorization costs more" in graph_text(check(B.resolvent_sums, big), big)
+
+
+def test_a_singular_matrix_raises_as_the_loop_does():
+    rng = np.random.default_rng(12)
+    A = solvable(rng, 6, 3)
+    A[4] = 0.0
+    for level in LEVELS:
+        check(B.solve_each, (A, rng.random((6, 3))), level)        # batched: nothing of its own is seen
+        check(B.inverse_sum, (A,), level)
+        check(B.solve_into, (A, rng.random((6, 3)), np.zeros((6, 3))), level)   # a loop: rows 0-3 written
+
+
+@settings(max_examples=10, deadline=None)
+@given(n=st.integers(0, 4), k=st.integers(0, 3), m=st.integers(0, 2), cx=st.booleans())
+def test_linalg_shapes(n, k, m, cx):
+    rng = np.random.default_rng(n * 100 + k * 10 + m)
+    check(B.solve_each, (solvable(rng, n, k, cx), rng.random((n, k, m) if m else (n, k))))
+    check(B.inverse_sum, (solvable(rng, n, k),))
+    check(B.determinants, (rng.random((n, k, k)),))
