@@ -16,6 +16,8 @@ where the loop would not.
 
 from __future__ import annotations
 
+from typing import Optional
+
 import numpy as np
 
 from ..ir import Node
@@ -26,7 +28,8 @@ from .state import LoopState
 from .values import VI, Bail, ValueKind, op_text
 
 
-def static_shape(node: Node):
+def static_shape(node: Node) -> Optional[tuple]:
+    """The static shape of an array value (None when any length is not known)."""
     t = node.type
     if not isinstance(t, ArrayType) or t.shape is None or any(d is None for d in t.shape):
         return None

@@ -22,15 +22,13 @@ matrix). Rules:
 
 from __future__ import annotations
 
-from typing import Optional
-
 import numpy as np
 
 from ..alias import EXTERNAL, Aliases, arg_mapping
 from ..ir import Node
 from ..ops import OPS
-from ..types import ArrayType
 from . import probes as P
+from .batched import static_shape
 from .materialize import checked, lookup, value_node
 from .state import LoopState
 from .values import VI, Bail, ValueKind
@@ -44,13 +42,6 @@ MAX_BATCHED_N = 32
 
 def is_linalg_call(node: Node) -> bool:
     return node.op == "call" and node.attrs.get("fn") in ARITY and "kw" not in node.attrs
-
-
-def static_shape(node: Node) -> Optional[tuple]:
-    t = node.type
-    if not isinstance(t, ArrayType) or t.shape is None or any(d is None for d in t.shape):
-        return None
-    return tuple(int(d) for d in t.shape)
 
 
 def visit_linalg_call(st: LoopState, node: Node) -> VI:

@@ -26,8 +26,8 @@ import numpy as np
 from ..analysis.dependence import Access
 from ..ir import Node
 from ..ops import OPS
-from ..types import ArrayType
 from . import probes as P
+from .batched import static_shape
 from .materialize import value_node
 from .state import LoopState
 from .values import VI, Bail, ValueKind, line_of
@@ -51,13 +51,6 @@ def visit_invariant_update(st: LoopState, node: Node, vis: list) -> VI:
     if value.varying and op in SUMMED:
         return accumulate(st, node, target, value, op)
     raise Bail(f"`{target.text} {op}= ...` updates a loop-invariant array in place in every iteration")
-
-
-def static_shape(node: Node) -> Optional[tuple]:
-    t = node.type
-    if not isinstance(t, ArrayType) or t.shape is None or any(d is None for d in t.shape):
-        return None
-    return tuple(t.shape)
 
 
 def body_fresh_chain(st: LoopState, node: Node) -> bool:
@@ -126,7 +119,7 @@ def accumulate(st: LoopState, node: Node, target: VI, value: VI, op: str) -> VI:
     if k is None:
         raise Bail(f"the read of `{label}` is not known")
     view = value_node(st, target)
-    total = st.scratch.op("sum", [value_node(st, value)], {"axis": 0})
+    total = sum_over(st, value_node(st, value), 0)
     st.scratch.forget_reads()
     new = st.scratch.op("inplace", [view, total], {"op": SUMMED[op]}, node.name)
     read = st.accesses[k]
@@ -135,3 +128,20 @@ def accumulate(st: LoopState, node: Node, target: VI, value: VI, op: str) -> VI:
                               extra={"once": True}))
     st.features.add("reduction")
     return VI(ValueKind.UNIFORM, node=new, probes=(target.probe,), ident=target.ident, is_view=True, text=label)
+
+
+def sum_over(st: LoopState, node: Node, axis: int) -> Node:
+    """`node.sum(axis=axis)`, folded into the contraction that computes `node` when there is one
+    (`einsum('iab,ibc->iac', ...).sum(axis=0)` is `einsum('iab,ibc->ac', ...)`), through earlier
+    sums over other axes of it."""
+    spec = st.scratch.contractions.get(node.id)
+    if spec is not None and len(st.scratch.g.users(node)) == 0:
+        inputs, output, operands = spec
+        return st.scratch.einsum(list(inputs), output[:axis] + output[axis + 1:], list(operands))
+    inner = node.attrs.get("axis")
+    if node.op == "sum" and set(node.attrs) == {"axis"} and isinstance(inner, int) and inner >= 0 \
+            and len(st.scratch.g.users(node)) == 0 and node.operands[0].id in st.scratch.contractions:
+        below = axis if axis < inner else axis + 1     # the axis of node's operand
+        first = sum_over(st, node.operands[0], max(inner, below))
+        return sum_over(st, first, min(inner, below))
+    return st.scratch.op("sum", [node], {"axis": axis})

@@ -154,9 +154,8 @@ VIEW_SUM = ("""
         }
         else(%out.3: f64[3,2,2], %A.3: f64[4,2,3], %B.3: f64[4,3,2]) {
           %row.2 = getitem(%out.3) {index=[1]} : f64[2,2]  # k.py:3:5
-          %9 = matmul(%A.3, %B.3) : f64[4,2,2]  # k.py:3:5
-          %10 = sum(%9) {axis=0} : f64[2,2]  # k.py:3:5
-          %row.3 = inplace(%row.2, %10) {op='add'} : f64[2,2]  # k.py:3:5
+          %9 = einsum('cad,cdb->ab', %A.3, %B.3) {optimize=True} : f64[2,2]  # k.py:3:5
+          %row.3 = inplace(%row.2, %9) {op='add'} : f64[2,2]  # k.py:3:5
           yield
         }
       return %out
