@@ -7,13 +7,14 @@ import logging
 import os
 from typing import Optional
 
+from ..analysis.kernel_plan import NotKernel, plan_kernel
 from ..ir import Graph, Node, clone_region
 from ..ops import OPS
 from ..types import NONE, ArrayType, ScalarType, TupleType
 from ..vectorize.build import check_inputs, live_nodes, splice
 from . import dce
 from ..vectorize.loop import translate_loop
-from ..vectorize.nest import NestTrial, stays_for_cost
+from ..vectorize.nest import NestTrial, kernels_on, prefer_kernels, stays_for_cost
 from ..vectorize.triangular import rectangular_body
 from ..vectorize.values import GUARD, Bail, Result
 
@@ -63,6 +64,20 @@ def run(graph: Graph) -> bool:
         changed |= forward_stores(graph)
         changed |= forward_guarded_stores(graph)
     return changed
+
+
+def run_before_kernels(graph: Graph) -> bool:
+    """`run` when the loops that stay loops go on to Numba kernels (graph/passes/kernels.py)."""
+    with prefer_kernels():
+        return run(graph)
+
+
+def is_kernel_candidate(loop: Node) -> bool:
+    try:
+        plan_kernel(loop)
+    except NotKernel:
+        return False
+    return True
 
 
 def forward_stores(graph: Graph) -> bool:
@@ -213,6 +228,8 @@ def vectorize_as_nest(graph: Graph, loop: Node) -> bool:
     nest, the cost rules weighing each inner loop by the nest (graph/vectorize/nest.py)."""
     if loop not in graph.nodes or not stays_for_cost(loop, ATTR, KEPT):
         return False
+    if kernels_on() and is_kernel_candidate(loop):
+        return False   # Numba compiles the nest whole, faster than batched calls (nest.py)
     return vectorize_copy(graph, loop, clone_region(loop.regions[0]), as_nest=True)
 
 

@@ -13,6 +13,10 @@ The vectorize pass (graph/passes/vectorize.py) tries such a nest on a copy when 
 stays a loop only because an inner loop was too short (`SHORT`), and keeps the copy only if the
 outer loop vectorizes. While it does, `nest_factor` gives a loop the product of the trip counts
 of the loops around it up to the copied one.
+
+When the loops that stay loops go to Numba (`prefer_kernels`), a nest Numba can compile whole is
+left to it: a kernel runs short loops over small matrices several times faster than the batched
+NumPy calls (NPBench scattering_self_energies at S: 11x eager against 5.5x).
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from ..ir import Graph, Node
 SHORT = "the loop is short"
 
 _roots: list = []   # the loops whose copies are being vectorized as whole nests, outermost first
+_kernels_on: list = []   # non-empty while the loops that stay loops will go to Numba (prefer_kernels)
 
 
 def static_trip(loop: Node) -> int:
@@ -66,6 +71,22 @@ def any_short(regions: list[Graph], attr: str, kept: str) -> bool:
             if SHORT in reason or any_short(node.regions, attr, kept):
                 return True
     return False
+
+
+class prefer_kernels:
+    """`with prefer_kernels():` the loops that stay loops will be Numba kernels (see `kernels_on`)."""
+
+    def __enter__(self):
+        _kernels_on.append(True)
+        return self
+
+    def __exit__(self, *exc):
+        _kernels_on.pop()
+        return False
+
+
+def kernels_on() -> bool:
+    return bool(_kernels_on)
 
 
 class NestTrial:

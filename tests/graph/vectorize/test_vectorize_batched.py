@@ -393,3 +393,14 @@ def test_linalg_shapes(n, k, m, cx):
     check(B.solve_each, (solvable(rng, n, k, cx), rng.random((n, k, m) if m else (n, k))))
     check(B.inverse_sum, (solvable(rng, n, k),))
     check(B.determinants, (rng.random((n, k, k)),))
+
+
+def test_with_numba_the_short_nest_is_one_kernel(monkeypatch):
+    """Numba compiles the whole nest of short loops (docs/numba.md): faster than the batched calls,
+    so the vectorizer leaves it to Numba (graph/vectorize/nest.py)."""
+    monkeypatch.setenv("GRAPHJIT_NUMBA", "1")
+    rng = np.random.default_rng(13)
+    args = self_energy_args(rng)
+    text = graph_text(check(B.self_energy, args), args)
+    assert "numba='kernel'" in text.splitlines()[1]
+    assert "vectorized loop batched_programs.py:22-27: elementwise, reduction" not in text
