@@ -67,7 +67,7 @@ def body_fresh_chain(st: LoopState, node: Node) -> bool:
 
 
 def fresh_update(st: LoopState, node: Node, target: VI, value: VI, op: str) -> Optional[VI]:
-    if not body_fresh_chain(st, node) or OPS[op].fn is None:
+    if not body_fresh_chain(st, node) or op not in OPS or OPS[op].fn is None:
         return None
     shape, vshape = static_shape(node.operands[0]), static_shape(node.operands[1])
     if shape is None or (P.rank_of(value.probe) and vshape is None):
