@@ -30,6 +30,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "tests"))
 import shape_programs as S  # noqa: E402  (tests/shape_programs.py: real loop shapes the tests check)
 import vector_programs as V  # noqa: E402  (tests/vector_programs.py: the loop kernels the tests check)
 import nep50_programs as N  # noqa: E402  (tests/nep50_programs.py: loops whose scalars follow NEP 50)
+import batched_programs as B  # noqa: E402  (tests/batched_programs.py: loops over small matrices)
 
 
 # --- 1. elementwise chain --------------------------------------------------------------------
@@ -244,6 +245,19 @@ class Kernel:
     rtol: float = 1e-9
 
 
+def neighbour_products_numpy(nbr, G, H, out):
+    out += np.einsum("kabij,abjl->kail", G[:, nbr], H)
+    return out
+
+
+def _neighbour_args(n, rng):
+    """n atoms on a ring, each with 4 neighbours; 3x3 blocks over 4 k-points (complex)."""
+    nbr = (np.arange(n)[:, None] + np.arange(-2, 2)) % n
+    G = rng.standard_normal((4, n, 3, 3)) + 1j * rng.standard_normal((4, n, 3, 3))
+    H = rng.standard_normal((n, 4, 3, 3)) + 1j * rng.standard_normal((n, 4, 3, 3))
+    return nbr, G, H, np.zeros((4, n, 3, 3), dtype=complex)
+
+
 def _vec(n, rng):
     return rng.standard_normal(n)
 
@@ -273,5 +287,6 @@ KERNELS = {
     "piecewise": Kernel(S.piecewise_log, piecewise_numpy, lambda n, r: (_vec(n, r) * 2.0,), (1_000, 200_000)),
     "ndindex": Kernel(S.ndindex_blend, ndindex_numpy,
                       lambda n, r: (r.standard_normal((n, n, 3)), r.standard_normal((n, n, 3)), 0.25), (16, 200)),
+    "neighbour_products": Kernel(B.neighbour_products, neighbour_products_numpy, _neighbour_args, (4, 200)),
     "standardize": Kernel(S.standardize_rows, standardize_numpy, lambda n, r: (r.standard_normal((n, n)),), (32, 400)),
 }

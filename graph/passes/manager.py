@@ -66,8 +66,11 @@ def pipeline_for(level: str, kernels_on: bool, numpy: bool = True) -> list[Pass]
     """The level's passes; without the Numba kernel pass when kernels are off (compiler.py decides:
     `JitConfig(numba=False)`, `GRAPHJIT_NUMBA=0`, Numba not installed, or the interpreter); without
     the NumPy-only optimizations (graph/backend_ops.py `NUMPY_ONLY_PASSES`) for another namespace."""
-    return [p for p in PIPELINES[level] if (kernels_on or p[0] is not kernels.run) and
-            (numpy or p[0].__module__.rsplit(".", 1)[-1] not in NUMPY_ONLY_PASSES)]
+    passes = [p for p in PIPELINES[level] if (kernels_on or p[0] is not kernels.run) and
+              (numpy or p[0].__module__.rsplit(".", 1)[-1] not in NUMPY_ONLY_PASSES)]
+    if kernels_on:   # the vectorizer leaves to Numba the short nests it compiles whole
+        passes = [(vectorize.run_before_kernels if run is vectorize.run else run, text) for run, text in passes]
+    return passes
 
 
 def before_differentiation(level: str) -> list[Pass]:

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 from typing import Optional
 
-from ..ir import Graph, Node
+from ..analysis.kernel_plan import NotKernel, plan_kernel
+from ..ir import Graph, Node, clone_region
 from ..ops import OPS
 from ..types import NONE, ArrayType, ScalarType, TupleType
 from ..vectorize.build import check_inputs, live_nodes, splice
 from ..vectorize.cost import oversized_temporary
 from . import dce
 from ..vectorize.loop import translate_loop
+from ..vectorize.nest import NestTrial, kernels_on, prefer_kernels, stays_for_cost
 from ..vectorize.triangular import rectangular_body
 from ..vectorize.values import GUARD, Bail, Result
 
@@ -51,6 +54,8 @@ def run(graph: Graph) -> bool:
             changed |= run(region)
         if candidate:
             done = vectorize_loop(node)
+            if vectorize_as_nest(graph, node):
+                done = True
             vectorized |= done and node not in graph.nodes
             changed |= done
         elif node.op == "while":
@@ -60,6 +65,20 @@ def run(graph: Graph) -> bool:
         changed |= forward_stores(graph)
         changed |= forward_guarded_stores(graph)
     return changed
+
+
+def run_before_kernels(graph: Graph) -> bool:
+    """`run` when the loops that stay loops go on to Numba kernels (graph/passes/kernels.py)."""
+    with prefer_kernels():
+        return run(graph)
+
+
+def is_kernel_candidate(loop: Node) -> bool:
+    try:
+        plan_kernel(loop)
+    except NotKernel:
+        return False
+    return True
 
 
 def forward_stores(graph: Graph) -> bool:
@@ -202,14 +221,30 @@ def vectorize_as_rectangle(graph: Graph, loop: Node) -> bool:
     body = rectangular_body(loop)
     if body is None:
         return False
+    return vectorize_copy(graph, loop, body)
+
+
+def vectorize_as_nest(graph: Graph, loop: Node) -> bool:
+    """A loop that stays a loop because a loop inside it is short: vectorize a copy of the whole
+    nest, the cost rules weighing each inner loop by the nest (graph/vectorize/nest.py)."""
+    if loop not in graph.nodes or not stays_for_cost(loop, ATTR, KEPT):
+        return False
+    if kernels_on() and is_kernel_candidate(loop):
+        return False   # Numba compiles the nest whole, faster than batched calls (nest.py)
+    return vectorize_copy(graph, loop, clone_region(loop.regions[0]), as_nest=True)
+
+
+def vectorize_copy(graph: Graph, loop: Node, body: Graph, as_nest: bool = False) -> bool:
+    """Vectorize `loop` with `body` (a copy) instead of its own; keep the copy only if it vectorizes."""
     trial = graph.add("for_range", list(loop.operands), dict(loop.attrs), loop.type, loop.span, loop.name,
                       regions=[body], before=loop)
     graph.replace_all_uses(loop, trial)
     graph.erase(loop)
     _trial[0] += 1
     try:
-        run(body)
-        vectorize_loop(trial)
+        with NestTrial(trial) if as_nest else contextlib.nullcontext():
+            run(body)
+            vectorize_loop(trial)
     finally:
         _trial[0] -= 1
     if all(n is not trial for n in graph.nodes):

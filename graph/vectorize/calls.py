@@ -8,6 +8,7 @@ import numpy as np
 from ..ir import Node
 from ..ops import OPS
 from . import probes as P
+from .batched import is_stacked_product, stacked_matmul
 from .elementwise import elementwise
 from .legality import add_check
 from .materialize import checked, eager_probes, lookup, value_node
@@ -114,6 +115,8 @@ def visit_linalg(st: LoopState, node: Node, vis: list) -> VI:
         inputs = ins.split(",")
         if node.attrs and set(node.attrs) - {"optimize"}:
             raise Bail("einsum with options")
+    elif is_stacked_product(node, vis):
+        return stacked_matmul(st, node, vis)
     else:
         arrays = vis
         if len(arrays) != 2:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from ..analysis.affine import Affine
 from ..analysis.dependence import ANY, K, Point, Span
 from ..ir import Node
@@ -13,6 +15,7 @@ from ..types import ArrayType
 from . import probes as P
 from .integers import dim_key, interval
 from .legality import add_check
+from .nest import SHORT, nest_factor
 from .materialize import compressed, const_vi, index_value, lookup, materialize, value_node
 from .state import LoopState
 from .values import VI, Bail, Unsafe, ValueKind, as_affine, is_int_value
@@ -37,13 +40,15 @@ def parse_index(st: LoopState, node: Node, vis: list, first: int) -> list:
             kind = P.dtype_of(probe).kind
             if kind in "iu" and P.rank_of(probe) == 0 and not isinstance(probe, bool):
                 if v.varying:   # an index read from data: a gather, tested against the axis first
-                    if st.trip is not None and st.trip < MIN_DATA_GATHER:
-                        raise Bail(f"the index `{v.text}` is data-dependent and the loop is short: its test "
-                                   "would cost more than the loop")
+                    check_gather_cost(st, v, node.operands[item.index])
                     parts.append(("data", v))
                     continue
                 key_node = v.node
                 parts.append(("pt", VI(ValueKind.AFFINE, aff=Affine.of(key_node), probes=v.probes, text=v.text)))
+                continue
+            if v.varying and kind in "iu" and not isinstance(probe, bool):
+                check_gather_cost(st, v, node.operands[item.index])
+                parts.append(("data", v))   # an array of indices per iteration: one gather of all rows
                 continue
             if v.varying:
                 raise Bail(f"the index `{v.text}` is data-dependent")
@@ -75,6 +80,15 @@ def parse_index(st: LoopState, node: Node, vis: list, first: int) -> list:
         else:
             raise Bail(f"index item {item!r}")
     return parts
+
+
+def check_gather_cost(st: LoopState, v: VI, index: Node) -> None:
+    """Cost rule: the indices read from data by all iterations of the loop (and of the nest
+    vectorized with it, nest.py) must pay for their range test."""
+    t = index.type
+    per_iteration = int(np.prod(t.shape)) if isinstance(t, ArrayType) and t.shape and None not in t.shape else 1
+    if st.trip is not None and st.trip * per_iteration * nest_factor(st.loop) < MIN_DATA_GATHER:
+        raise Bail(f"the index `{v.text}` is data-dependent and {SHORT}: its test would cost more than the loop")
 
 
 def window_bounds(bounds: list) -> tuple:
@@ -120,6 +134,10 @@ def plan_index(st: LoopState, base: VI, parts: list, label: str, write: bool) ->
     dims, axis = [], 0
     varying = [k for k, p in enumerate(expanded) if p[0] == "pt" and p[1].varying or p[0] == "data"]
     fancy_u = any(p[0] == "fancy" for p in expanded)
+    index_rank = max((P.rank_of(p[1].probe) for p in expanded if p[0] == "data"), default=0)
+    if index_rank and (write or len(varying) != 1):
+        raise Bail(f"`{label}` mixes an array of indices read per iteration with other loop-dependent indices"
+                   if not write else f"`{label} = ...` stores through an array of indices read per iteration")
     for p in expanded:
         if p[0] == "new":
             continue
@@ -212,7 +230,7 @@ def plan_index(st: LoopState, base: VI, parts: list, label: str, write: bool) ->
     points = sum(1 for p in expanded if p[0] in ("pt", "data"))
     news = sum(1 for p in expanded if p[0] == "new")
     return {"kind": kind, "items": items, "operands": operands, "dims": tuple(dims),
-            "loop_axis": loop_axis, "reverse": reverse, "rank": rank, "prank": rank - points + news}
+            "loop_axis": loop_axis, "reverse": reverse, "rank": rank, "prank": rank - points + news + index_rank}
 
 
 def _axis_of(expanded: list, k: int) -> int:

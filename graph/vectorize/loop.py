@@ -33,11 +33,13 @@ from .carried import (accumulator_read, carried_op, check_early_reads, find_accu
                       finish_accumulator, finish_carried, scan_update, scan_value)
 from .elementwise import affine_op, elementwise, note_array_reads, uniform, visit_builtin, visit_conversion
 from .integers import interval, loop_bounds
+from .linalg_calls import is_linalg_call, visit_linalg_call
 from .legality import add_check, alias_guards, check_checks, check_dependences
 from .materialize import bind_args, const_vi, eager_probes, lookup, value_node
 from .reads import visit_getitem
 from . import segments
 from .state import LoopState
+from .updates import is_invariant_update, visit_invariant_update
 from .values import GUARD, SWV, VI, Bail, Result, ValueKind, op_text, render_op, static_dim
 from .writes import visit_inplace, visit_setitem
 
@@ -92,6 +94,8 @@ def visit(st: LoopState, node: Node) -> Optional[VI]:
         line = node.span.line if node.span else "?"
         raise Bail(f"it contains a loop that stays a loop (line {line})")
     if op == "call":
+        if is_linalg_call(node):
+            return visit_linalg_call(st, node)
         return visit_call(st, node)
     if OPS[op].effect or (not node.is_pure and op not in ("setitem", "inplace", "if")):
         raise Bail(f"`{op_text(node)}` is an effect that must run in order")
@@ -124,6 +128,8 @@ def visit(st: LoopState, node: Node) -> Optional[VI]:
     if op == "setitem":
         return visit_setitem(st, node, vis)
     if op == "inplace":
+        if is_invariant_update(node, vis):
+            return visit_invariant_update(st, node, vis)
         return visit_inplace(st, node, vis)
     if op == SWV:
         if any(v.varying for v in vis) or len(vis) != 1:

@@ -215,7 +215,7 @@ def getitem_probes(st: LoopState, node: Node, base: VI, parts: list) -> tuple:
     except P.ProbeError:
         pass
     t = base_array_type(st, base) if base.kind == ValueKind.UNIFORM else None
-    if t is None or t.dtype is None:
+    if t is None or t.dtype is None or any(p[0] == "data" and P.rank_of(p[1].probe) for p in parts):
         return ()
     rank = len(t.shape) - sum(1 for p in parts if p[0] in ("pt", "data")) + sum(1 for p in parts if p[0] == "new")
     if rank == 0:
