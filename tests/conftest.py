@@ -14,6 +14,10 @@ def _private_cache_dir(tmp_path, monkeypatch):
     monkeypatch.setenv("GRAPHJIT_CACHE_DIR", str(tmp_path / "graphjit-cache"))
     monkeypatch.delenv("GRAPHJIT_CACHE", raising=False)
     monkeypatch.delenv("GRAPHJIT_LOG", raising=False)
+    # a topic an earlier test in this process enabled through GRAPHJIT_LOG is switched off now, not at
+    # this test's first compile (which would undo its own caplog.at_level): tests run in any order
+    from graphjit import log
+    log.refresh()
     # Numba kernels (O2) are tested where a test asks for them (tests/backends/test_numba_*.py): each
     # costs 0.1-1.5 s to compile. GRAPHJIT_TEST_NUMBA=1 runs the whole suite with them.
     monkeypatch.setenv("GRAPHJIT_NUMBA", "1" if os.environ.get("GRAPHJIT_TEST_NUMBA") == "1" else "0")

@@ -45,6 +45,9 @@ def _load(path, name):
 
 K = _load(BENCHMARKS / "kernels.py", "graphjit_dask_test_kernels")
 
+# one worker of pytest-xdist runs the whole module, so the cluster starts once (pyproject: --dist loadgroup)
+pytestmark = pytest.mark.xdist_group("dask_cluster")
+
 
 @pytest.fixture(scope="module")
 def client():

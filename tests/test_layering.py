@@ -9,6 +9,7 @@ import graph (function-level imports included) has no cycle but for listed delib
 """
 
 import ast
+import functools
 import os
 import pathlib
 
@@ -136,9 +137,14 @@ def runtime_imports(tree: ast.AST):
                 yield from runtime_imports(child)
 
 
-def module_imports(path: pathlib.Path):
+@functools.cache
+def module_imports(path: pathlib.Path) -> tuple:
     """(imported module, name or None) for every graphjit import in `path`; a name is None when it
-    is itself a module (`from . import dispatch`)."""
+    is itself a module (`from . import dispatch`). Each file is parsed once for the whole module."""
+    return tuple(read_module_imports(path))
+
+
+def read_module_imports(path: pathlib.Path):
     own_package = list(path.relative_to(ROOT).parts[:-1])
     for node in runtime_imports(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
@@ -216,7 +222,8 @@ def test_no_import_cycle():
 def test_the_allow_lists_are_not_stale():
     """An entry whose violation is gone (its branch merged) is deleted, so it cannot come back."""
     stale = sorted(KNOWN_PRIVATE_IMPORTS - private_imports()) + sorted(KNOWN_CYCLES - import_cycles())
-    stale += sorted(edge for edge in LAZY_IMPORTS if not import_graph().has_edge(*edge))
+    graph = import_graph()
+    stale += sorted(edge for edge in LAZY_IMPORTS if not graph.has_edge(*edge))
     assert not stale, "delete these entries from tests/test_layering.py:\n" + "\n".join(map(str, stale))
 
 

@@ -9,6 +9,7 @@ execution (tests/eager_vs_compiled.py: run_both).
 import contextlib
 import importlib.util
 import itertools
+import os
 
 import numpy as np
 from hypothesis import HealthCheck, given, settings
@@ -18,6 +19,8 @@ from graphjit.graph.passes import tile
 from eager_vs_compiled import run_both
 
 _counter = itertools.count()
+# 50 programs (6 compiles each) in the default run; GRAPHJIT_HYPOTHESIS_PROFILE=long: 2 000
+EXAMPLES = 2000 if os.environ.get("GRAPHJIT_HYPOTHESIS_PROFILE") == "long" else 50
 
 UNARY = ["np.exp({a} * 0.5)", "np.tanh({a})", "np.abs({a})", "-{a}", "{a} ** 2", "np.abs({a}) ** 0.5",
          "np.sqrt(np.abs({a}) + 1.0)", "np.maximum({a}, 0)", "{a}.copy()", "{a}[::-1]",
@@ -115,7 +118,7 @@ def load(source: str, tmp_path):
     return module.f
 
 
-@settings(max_examples=150, deadline=None, derandomize=True, database=None,
+@settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(source=programs())
 def test_generated_programs_agree_at_every_level(source, tmp_path):

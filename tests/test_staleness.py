@@ -620,6 +620,7 @@ def second_process_results(tmp_path_factory):
     return outputs
 
 
+@pytest.mark.xdist_group("staleness_disk")   # one worker runs the two processes once (--dist loadgroup)
 @pytest.mark.parametrize("name,level", DISK_CASES)
 def test_entries_loaded_from_disk_read_data_at_call_time(name, level, second_process_results):
     key = f"{name}/{level}"

@@ -24,6 +24,9 @@ from locations import REPO
 
 pytest.importorskip("numba")
 
+# one worker of pytest-xdist runs the whole module: Numba's runtime is compiled once (--dist loadgroup)
+pytestmark = pytest.mark.xdist_group("numba_aot")
+
 from test_numba_kernels import (  # noqa: E402,F401  (run again here, with ahead-of-time libraries)
     KERNEL_LOOPS, cases, gather_recurrence, run_same,
     test_a_gather_out_of_bounds_raises_index_error_after_the_same_writes,

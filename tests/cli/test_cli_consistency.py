@@ -10,6 +10,7 @@ and exits 2.
 from __future__ import annotations
 
 import builtins
+import functools
 import importlib.util
 import re
 import subprocess
@@ -140,9 +141,15 @@ INTERNAL = re.compile(r"\b(Node|Static|Seq)\b")
 CORPUS_NAMES = tuple(n for n, e in CORPUS.items() if e.fn.__module__ == "syntax_corpus")
 
 
+@functools.cache
+def corpus_diagnostics(level: str) -> tuple:
+    """`graphjit check` of the whole syntax corpus at `level`, read once for the tests of this file."""
+    return tuple(check_file(syntax_corpus.__file__, level, CORPUS_NAMES))
+
+
 @pytest.mark.parametrize("level", rules.LEVELS)
 def test_no_internal_names_in_messages(level):
-    diagnostics = check_file(syntax_corpus.__file__, level, CORPUS_NAMES)
+    diagnostics = corpus_diagnostics(level)
     assert diagnostics
     leaks = [(d.function, d.message, d.hint) for d in diagnostics if INTERNAL.search(d.message + " " + d.hint)]
     assert not leaks
@@ -158,7 +165,7 @@ def test_rank_of_unknown_shape_says_so(tmp_path):
 @pytest.mark.parametrize("level", rules.LEVELS)
 def test_hints_never_suggest_the_level_in_use(level):
     below = rules.LEVELS[:rules.RANK[level] + 1]
-    for d in check_file(syntax_corpus.__file__, level, CORPUS_NAMES):
+    for d in corpus_diagnostics(level):
         for name in below:
             assert f"jit_syntax_level={name}" not in d.hint, (level, d.code, d.hint)
             assert f"jit_syntax_level={name.lower()}" not in d.hint, (level, d.code, d.hint)
