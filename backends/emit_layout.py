@@ -29,10 +29,12 @@ def inlinable(g: Graph, uses: dict) -> set:
     """Pure single-use values whose only user comes later with no effect in between."""
     position = {n.id: k for k, n in enumerate(g.nodes)}
     # effects, and unused nodes kept because they may raise: nothing moves past them
-    effects = [k for k, n in enumerate(g.nodes) if not n.is_pure or not uses.get(n.id) and n.may_raise]
+    # (a workspace buffer, `_w[0]`, is neither: graph/passes/scratch.py keeps it from being merged or moved)
+    effects = [k for k, n in enumerate(g.nodes)
+               if not n.is_pure and n.op != "scratch" or not uses.get(n.id) and n.may_raise]
     out = set()
     for k, node in enumerate(g.nodes):
-        if not node.is_pure or node.op in ("const", "tuple_get") or uses.get(node.id) != 1 or is_quiet(node.attrs):
+        if not node.is_pure and node.op != "scratch" or node.op in ("const", "tuple_get") or uses.get(node.id) != 1 or is_quiet(node.attrs):
             continue   # a quiet node is a statement of its own, in its errstate block
         users = g.users(node)
         if g.is_output(node):
@@ -47,8 +49,8 @@ def inlinable(g: Graph, uses: dict) -> set:
                 continue  # region operands are named; an `if` condition may stay inline
             if is_quiet(user.attrs):
                 continue  # nothing else runs in a quiet node's errstate block
-            if user.out_operand is node:
-                continue  # `out=` needs the buffer by name
+            if user.out_operand is node and node.op != "scratch":
+                continue  # `out=` needs the buffer by name (`_w[0]` is one)
             if not same_statement(node, user):
                 continue  # one statement per source statement
             end = position[user.id]

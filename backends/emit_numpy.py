@@ -30,7 +30,7 @@ from .emit_layout import assign_one_by_one, augmented_store, element_iteration, 
     use_counts, used_after
 from .emit_release import release_before_loop, reusable_inits
 
-RESERVED = {"np", "math", "operator", "_g", "_k", "_cells", "_make_fallback", "_select", "_sum_to", "_tensor", "_hist", "range", "len", "float", "int", "bool", "min",
+RESERVED = {"np", "math", "operator", "_g", "_k", "_cells", "_make_fallback", "_select", "_sum_to", "_tensor", "_hist", "_w", "_ws", "_new_workspace", "range", "len", "float", "int", "bool", "min",
             "max", "abs", "round", "print"}
 
 
@@ -81,6 +81,7 @@ class Emitter:
         self.owned: set[int] = set()   # loop-carried region args: their names belong to the loop
         self.holders: dict[str, Node] = {}  # top-graph variable name -> the node it holds now
         self.preamble: list[str] = []       # module-level lines before the function (fallback blocks)
+        self.workspace_lines: list[str] = []  # the workspace's pool and maker (graph/passes/scratch.py)
         self.last_use: dict = {}
         self.line_table: dict = {}  # generated line (1-based) -> SourceSpan of the user's code
         self.written_within: set[int] = set()  # nodes already written as part of another's statement
@@ -110,6 +111,7 @@ class Emitter:
                 var = self.names.fresh(p.name or "param")
                 self.lines.append(f"    {var} = {path}")
                 self.expr[p.id] = (var, PREC_ATOM)
+        workspace = self.workspace(g)
         self.body(g, "    ", uses, top=True)
         out = g.outputs[0]
         if out.op == "tuple" and not self._named(out):
@@ -119,15 +121,41 @@ class Emitter:
         else:
             text = self.value(out)
         self.comment_for(out.span, "    ") if self.with_comments and out.span else None
+        if workspace:   # the result is computed before the workspace goes back to the pool
+            if not text.isidentifier() and text != "None":
+                result = self.names.fresh("result")
+                self.lines.append(f"    {result} = {text}")
+                text = result
+            self.lines.append("    _ws.append(_w)")
         self.lines.append(f"    return {text}")
         self.map_lines(len(self.lines) - 1, out.span or g.span)
         source = "\n".join(self.lines) + "\n"
+        if self.workspace_lines:
+            self.preamble[:0] = self.workspace_lines + (["", ""] if self.preamble else [])
         if self.preamble:  # fallback helpers go first: the function's lines move down
             head = "\n".join(self.preamble) + "\n\n\n"
             shift = head.count("\n")
             source = head + source
             self.line_table = {k + shift: v for k, v in self.line_table.items()}
         return Emitted(fn_name, source, self.consts, self.line_table)
+
+    def workspace(self, g: Graph) -> bool:
+        """Take the function's workspace (graph/passes/scratch.py) from its pool, if it has one: the
+        buffers of its big temporaries, kept between calls. A call that finds the pool empty (the
+        first, a recursive one, one in another thread) makes its own; a call that raises drops it."""
+        slots: dict[int, ArrayType] = {}
+        for node in g.nodes:
+            if node.op == "scratch":
+                slots.setdefault(node.attrs["slot"], node.type)
+        if not slots:
+            return False
+        arrays = ", ".join(f"np.empty({tuple(slots[k].shape)}, {format_literal(slots[k].dtype)})"
+                           for k in sorted(slots))
+        lines = ["# the buffers of the big temporaries, kept between calls (graph/passes/scratch.py)",
+                 "_ws = []", "", "", "def _new_workspace():", f"    return ({arrays},)"]
+        self.workspace_lines = lines
+        self.lines.append("    _w = _ws.pop() if _ws else _new_workspace()")
+        return True
 
     def map_lines(self, start: int, span) -> None:
         """Lines emitted since `start` compute `span` (inner statements of a region keep their own)."""
@@ -552,6 +580,8 @@ class Emitter:
             names = [_callee(c) for c in node.attrs["classes"]]
             classes = names[0] if len(names) == 1 else "(" + ", ".join(names) + ")"
             return (f"isinstance({self.value(ops[0])}, {classes})", PREC_ATOM)
+        if op == "scratch":
+            return (f"_w[{node.attrs['slot']}]", PREC_ATOM)   # the function's workspace (graph/passes/scratch.py)
         if op in ("refresh", "stop_gradient"):
             return (self.atom(ops[0]), PREC_ATOM)  # the same array (its type changed by a write; no gradient)  # the same array, its type changed by a write
         if op == "format":

@@ -271,6 +271,7 @@ NUMPY_ONLY = {
     "(`math.exp`, `np.linalg.norm`) called on an array: it exists only for NumPy arrays and Python numbers",
     "gradient": "never reaches a backend", "gradient_boundary": "never reaches a backend",
     "replayed": "never reaches a backend",
+    "scratch": "a NumPy buffer kept between calls, written with `out=` (the pass is NumPy's only)",
     **{name: "a step of `np.histogram`, whose counts need `np.bincount`: not in the array API standard"
        for name in ("hist_range", "hist_edges", "hist_index")},
     "hist_counts": "`np.bincount` is not in the array API standard (and NumPy's block-by-block sums are NumPy's own)",
@@ -330,6 +331,7 @@ NUMPY_ONLY_PASSES = {
     "tile": "slices big chains into cache-sized NumPy tiles",
     "memory_plan": "writes results into dead buffers with `out=`",
     "destination": "computes a value in the NumPy view it is copied into, with `out=`",
+    "scratch": "computes temporaries into NumPy buffers kept between calls, with `out=`",
 }
 
 

@@ -115,6 +115,7 @@ WHY_NOT: dict = {
     "call": "a NumPy function graphjit does not know",
     "fallback": "code run by the Python interpreter (LAX fallback)",
     "append": "the tape a differentiated loop records its iterations on",
+    "scratch": "a buffer kept between calls, made after differentiation (graph/passes/scratch.py)",
     "hist_range": "the span of a histogram: graphjit does not follow a gradient through the data's minimum and maximum",
     "hist_edges": "the edges of a histogram: graphjit does not follow a gradient through the span they divide",
     "hist_index": INTEGER,

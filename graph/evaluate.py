@@ -49,6 +49,8 @@ def value_of(node, vals: Sequence[Any]) -> Any:
     if op == "add_at":
         np.add.at(vals[0], build_index(node, attrs["index"], vals), vals[1])
         return None
+    if op == "scratch":   # the generated code reuses a buffer between calls; here a new one
+        return np.empty(node.type.shape, node.type.dtype)
     if op == "stop_gradient":
         return vals[0]
     if op == "inplace":

@@ -486,6 +486,10 @@ _add(OpDef("replayed", None, "special", "replayed", arity=2, infer=R.same_as_fir
            doc="`replayed(a, v)`: while a loop's backward pass is built, a read `a` of an array the loop writes, "
            "replayed with the value `v` the forward loop recorded (the gradient flows to `a`); never reaches a "
            "backend"))
+_add(OpDef("scratch", None, "special", "scratch", arity=0, pure=False, foldable=False, result="fresh",
+           infer=R.fixed(OBJECT),
+           doc="`_w[slot]`: a buffer of the function's workspace, kept between calls, that the one node using it "
+           "computes into with `out=` (graph/passes/scratch.py); typed with the buffer's shape and dtype"))
 _add(OpDef("append", None, "method", "append", arity=2, infer=R.fixed(R.NONE), foldable=False,
            writes=Writes((0,)), doc="`tape.append(v)`: the forward pass of a differentiated loop records its "
            "state for the backward pass"))

@@ -18,8 +18,8 @@ from ..diagnostics import GraphjitError, PassError
 from ..backend_ops import NUMPY_ONLY_PASSES
 from ..ir import Graph
 from ..verifier import verify
-from . import cse, dce, dead_branches, destination, fold_constants, kernels, licm, memory_plan, scalarize, share_mean, \
-    simplify, tile, unswitch, vectorize
+from . import cse, dce, dead_branches, destination, fold_constants, kernels, licm, memory_plan, scalarize, scratch, \
+    share_mean, simplify, tile, unswitch, vectorize
 
 Pass = tuple[Callable[[Graph], bool], str]
 
@@ -56,6 +56,7 @@ PIPELINES: dict[str, list[Pass]] = {
                                                                  # the tile's temporaries
         (destination.run, "compute values in the views they are copied into"),  # after memory planning:
                                                                  # its in-place chains then follow
+        (scratch.run, "keep big temporaries' buffers between calls"),  # last: what is still allocated
     ],
 }
 
