@@ -144,7 +144,7 @@ class Emitter:
         buffers of its big temporaries, kept between calls. A call that finds the pool empty (the
         first, a recursive one, one in another thread) makes its own; a call that raises drops it."""
         slots: dict[int, ArrayType] = {}
-        for node in g.nodes:
+        for node in g.all_nodes():
             if node.op == "scratch":
                 slots.setdefault(node.attrs["slot"], node.type)
         if not slots:

@@ -26,12 +26,13 @@ def select(cond, a, b):
     cond = np.asarray(cond)
     if cond.dtype != np.bool_ or cond.size < MIN_ELEMENTS:
         return np.where(cond, a, b)
-    dtype = np.result_type(a, b)
-    itype = _INT_OF_SIZE.get(dtype.itemsize) if dtype.kind in "biuf" else None
-    if itype is None or np.broadcast_shapes(cond.shape, np.shape(a), np.shape(b)) != cond.shape:
-        return np.where(cond, a, b)
+    # the cheap test first: a tile calls this once per tile, and most conditions are predictable
     taken = int(np.count_nonzero(cond))
     if min(taken, cond.size - taken) * MINORITY < cond.size:
+        return np.where(cond, a, b)
+    dtype = np.result_type(a, b)
+    itype = _INT_OF_SIZE.get(dtype.itemsize) if dtype.kind in "biuf" else None
+    if itype is None or any(np.shape(v) not in ((), cond.shape) for v in (a, b)):
         return np.where(cond, a, b)
     a_bits = _as(a, dtype).view(itype)
     b_bits = _as(b, dtype).view(itype)

@@ -35,7 +35,7 @@ _READS_ONLY = frozenset({"getitem", "setitem", "inplace", "add_at", "shape", "di
 
 
 def run(graph: Graph) -> bool:
-    """Compute big temporaries of the function's own graph into workspace buffers.
+    """Compute big temporaries into workspace buffers.
 
     Before:
       graph f(%x: f64[256,256], %y: f64[256,256]) -> f64
@@ -53,10 +53,11 @@ def run(graph: Graph) -> bool:
     it returns, made anew when the pool is empty (the first call, recursion, threads).
 
     A node computes into the workspace when:
-      * it is a pure elementwise ufunc node of the top-level graph without attributes, whose
+      * it is a pure elementwise ufunc node without attributes (in the function's graph or in a
+        loop's or branch's body, where nothing it computes outlives the iteration), whose
         result is a buffer of its own (`OpDef.result` fresh) of static type, rank >= 1 and at least
         MIN_BYTES; the `out=` buffer has exactly that type, so the call computes the same bits;
-      * nothing the function returns may share that buffer, and every use of it or of a view of it,
+      * nothing its graph returns (or yields) may share that buffer, and every use of it or of a view of it,
         in loops and branches too, only reads or writes it (`_READS_ONLY`, or an op whose result is
         a new array or a view): no Python call, container or attribute can keep it past the call.
     Buffers of the same type whose values are never alive at once share a slot (`slot`), so the
@@ -67,16 +68,25 @@ def run(graph: Graph) -> bool:
     if graph.parent is not None:
         return False
     changed = False
-    aliases = Aliases(graph)
-    escaping = aliases.escaping()
-    total = sum(_nbytes(n.type) for n in graph.nodes if n.op == "scratch")
-    for node in list(graph.nodes):
-        if _candidate(aliases, node) and node.id not in escaping and _only_read(graph, node) \
-                and total + _nbytes(node.type) <= MAX_WORKSPACE_BYTES:
-            total += _nbytes(node.type)
-            _rewrite(graph, node)
-            changed = True
+    total = sum(_nbytes(n.type) for n in graph.all_nodes() if n.op == "scratch")
+    for g in _graphs(graph):
+        aliases = Aliases(g)
+        escaping = aliases.escaping()
+        for node in list(g.nodes):
+            if _candidate(aliases, node) and node.id not in escaping and _only_read(graph, node) \
+                    and total + _nbytes(node.type) <= MAX_WORKSPACE_BYTES:
+                total += _nbytes(node.type)
+                _rewrite(g, node)
+                changed = True
     return _assign_slots(graph) or changed
+
+
+def _graphs(graph: Graph):
+    """`graph`, then the regions of its nodes, depth first."""
+    yield graph
+    for node in list(graph.nodes):
+        for region in node.regions:
+            yield from _graphs(region)
 
 
 def _candidate(aliases: Aliases, node: Node) -> bool:
@@ -117,20 +127,24 @@ def _rewrite(graph: Graph, node: Node) -> None:
 
 
 def _assign_slots(graph: Graph) -> bool:
-    """Give each `scratch` node a slot: one per type and value alive at once (first fit in program
-    order). Returns whether any slot changed."""
-    aliases = Aliases(graph)
-    slots: list[tuple[ArrayType, int]] = []        # (type, last position at which the slot is used)
+    """Give each `scratch` node a slot: within one graph (the function's, or a loop's or branch's
+    body), one per type and value alive at once, first fit in program order; graphs do not share
+    slots. Returns whether any slot changed."""
     changed = False
-    for node in [n for n in graph.nodes if n.op == "scratch"]:
-        start, end = aliases.position[node.id], _last_use(aliases, node)
-        slot = next((k for k, (t, last) in enumerate(slots) if t == node.type and last < start), len(slots))
-        if slot == len(slots):
-            slots.append((node.type, end))
-        slots[slot] = (node.type, end)
-        if node.attrs.get("slot") != slot:
-            node.attrs["slot"] = slot
-            changed = True
+    first = 0
+    for g in _graphs(graph):
+        aliases = Aliases(g)
+        slots: list[tuple[ArrayType, int]] = []    # (type, last position at which the slot is used)
+        for node in [n for n in g.nodes if n.op == "scratch"]:
+            start, end = aliases.position[node.id], _last_use(aliases, node)
+            slot = next((k for k, (t, last) in enumerate(slots) if t == node.type and last < start), len(slots))
+            if slot == len(slots):
+                slots.append((node.type, end))
+            slots[slot] = (node.type, end)
+            if node.attrs.get("slot") != first + slot:
+                node.attrs["slot"] = first + slot
+                changed = True
+        first += len(slots)
     return changed
 
 

@@ -190,3 +190,50 @@ def test_a_recursive_call_gets_its_own_workspace():
     def eager(x, depth):
         return float(np.sum(np.exp(x) * 0.5)) + (eager(x * 0.5, depth - 1) if depth > 0 else 0.0)
     assert g(x, 3) == eager(x, 3)
+
+
+def test_a_temporary_of_a_loop_body_reuses_its_buffer_at_every_iteration():
+    assert_pass_output(scratch.run, """
+        graph f(%x: f64[256,256], %n: int) -> f64[256,256]
+          %0 = for_range(0, %n, 1, %x) {carried=1} : tuple(f64[256,256])
+            body(%i: int, %u: f64[256,256]) {
+              %1 = mul(%u, 0.5) : f64[256,256]
+              %2 = sin(%1) : f64[256,256]
+              yield %2
+            }
+          %3 = tuple_get(%0) {index=0} : f64[256,256]
+          return %3
+    """, """
+        graph f(%x: f64[256,256], %n: int) -> f64[256,256]
+          %0 = for_range(0, %n, 1, %x) {carried=1} : tuple(f64[256,256])
+            body(%i: int, %u: f64[256,256]) {
+              %1 = scratch() {slot=0} : f64[256,256]
+              %2 = multiply(%u, 0.5, %1) {kw=('out',)} : f64[256,256]
+              %3 = sin(%2) : f64[256,256]
+              yield %3
+            }
+          %4 = tuple_get(%0) {index=0} : f64[256,256]
+          return %4
+    """)
+
+
+def time_steps(u, nt):
+    for _ in range(nt):
+        un = u.copy()
+        u[1:-1, 1:-1] = un[1:-1, 1:-1] + 0.1 * (un[2:, 1:-1] - 2.0 * un[1:-1, 1:-1] + un[:-2, 1:-1]) \
+            + 0.1 * (un[1:-1, 2:] - 2.0 * un[1:-1, 1:-1] + un[1:-1, :-2])
+        u = np.where(u > 0.5, u * 0.9, u)
+    return u, float(np.sum(u * u))
+
+
+@pytest.mark.parametrize("level", ["O1", "O2"])
+def test_a_time_stepping_loop_equals_eager_across_calls(level):
+    rng = np.random.default_rng(4)
+    jitted = graphjit.jit(time_steps, jit_level=level)
+    for nt in (0, 1, 3, 5):
+        run_both(time_steps, (rng.standard_normal((200, 200)), nt), jit_level=level)
+        a = rng.standard_normal((200, 200))
+        expected = time_steps(a.copy(), nt)
+        actual = jitted(a.copy(), nt)
+        np.testing.assert_array_equal(actual[0], expected[0])
+        assert actual[1] == expected[1]
