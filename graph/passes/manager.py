@@ -56,11 +56,15 @@ PIPELINES: dict[str, list[Pass]] = {
                                                                  # the tile's temporaries
         (destination.run, "compute values in the views they are copied into"),  # after memory planning:
                                                                  # its in-place chains then follow
-        (scratch.run, "keep big temporaries' buffers between calls"),  # last: what is still allocated
+        (scratch.run, "keep big temporaries' buffers between calls"),  # once, at the end (FINAL)
     ],
 }
 
 MAX_ROUNDS = 8
+# Passes run once, after the others have converged: they fix what the code allocates, which a later
+# round's vectorizer or tiler must not see half-done (a `scratch` buffer in a loop body is an ordered
+# allocation the vectorizer would refuse to batch).
+FINAL = frozenset({"scratch"})
 
 
 def pipeline_for(level: str, kernels_on: bool, numpy: bool = True) -> list[Pass]:
@@ -93,7 +97,8 @@ class PassReport:
 
 def run_pipeline(graph: Graph, level: str = "O1", dump: Optional[Callable[[str, Graph], None]] = None,
                  pipeline: Optional[list[Pass]] = None) -> PassReport:
-    """Run the level's passes until none changes the graph (at most MAX_ROUNDS rounds). By default
+    """Run the level's passes until none changes the graph (at most MAX_ROUNDS rounds), then the
+    FINAL ones once. By default
     without the Numba kernel pass: only code emitted by backends/emit_numba.py calls kernels.
 
     `dump(name, graph)` is called with "input" first, then with each pass's name (`fold-constants`) after
@@ -107,30 +112,39 @@ def run_pipeline(graph: Graph, level: str = "O1", dump: Optional[Callable[[str, 
         dump("input", graph)
     if not passes:
         return report
+    final = [p for p in passes if pass_name(p[0]) in FINAL]
+    passes = [p for p in passes if p not in final]
     for _ in range(MAX_ROUNDS):
         report.rounds += 1
-        changed_any = False
-        for run, description in passes:
-            start = time.perf_counter()
-            try:
-                changed = run(graph)
-            except GraphjitError as e:
-                raise e.add_context(f"in pass '{description}'")
-            except Exception as e:
-                raise PassError(f"pass '{description}' failed: {type(e).__name__}: {e}", graph.span) from e
-            report.timings[description] = report.timings.get(description, 0.0) + time.perf_counter() - start
-            if changed:
-                changed_any = True
-                report.changes[description] = report.changes.get(description, 0) + 1
-                if check:
-                    verify(graph, description)
-                if dump is not None:
-                    dump(pass_name(run), graph)
-        if not changed_any:
+        if not _run_once(graph, passes, report, check, dump):
             break
     else:
         report.converged = False
+    _run_once(graph, final, report, check, dump)
     return report
+
+
+def _run_once(graph: Graph, passes: list[Pass], report: "PassReport", check: bool,
+              dump: Optional[Callable[[str, Graph], None]]) -> bool:
+    """Run each pass once, in order; did any change the graph?"""
+    changed_any = False
+    for run, description in passes:
+        start = time.perf_counter()
+        try:
+            changed = run(graph)
+        except GraphjitError as e:
+            raise e.add_context(f"in pass '{description}'")
+        except Exception as e:
+            raise PassError(f"pass '{description}' failed: {type(e).__name__}: {e}", graph.span) from e
+        report.timings[description] = report.timings.get(description, 0.0) + time.perf_counter() - start
+        if changed:
+            changed_any = True
+            report.changes[description] = report.changes.get(description, 0) + 1
+            if check:
+                verify(graph, description)
+            if dump is not None:
+                dump(pass_name(run), graph)
+    return changed_any
 
 
 class DirectoryDump:
