@@ -30,7 +30,7 @@ from .emit_layout import assign_one_by_one, augmented_store, element_iteration, 
     use_counts, used_after
 from .emit_release import release_before_loop, reusable_inits
 
-RESERVED = {"np", "math", "operator", "_g", "_k", "_cells", "_make_fallback", "_select", "_sum_to", "_tensor", "_hist", "_w", "_ws", "_new_workspace", "range", "len", "float", "int", "bool", "min",
+RESERVED = {"np", "math", "operator", "_g", "_k", "_cells", "_make_fallback", "_select", "_sum_to", "_tensor", "_hist", "_w", "_ws", "_new_workspace", "range", "len", "float", "int", "bool", "complex", "min",
             "max", "abs", "round", "print"}
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Optional
 
 import numpy as np
 
@@ -65,7 +65,11 @@ def format_literal(value: Any) -> str:
             return "inf" if value > 0 else "-inf"
         return repr(value)
     if isinstance(value, complex):
-        return repr(value)
+        # `-2j` reads back as complex(-0.0, -2.0), `(-0-2j)` as complex(0.0, -2.0), `(nan+1j)` not at
+        # all: where repr does not give back the same bits, spell both parts
+        text = repr(value)
+        return text if _same_complex(_complex_of(text), value) else \
+            f"complex({format_literal(value.real)}, {format_literal(value.imag)})"
     if isinstance(value, np.dtype) or (isinstance(value, type) and issubclass(value, np.generic)):
         return f"np.{np.dtype(value).name}"
     if isinstance(value, slice):
@@ -75,6 +79,20 @@ def format_literal(value: Any) -> str:
             return f"({format_literal(value[0])},)"
         return "(" + ", ".join(format_literal(v) for v in value) + ")"
     raise ValueError(f"not a literal: {value!r}")
+
+
+def _complex_of(text: str) -> Optional[complex]:
+    try:
+        value = _eval(ast.parse(text, mode="eval").body)
+    except (SyntaxError, ValueError):
+        return None
+    return complex(value) if isinstance(value, (int, float, complex)) else None
+
+
+def _same_complex(a: Optional[complex], b: complex) -> bool:
+    """The same bits: equal parts with the same signs of zero (NaN parts never read back here)."""
+    return a is not None and all(x == y and math.copysign(1.0, x) == math.copysign(1.0, y)
+                                 for x, y in ((a.real, b.real), (a.imag, b.imag)))
 
 
 def _format_index_item(item: Any) -> str:
@@ -152,6 +170,10 @@ def _eval(node: ast.AST, allow_slice: bool = False) -> Any:
         func = node.func
         if isinstance(func, ast.Name) and func.id == "slice" and len(node.args) == 3:
             return slice(*(_eval(a) for a in node.args))
+        if isinstance(func, ast.Name) and func.id == "complex" and len(node.args) == 2:
+            parts = [_eval(a) for a in node.args]
+            if all(isinstance(p, float) for p in parts):
+                return complex(*parts)
         if (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "np"
                 and func.attr in SHORT_DTYPE_NAMES and len(node.args) == 1):
             return np.dtype(func.attr).type(_eval(node.args[0]))
