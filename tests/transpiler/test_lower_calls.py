@@ -82,3 +82,27 @@ def test_numpy_function_outside_the_table_is_an_opaque_call():
 @pytest.mark.parametrize("fn", [table_op, method, inlined, static_builtins, opaque])
 def test_eager_equals_compiled(fn):
     assert_eager_equals_compiled(fn, X3)
+
+
+def function_reshape(x, n):
+    return np.reshape(x, (n, 1)).sum(axis=0)
+
+
+def reshape_forms(x, rows):
+    # positional on an array: the op; keywords, a list: NumPy's own call, run as it is
+    return np.reshape(x, (rows, -1)), np.reshape(x, (-1, rows), order="F"), np.reshape([1.0, 2.0], (2, 1))
+
+
+def test_np_reshape_of_an_array_is_the_reshape_op():
+    assert_lowers_to(function_reshape, (X3, 3), """
+        graph function_reshape(%x: f64[3], %n: int) -> f64[1]
+          %0 = tuple(3, 1) : tuple(int, int)
+          %1 = reshape(%x, %0) : f64[3,1]
+          %2 = sum(%1) {axis=0} : f64[1]
+          return %2
+    """)
+
+
+@pytest.mark.parametrize("rows", [1, 2, 3, 6])
+def test_np_reshape_in_every_form_equals_eager(rows):
+    assert_eager_equals_compiled(reshape_forms, np.arange(6.0), rows)

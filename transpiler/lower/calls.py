@@ -27,7 +27,7 @@ from ..values import MethodVal, Seq, SeqMethod, SourceFunc, Static, describe_val
 from .access import subscript
 from .assign import refresh_array
 from .gradient_calls import gradient_call
-from .histogram import EXPANSIONS
+from .expansions import EXPANSIONS
 from .builtin_calls import (dict_call, fold_builtin, introspection, keyed_builtin, map_filter, range_call,
                             static_iterator)
 from .call_nodes import static_call, try_static_call
@@ -153,7 +153,7 @@ def call(state, callee, args: list, kwargs: dict, span) -> Any:
         state.require_or_unroll("fstring_runtime", span)
         return state.op_call("call", args, kwargs, span, extra={"fn": f"builtins.{fn.__name__}"})
 
-    expansion = EXPANSIONS.get(id(fn))   # np.histogram: several table ops, or None to keep the call
+    expansion = EXPANSIONS.get(id(fn))   # np.histogram, np.reshape: table ops, or None to keep the call
     result = expansion(state, args, kwargs, span) if expansion is not None and not all_static else None
     if result is not None:
         return result

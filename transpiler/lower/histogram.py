@@ -73,6 +73,3 @@ def lower_histogram(state, args: list, kwargs: dict, span) -> Optional[Seq]:
     counts = state.emit("hist_counts", [index, edges] + ([data, weights] if weighted else []), {}, span)
     return Seq([counts, edges], "tuple")
 
-
-# NumPy functions the front end expands into several table ops (calls.py asks before anything else).
-EXPANSIONS = {id(np.histogram): lower_histogram}
