@@ -143,16 +143,31 @@ class Emitter:
         """Take the function's workspace (graph/passes/scratch.py) from its pool, if it has one: the
         buffers of its big temporaries, kept between calls. A call that finds the pool empty (the
         first, a recursive one, one in another thread) makes its own; a call that raises drops it."""
-        slots: dict[int, ArrayType] = {}
+        slots: dict[int, tuple[int, ArrayType]] = {}      # slot -> (buffer, the view's type)
         for node in g.all_nodes():
             if node.op == "scratch":
-                slots.setdefault(node.attrs["slot"], node.type)
+                slots.setdefault(node.attrs["slot"], (node.attrs["buffer"], node.type))
         if not slots:
             return False
-        arrays = ", ".join(f"np.empty({tuple(slots[k].shape)}, {format_literal(slots[k].dtype)})"
-                           for k in sorted(slots))
+        views_of: dict[int, list] = {}
+        for buffer, t in slots.values():
+            views_of.setdefault(buffer, []).append(t)
         lines = ["# the buffers of the big temporaries, kept between calls (graph/passes/scratch.py)",
-                 "_ws = []", "", "", "def _new_workspace():", f"    return ({arrays},)"]
+                 "_ws = []", "", "", "def _new_workspace():"]
+        for buffer, types in sorted(views_of.items()):
+            if len(types) > 1:   # values of several types, never alive at once, share its bytes
+                size = max(math.prod(t.shape) * np.dtype(t.dtype).itemsize for t in types)
+                lines.append(f"    b{buffer} = np.empty({size}, np.uint8)")
+        items = []
+        for slot in sorted(slots):
+            buffer, t = slots[slot]
+            shape, dtype = tuple(t.shape), format_literal(t.dtype)
+            if len(views_of[buffer]) > 1:
+                nbytes = math.prod(t.shape) * np.dtype(t.dtype).itemsize
+                items.append(f"b{buffer}[:{nbytes}].view({dtype}).reshape({shape})")
+            else:
+                items.append(f"np.empty({shape}, {dtype})")
+        lines.append(f"    return ({', '.join(items)},)")
         self.workspace_lines = lines
         self.lines.append("    _w = _ws.pop() if _ws else _new_workspace()")
         return True

@@ -44,7 +44,7 @@ def run(graph: Graph) -> bool:
         return %s
     After:
       graph f(%x: f64[256,256], %y: f64[256,256]) -> f64
-        %0 = scratch() {slot=0} : f64[256,256]
+        %0 = scratch() {buffer=0, slot=0} : f64[256,256]
         %t = np_add(%x, %y, %0) {kw=('out',)} : f64[256,256]
         %s = sum(%t) : f64
         return %s
@@ -60,10 +60,10 @@ def run(graph: Graph) -> bool:
       * nothing its graph returns (or yields) may share that buffer, and every use of it or of a view of it,
         in loops and branches too, only reads or writes it (`_READS_ONLY`, or an op whose result is
         a new array or a view): no Python call, container or attribute can keep it past the call.
-    Buffers of the same type whose values are never alive at once share a slot (`slot`), so the
-    workspace holds what the function needs at its peak, not the sum of its temporaries; it is at
-    most MAX_WORKSPACE_BYTES, counted as the sum of the temporaries (the first ones in program order
-    get buffers).
+    Values never alive at once share a buffer (`buffer`; each type of value a view of it, `slot`),
+    so the workspace holds what the function needs at its peak, not the sum of its temporaries; it
+    is at most MAX_WORKSPACE_BYTES, counted as the sum of the temporaries (the first ones in program
+    order get buffers).
     """
     if graph.parent is not None:
         return False
@@ -118,7 +118,7 @@ def _only_read(graph: Graph, root: Node) -> bool:
 
 
 def _rewrite(graph: Graph, node: Node) -> None:
-    buffer = graph.add("scratch", [], {"slot": -1}, node.type, node.span, before=node)
+    buffer = graph.add("scratch", [], {"buffer": -1, "slot": -1}, node.type, node.span, before=node)
     attrs = {"kw": ("out",), **node.attrs}
     new = graph.add(CALL_OF_UFUNC[node.opdef.ufunc], list(node.operands) + [buffer], attrs, node.type,
                     node.span, node.name, before=node)
@@ -127,24 +127,36 @@ def _rewrite(graph: Graph, node: Node) -> None:
 
 
 def _assign_slots(graph: Graph) -> bool:
-    """Give each `scratch` node a slot: within one graph (the function's, or a loop's or branch's
-    body), one per type and value alive at once, first fit in program order; graphs do not share
-    slots. Returns whether any slot changed."""
+    """Give each `scratch` node a `buffer` (bytes of the workspace) and a `slot` (the workspace's
+    typed view of that buffer it computes into). Within one graph (the function's, or a loop's or
+    branch's body), values never alive at once share a buffer whatever their types, best fit in
+    program order, as eager NumPy's freed temporaries hand their blocks on: the workspace is the
+    graph's peak, and what a call touches stays as few blocks as eager code touches. Graphs do not
+    share buffers. Returns whether any attribute changed."""
     changed = False
-    first = 0
+    buffers_before = 0
+    views: dict[tuple, int] = {}                       # (buffer, type) -> slot
     for g in _graphs(graph):
         aliases = Aliases(g)
-        slots: list[tuple[ArrayType, int]] = []    # (type, last position at which the slot is used)
+        buffers: list[list[int]] = []                  # [bytes, last position at which it is used]
         for node in [n for n in g.nodes if n.op == "scratch"]:
-            start, end = aliases.position[node.id], _last_use(aliases, node)
-            slot = next((k for k, (t, last) in enumerate(slots) if t == node.type and last < start), len(slots))
-            if slot == len(slots):
-                slots.append((node.type, end))
-            slots[slot] = (node.type, end)
-            if node.attrs.get("slot") != first + slot:
-                node.attrs["slot"] = first + slot
+            start, end, size = aliases.position[node.id], _last_use(aliases, node), _nbytes(node.type)
+            free = [k for k, (_, last) in enumerate(buffers) if last < start]
+            fitting = [k for k in free if buffers[k][0] >= size]
+            if fitting:
+                b = min(fitting, key=lambda k: buffers[k][0])
+            elif free:
+                b = max(free, key=lambda k: buffers[k][0])
+            else:
+                b = len(buffers)
+                buffers.append([0, 0])
+            buffers[b] = [max(buffers[b][0], size), end]
+            slot = views.setdefault((buffers_before + b, node.type), len(views))
+            if node.attrs.get("buffer") != buffers_before + b or node.attrs.get("slot") != slot:
+                node.attrs["buffer"] = buffers_before + b
+                node.attrs["slot"] = slot
                 changed = True
-        first += len(slots)
+        buffers_before += len(buffers)
     return changed
 
 

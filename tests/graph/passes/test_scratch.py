@@ -23,14 +23,14 @@ def test_a_big_temporary_is_computed_into_the_workspace():
           return %s
     """, """
         graph f(%x: f64[256,256], %y: f64[256,256]) -> f64[]
-          %0 = scratch() {slot=0} : f64[256,256]
+          %0 = scratch() {buffer=0, slot=0} : f64[256,256]
           %t = np_add(%x, %y, %0) {kw=('out',)} : f64[256,256]
           %s = sum(%t) : f64[]
           return %s
     """)
 
 
-def test_temporaries_never_alive_together_share_a_slot_and_others_do_not():
+def test_temporaries_never_alive_together_share_a_buffer_and_others_do_not():
     # %a dies at %b; %b and %c are alive together; %c's slot is %a's again
     assert_pass_output(scratch.run, """
         graph f(%x: f64[256,256]) -> f64[]
@@ -42,16 +42,39 @@ def test_temporaries_never_alive_together_share_a_slot_and_others_do_not():
           return %s
     """, """
         graph f(%x: f64[256,256]) -> f64[]
-          %0 = scratch() {slot=0} : f64[256,256]
+          %0 = scratch() {buffer=0, slot=0} : f64[256,256]
           %a = exp(%x, %0) {kw=('out',)} : f64[256,256]
-          %1 = scratch() {slot=1} : f64[256,256]
+          %1 = scratch() {buffer=1, slot=1} : f64[256,256]
           %b = multiply(%a, 2.0, %1) {kw=('out',)} : f64[256,256]
-          %2 = scratch() {slot=0} : f64[256,256]
+          %2 = scratch() {buffer=0, slot=0} : f64[256,256]
           %c = sin(%x, %2) {kw=('out',)} : f64[256,256]
-          %3 = scratch() {slot=2} : f64[256,256]
+          %3 = scratch() {buffer=2, slot=2} : f64[256,256]
           %d = np_add(%b, %c, %3) {kw=('out',)} : f64[256,256]
           %s = sum(%d) : f64[]
           return %s
+    """)
+
+
+def test_values_of_other_types_share_a_buffer_through_views_of_their_own():
+    # %a (512 KiB) dies at %b; %c, float32 (256 KiB), takes %a's bytes as a view of its own type
+    assert_pass_output(scratch.run, """
+        graph f(%x: f64[256,256], %y: f32[256,256]) -> f64[]
+          %a = exp(%x) : f64[256,256]
+          %b = sum(%a) : f64[]
+          %c = sin(%y) : f32[256,256]
+          %d = sum(%c) : f32[]
+          %e = add(%b, %d) : f64[]
+          return %e
+    """, """
+        graph f(%x: f64[256,256], %y: f32[256,256]) -> f64[]
+          %0 = scratch() {buffer=0, slot=0} : f64[256,256]
+          %a = exp(%x, %0) {kw=('out',)} : f64[256,256]
+          %b = sum(%a) : f64[]
+          %1 = scratch() {buffer=0, slot=1} : f32[256,256]
+          %c = sin(%y, %1) {kw=('out',)} : f32[256,256]
+          %d = sum(%c) : f32[]
+          %e = add(%b, %d) : f64[]
+          return %e
     """)
 
 
@@ -113,7 +136,7 @@ def test_the_workspace_is_bounded(monkeypatch):
           return %s
     """, """
         graph f(%x: f64[256,256]) -> f64[]
-          %0 = scratch() {slot=0} : f64[256,256]
+          %0 = scratch() {buffer=0, slot=0} : f64[256,256]
           %a = exp(%x, %0) {kw=('out',)} : f64[256,256]
           %b = sin(%a) : f64[256,256]
           %s = sum(%b) : f64[]
@@ -207,7 +230,7 @@ def test_a_temporary_of_a_loop_body_reuses_its_buffer_at_every_iteration():
         graph f(%x: f64[256,256], %n: int) -> f64[256,256]
           %0 = for_range(0, %n, 1, %x) {carried=1} : tuple(f64[256,256])
             body(%i: int, %u: f64[256,256]) {
-              %1 = scratch() {slot=0} : f64[256,256]
+              %1 = scratch() {buffer=0, slot=0} : f64[256,256]
               %2 = multiply(%u, 0.5, %1) {kw=('out',)} : f64[256,256]
               %3 = sin(%2) : f64[256,256]
               yield %3
