@@ -174,6 +174,14 @@ def join(a: Type, b: Type) -> Type:
 _ARRAY_RE = re.compile(r"^([a-z0-9?]+)\[([^\]]*)\]$")
 
 
+def _numpy_dtype_name(name: str) -> Optional[str]:
+    """A dtype printed by its NumPy name (`object`, `str`): that name, if NumPy has it."""
+    try:
+        return name if np.dtype(name).name == name else None
+    except TypeError:
+        return None
+
+
 def parse_type(text: str) -> Type:
     """Inverse of `str(type)`; raises ValueError on text that is not a type."""
     text = text.strip()
@@ -191,9 +199,9 @@ def parse_type(text: str) -> Type:
     if not m:
         raise ValueError(f"not a type: {text!r}")
     d, dims = m.groups()
-    if d != "?" and d not in _LONG:
+    dtype = None if d == "?" else _LONG.get(d) or _numpy_dtype_name(d)
+    if d != "?" and dtype is None:
         raise ValueError(f"unknown dtype {d!r} in type {text!r}")
-    dtype = None if d == "?" else _LONG[d]
     if dims == "*":
         return ArrayType(dtype, None)
     shape = tuple(None if s.strip() == "?" else int(s) for s in dims.split(",")) if dims.strip() else ()

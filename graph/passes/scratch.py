@@ -108,13 +108,18 @@ def _only_read(graph: Graph, root: Node) -> bool:
                 continue
             opdef = OPS[user.op]
             if user.op in _READS_ONLY:
-                if user.op == "setitem" and operand is not user.operands[0] \
-                        and not isinstance(user.operands[0].type, ArrayType):
-                    return False   # `lst[0] = t` keeps t
+                if user.op in ("setitem", "inplace", "add_at") and operand is not user.operands[0] \
+                        and not _holds_numbers(user.operands[0].type):
+                    return False   # `lst[0] = t` and `objects[0] = t` keep t; `a[0] = t` copies it
                 continue
             if opdef.effect or opdef.result not in ("fresh", "view", "views_any"):
                 return False
     return True
+
+
+def _holds_numbers(t) -> bool:
+    """An array of numbers: writing a value into it copies the value (an object array keeps it)."""
+    return isinstance(t, ArrayType) and t.dtype is not None and np.dtype(t.dtype).kind in "biufc"
 
 
 def _rewrite(graph: Graph, node: Node) -> None:

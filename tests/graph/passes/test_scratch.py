@@ -260,3 +260,21 @@ def test_a_time_stepping_loop_equals_eager_across_calls(level):
         actual = jitted(a.copy(), nt)
         np.testing.assert_array_equal(actual[0], expected[0])
         assert actual[1] == expected[1]
+
+
+def keep_in(x, box):
+    t = np.exp(x) * 0.5
+    box[0] = t                 # an object array keeps the array itself
+    return float(t.sum())
+
+
+@pytest.mark.parametrize("level", ["O1", "O2"])
+def test_an_array_kept_by_an_object_array_is_never_a_workspace_buffer(level):
+    jitted = graphjit.jit(keep_in, jit_level=level)
+    rng = np.random.default_rng(5)
+    xs = [rng.standard_normal((256, 256)) for _ in range(3)]
+    boxes = [np.empty(2, dtype=object) for _ in xs]
+    for x, box in zip(xs, boxes):
+        jitted(x, box)
+    for x, box in zip(xs, boxes):
+        np.testing.assert_array_equal(box[0], np.exp(x) * 0.5)
