@@ -52,6 +52,7 @@ from graphjit.graph.passes import tile  # noqa: E402
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import bench_network as bn  # noqa: E402  (shared timing helpers and the sample loader)
+from workspace import kept_bytes  # noqa: E402
 
 NETWORK_TARGET = 1.10   # compiled / hand-written in-place, at most
 SPEEDUP_TARGET = 1.30   # O0 / O2 on the GELU kernel, at least
@@ -99,18 +100,6 @@ def peak_mib(fn, x) -> float:
     finally:
         tracemalloc.stop()
     return (peak - base) / 2 ** 20
-
-
-def workspace_mib(jitted, x) -> float:
-    """MiB of the buffers a compiled function keeps between calls (graph/passes/scratch.py), which
-    `peak_mib` does not see: they were made by an earlier call."""
-    pool = getattr(jitted.entry_for(x).run, "__globals__", {}).get("_ws") or []
-    buffers = {}
-    for workspace in pool[:1]:
-        for view in workspace:
-            base = view if view.base is None else view.base
-            buffers[id(base)] = base.nbytes
-    return sum(buffers.values()) / 2 ** 20
 
 
 def run_variants(variants, x, rounds, round_seconds, inner_cap):
@@ -184,8 +173,8 @@ def main(argv=None) -> int:
         variants = {"eager": plain(kernel), "O0": plain(o0), "O2": plain(o2), "O2 untiled": plain(o2_untiled)}
         med, us, inner = run_variants(variants, big, rounds, round_seconds * 4, inner_cap)
         peaks = {name: peak_mib(fn, big) for name, (_, fn) in variants.items()}
-        kept = {"eager": 0.0, "O0": workspace_mib(o0, big), "O2": workspace_mib(o2, big),
-                "O2 untiled": workspace_mib(o2_untiled, big)}
+        kept = {"eager": 0.0, "O0": kept_bytes(o0) / 2 ** 20, "O2": kept_bytes(o2) / 2 ** 20,
+                "O2 untiled": kept_bytes(o2_untiled) / 2 ** 20}
         total = {name: peaks[name] + kept[name] for name in peaks}
         speedup = med["O0"] / med["O2"]
         print(f"## {kernel.__name__} on a {SIZE}x{SIZE} float32 array ({inner} calls per variant per round)")
