@@ -21,9 +21,11 @@ rounds of each variant's mean CPU time per call (`time.process_time`: on a share
 for a core is not the kernel's time). Numba is optional (`--numba`, when importable): it
 adds `graphjit O2+numba` (loops that stay loops run as Numba kernels, docs/numba.md; `graphjit O2`
 is then measured with `numba=False`) and NPBench's `numba_n`. The geomeans are given over the
-kernels every variant runs and equals eager. `--jobs N` measures N kernels at a time, each in a process
-of its own (one BLAS thread each; with CPU time per call, a kernel's variants still compare among
-themselves). Numba's cache of graphjit's kernels persists across
+kernels every variant runs and equals eager. Each kernel runs in a fresh process of its own, as
+NPBench's run_framework.py runs each benchmark (otherwise what earlier kernels left in the C
+allocator decides whether eager NumPy pays page faults for its big temporaries); `--jobs N` measures
+N kernels at a time (one BLAS thread each; with CPU time per call, a kernel's variants still compare
+among themselves), `--same-process` all of them in this process. Numba's cache of graphjit's kernels persists across
 runs (in graphjit's cache directory), so a later run's compile column shows loading them.
 """
 
@@ -82,6 +84,7 @@ class Row:
     kernel: str
     variants: dict = field(default_factory=dict)  # label -> Variant
     problem: str | None = None  # the eager run itself failed
+    pid: int | None = None      # the process that measured it
 
     def speedup(self, label: str) -> float | None:
         eager, other = self.variants.get("eager"), self.variants.get(label)
@@ -229,6 +232,7 @@ def run_kernel_apart(root: str, name: str, args) -> Row:
     row = run_kernel(kernel, args, import_numba(args.numba))
     for variant in row.variants.values():
         variant.fn = None
+    row.pid = os.getpid()
     return row
 
 
@@ -242,14 +246,17 @@ def scaled(x):
 
 
 def run_kernels(root: str, kernels: list, args) -> list[Row]:
-    """Every kernel's row, in the order given: one at a time here, or `args.jobs` at a time, each in
-    a fresh process of its own (spawned: NumPy, BLAS and Numba start as they would alone)."""
+    """Every kernel's row, in the order given: each kernel in a fresh process of its own (spawned:
+    NumPy, BLAS, Numba and the C allocator start as they would alone), `args.jobs` at a time, as
+    NPBench's own run_framework.py runs a process per benchmark; or, with `--same-process`, one
+    after another in this process, where each kernel's timings depend on what the kernels before
+    it left in the allocator (a heap that kept big freed blocks spares eager NumPy its page faults)."""
     gj = f"graphjit {args.level}"
 
     def report(name: str, row: Row, seconds: float) -> None:
         print(f"  {name}: {status(row, gj)} ({seconds:.1f} s)", file=sys.stderr, flush=True)
 
-    if args.jobs <= 1:
+    if args.same_process:
         numba = import_numba(args.numba)
         rows = []
         for kernel in kernels:
@@ -260,8 +267,8 @@ def run_kernels(root: str, kernels: list, args) -> list[Row]:
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed
     start = time.perf_counter()
-    with ProcessPoolExecutor(args.jobs, mp_context=multiprocessing.get_context("spawn"),
-                             initializer=warm_up) as pool:
+    with ProcessPoolExecutor(max(1, args.jobs), mp_context=multiprocessing.get_context("spawn"),
+                             initializer=warm_up, max_tasks_per_child=1) as pool:
         futures = {pool.submit(run_kernel_apart, root, kernel.name, args): kernel.name for kernel in kernels}
         done = {}
         for future in as_completed(futures):
@@ -399,7 +406,10 @@ def parse_args(argv):
                         help=f"also time eager NumPy a second time ('{CONTROL}'): the noise floor of the ratios")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds allowed for one first call")
     parser.add_argument("--jobs", type=int, default=1,
-                        help="kernels measured at a time, each in a process of its own (default 1)")
+                        help="kernels measured at a time, each in a fresh process of its own (default 1)")
+    parser.add_argument("--same-process", action="store_true",
+                        help="measure every kernel in this process, one after another (what a kernel's "
+                        "figures then depend on includes the kernels before it)")
     parser.add_argument("--quick", action="store_true",
                         help="two rounds; without a checkout path, run on a built-in two-kernel sample")
     args = parser.parse_args(argv)

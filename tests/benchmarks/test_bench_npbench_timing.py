@@ -1,6 +1,7 @@
 """How the NPBench harness times: variants take turns call by call, and `--control` times eager a second
 time so the table shows the noise floor next to graphjit's ratios (benchmarks/bench_npbench.py)."""
 
+import os
 import sys
 
 from locations import BENCHMARKS
@@ -46,3 +47,22 @@ def test_jobs_measure_kernels_in_processes_of_their_own_and_keep_their_order(tmp
     assert rows == ["| kernel", "| running_sum", "| scale_rows"]
     assert "coverage: 2/2 kernels compile at O2 and equal eager" in out
     assert "geomean speed-up over eager, graphjit O2:" in out and "× on 2 kernels" in out
+
+
+def test_each_kernel_is_measured_in_a_fresh_process_of_its_own(tmp_path):
+    # as NPBench's run_framework.py does: no kernel inherits what an earlier one left in the allocator
+    root = layout.write_sample_layout(tmp_path)
+    kernels = layout.find_kernels(root)
+    args = bench_npbench.parse_args([str(root), "--quick"])
+    rows = bench_npbench.run_kernels(str(root), kernels, args)
+    pids = [row.pid for row in rows]
+    assert len(set(pids)) == len(kernels) and os.getpid() not in pids
+    assert [row.kernel for row in rows] == [k.name for k in kernels]
+
+
+def test_same_process_measures_every_kernel_here(tmp_path):
+    root = layout.write_sample_layout(tmp_path)
+    kernels = layout.find_kernels(root)
+    args = bench_npbench.parse_args([str(root), "--quick", "--same-process"])
+    rows = bench_npbench.run_kernels(str(root), kernels, args)
+    assert all(row.pid is None for row in rows) and all(row.problem is None for row in rows)
