@@ -90,6 +90,10 @@ class GradFunction:
         """The generated NumPy code (forward and backward) for these arguments."""
         return self._jit.source(*self._bound_self(args), **kwargs)
 
+    def cache_info(self) -> dict:
+        """The compiled function's counters (`JitFunction.cache_info`)."""
+        return self._jit.cache_info()
+
 
 def _through(fn):
     """A function compiled code can inline whose body calls `fn` (another gradient function)."""

@@ -136,7 +136,9 @@ class EntryCache:
 
     def info(self) -> dict:
         """hits, misses, compiles, disk_loads, compile_seconds (total), entries and more."""
-        return dict(self.stats, hits=dispatch.hit_count(self.hits), entries=len(self.order))
+        from .compile import workspace_bytes
+        return dict(self.stats, hits=dispatch.hit_count(self.hits), entries=len(self.order),
+                    workspace_bytes=sum(workspace_bytes(entry.run) for entry in self.order))
 
     def roots(self, args: tuple, consts: Any) -> Roots:
         return Roots.of_function(self.fn, self.names, args, consts)

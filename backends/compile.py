@@ -157,3 +157,15 @@ def _user_frame(exc: BaseException, file: str, line: int, name: str):
     while tb is not None and tb.tb_frame.f_code is not code:
         tb = tb.tb_next
     return tb
+
+
+def workspace_bytes(run) -> int:
+    """Bytes of the workspaces pooled by the generated function `run` (`Emitter.workspace` in
+    backends/emit_numpy.py): the buffers of big temporaries it keeps between calls
+    (graph/passes/scratch.py); `cache_info()["workspace_bytes"]` sums them."""
+    buffers = {}
+    for workspace in getattr(run, "__globals__", {}).get("_ws") or []:
+        for view in workspace:
+            base = view if view.base is None else view.base
+            buffers[id(base)] = base.nbytes
+    return sum(buffers.values())

@@ -7,13 +7,5 @@ from __future__ import annotations
 
 def kept_bytes(compiled) -> int:
     """Bytes of the workspaces pooled by every compiled entry of `compiled` (a `jit` function, or a
-    `grad`/`value_and_grad` function, whose entries are those of the function it compiles)."""
-    jitted = getattr(compiled, "_jit", compiled)
-    buffers = {}
-    for entries in jitted.entries.table.values():
-        for entry in entries:
-            for workspace in getattr(entry.run, "__globals__", {}).get("_ws") or []:
-                for view in workspace:
-                    base = view if view.base is None else view.base
-                    buffers[id(base)] = base.nbytes
-    return sum(buffers.values())
+    `grad`/`value_and_grad` function)."""
+    return compiled.cache_info()["workspace_bytes"]

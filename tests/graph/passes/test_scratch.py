@@ -278,3 +278,12 @@ def test_an_array_kept_by_an_object_array_is_never_a_workspace_buffer(level):
         jitted(x, box)
     for x, box in zip(xs, boxes):
         np.testing.assert_array_equal(box[0], np.exp(x) * 0.5)
+
+
+def test_cache_info_says_how_much_the_function_keeps_between_calls():
+    jitted = graphjit.jit(stencil, jit_level="O2")
+    assert jitted.cache_info()["workspace_bytes"] == 0
+    jitted(np.zeros((258, 258)), np.empty((256, 256)))
+    kept = jitted.cache_info()["workspace_bytes"]
+    assert 256 * 256 * 8 <= kept <= 6 * 258 * 258 * 8     # a few 512 KiB buffers, shared where it can
+    assert graphjit.jit(stencil, jit_level="O1").cache_info()["workspace_bytes"] == 0
