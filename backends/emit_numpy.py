@@ -156,15 +156,14 @@ class Emitter:
                  "_ws = []", "", "", "def _new_workspace():"]
         for buffer, types in sorted(views_of.items()):
             if len(types) > 1:   # values of several types, never alive at once, share its bytes
-                size = max(math.prod(t.shape) * np.dtype(t.dtype).itemsize for t in types)
+                size = max(t.nbytes for t in types)
                 lines.append(f"    b{buffer} = np.empty({size}, np.uint8)")
         items = []
         for slot in sorted(slots):
             buffer, t = slots[slot]
             shape, dtype = tuple(t.shape), format_literal(t.dtype)
             if len(views_of[buffer]) > 1:
-                nbytes = math.prod(t.shape) * np.dtype(t.dtype).itemsize
-                items.append(f"b{buffer}[:{nbytes}].view({dtype}).reshape({shape})")
+                items.append(f"b{buffer}[:{t.nbytes}].view({dtype}).reshape({shape})")
             else:
                 items.append(f"np.empty({shape}, {dtype})")
         lines.append(f"    return ({', '.join(items)},)")

@@ -44,9 +44,6 @@ import tracemalloc  # noqa: E402
 import numpy as np  # noqa: E402
 
 import graphjit as ms  # noqa: E402
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from workspace import kept_bytes  # noqa: E402
 from bench_network import load_network_class  # noqa: E402  (the seed Network, samples/network.py)
 
 BATCH = 64
@@ -224,7 +221,7 @@ def main(argv=None) -> int:
         fn()
     medians = interleaved(variants, rounds, calls)
     memory = {name: peak_bytes(variants[name]) for name in ("hand-written NumPy", "graphjit value_and_grad")}
-    kept = kept_bytes(grad_fn)   # buffers graphjit keeps between steps: part of its memory
+    kept = grad_fn.cache_info()["workspace_bytes"]   # buffers graphjit keeps between steps: part of its memory
     memory["graphjit value_and_grad"] += kept
     first = first_call_ms(model, forward_fn, x, labels, repeats)
 

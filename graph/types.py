@@ -12,6 +12,7 @@ Python number as weak (NEP 50), so an op often gives one type for every member (
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from typing import Optional, Tuple
@@ -48,6 +49,11 @@ class ArrayType(Type):
     @property
     def is_static(self) -> bool:
         return self.dtype is not None and self.shape is not None and None not in self.shape
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of an array of this (static) type."""
+        return math.prod(self.shape) * np.dtype(self.dtype).itemsize
 
     def __str__(self) -> str:
         d = SHORT_DTYPE_NAMES.get(self.dtype, self.dtype) if self.dtype else "?"

@@ -11,7 +11,6 @@ graph compiler's buffer assignment does.
 
 from __future__ import annotations
 
-import math
 import numpy as np
 
 from ..alias import Aliases, holds_memory, value_roots
@@ -68,14 +67,14 @@ def run(graph: Graph) -> bool:
     if graph.parent is not None:
         return False
     changed = False
-    total = sum(_nbytes(n.type) for n in graph.all_nodes() if n.op == "scratch")
+    total = sum(n.type.nbytes for n in graph.all_nodes() if n.op == "scratch")
     for g in _graphs(graph):
         aliases = Aliases(g)
         escaping = aliases.escaping()
         for node in list(g.nodes):
             if _candidate(aliases, node) and node.id not in escaping and _only_read(graph, node) \
-                    and total + _nbytes(node.type) <= MAX_WORKSPACE_BYTES:
-                total += _nbytes(node.type)
+                    and total + node.type.nbytes <= MAX_WORKSPACE_BYTES:
+                total += node.type.nbytes
                 _rewrite(g, node)
                 changed = True
     return _assign_slots(graph) or changed
@@ -91,7 +90,7 @@ def _graphs(graph: Graph):
 
 def _candidate(aliases: Aliases, node: Node) -> bool:
     t = node.type
-    if not (isinstance(t, ArrayType) and t.is_static and len(t.shape) >= 1 and _nbytes(t) >= MIN_BYTES):
+    if not (isinstance(t, ArrayType) and t.is_static and len(t.shape) >= 1 and t.nbytes >= MIN_BYTES):
         return False
     if set(node.attrs) - {"quiet"} or not node.is_pure or node.regions or node.opdef.result != "fresh":
         return False
@@ -145,7 +144,7 @@ def _assign_slots(graph: Graph) -> bool:
         aliases = Aliases(g)
         buffers: list[list[int]] = []                  # [bytes, last position at which it is used]
         for node in [n for n in g.nodes if n.op == "scratch"]:
-            start, end, size = aliases.position[node.id], _last_use(aliases, node), _nbytes(node.type)
+            start, end, size = aliases.position[node.id], _last_use(aliases, node), node.type.nbytes
             free = [k for k, (_, last) in enumerate(buffers) if last < start]
             fitting = [k for k in free if buffers[k][0] >= size]
             if fitting:
@@ -173,7 +172,3 @@ def _last_use(aliases: Aliases, node: Node) -> int:
         for user in g.users(holder):
             last = max(last, aliases.position.get(user.id, last))
     return last
-
-
-def _nbytes(t: ArrayType) -> int:
-    return math.prod(t.shape) * np.dtype(t.dtype).itemsize

@@ -11,10 +11,7 @@ with a reason, the loop stays a loop (an inner loop's own, smaller, vectorized f
 
 from __future__ import annotations
 
-import math
 from typing import Optional
-
-import numpy as np
 
 from ..ir import Node
 from ..types import ArrayType
@@ -31,19 +28,15 @@ def oversized_temporary(loop: Node, result: Result) -> Optional[str]:
     touched = [o.type for o in loop.operands if isinstance(o.type, ArrayType)]
     if any(not t.is_static for t in touched):
         return None
-    largest = max((_nbytes(t) for t in touched), default=0)
+    largest = max((t.nbytes for t in touched), default=0)
     roots = [o for o in result.outputs if o.graph is result.scratch.g]
     keep = live_nodes(result.scratch, roots)
     for node in result.scratch.g.nodes:
         t = node.type
         if node.id not in keep or not isinstance(t, ArrayType) or not t.is_static or node.opdef.result == "view":
             continue
-        size = _nbytes(t)
+        size = t.nbytes
         if size > MIN_BYTES and size > MAX_BLOWUP * largest:
             return (f"its vectorized form builds a {size / (1 << 20):.0f} MiB temporary "
                     f"(`{node.op}`, {t}), over {MAX_BLOWUP}x the largest array the loop touches")
     return None
-
-
-def _nbytes(t: ArrayType) -> int:
-    return math.prod(t.shape) * np.dtype(t.dtype).itemsize
