@@ -17,6 +17,8 @@ from typing import Optional
 
 import click
 
+from .. import __version__
+
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2
 
 
@@ -333,7 +335,7 @@ def _print_diagnostics(diagnostics: list) -> None:
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="graphjit")
+@click.version_option(version=__version__, prog_name="graphjit")
 def main() -> None:
     """graphjit: static graph mode (jit) for Python + NumPy."""
 
