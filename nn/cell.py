@@ -153,11 +153,13 @@ class Cell:
         return ""
 
     def __repr__(self) -> str:
-        lines = [f"{type(self).__name__}<{self.extra_repr()}>" if self.extra_repr() or not self._cells
-                 else f"{type(self).__name__}<"]
-        if self._cells:
-            for name, cell in self._cells.items():
-                sub = repr(cell).replace("\n", "\n  ")
-                lines.append(f"  ({name}): {sub}")
-            lines.append("  >")
+        """MindSpore 2.x's form: `Name(extra)`, or `Name(` with one `(child): ...` line per sub-cell and `)`."""
+        name, extra = type(self).__name__, self.extra_repr()
+        if not self._cells:
+            return f"{name}({extra})"
+        lines = [f"{name}("] + [f"  {line}" for line in extra.splitlines()]
+        for child, cell in self._cells.items():
+            sub = repr(cell).replace("\n", "\n  ")
+            lines.append(f"  ({child}): {sub}")
+        lines.append(")")
         return "\n".join(lines)
