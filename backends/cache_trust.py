@@ -65,8 +65,9 @@ def check(st: os.stat_result, path: str, kind: str) -> None:
     if st.st_uid != me:
         raise Untrusted(f"{path} belongs to user id {st.st_uid}, not to you (user id {me})")
     if st.st_mode & 0o022:
-        who = "group and others" if st.st_mode & 0o022 == 0o022 else "group" if st.st_mode & 0o020 else "others"
-        raise Untrusted(f"{path} can be written by its {who} (mode {stat.S_IMODE(st.st_mode):o})")
+        who = "its group and others" if st.st_mode & 0o022 == 0o022 else "its group" if st.st_mode & 0o020 \
+            else "others"
+        raise Untrusted(f"{path} can be written by {who} (mode {stat.S_IMODE(st.st_mode):o})")
 
 
 def check_dir(path: str, follow: bool = False) -> None:
@@ -183,7 +184,7 @@ def load_key(root: str, create: bool) -> Optional[bytes]:
     Untrusted if the key file is not the user's private regular file, or is damaged.
     """
     path = os.path.join(root, KEY_FILE)
-    for attempt in range(50):
+    for attempt in range(25):
         try:
             fd = open_checked(path)
         except FileNotFoundError:
@@ -201,7 +202,8 @@ def load_key(root: str, create: bool) -> Optional[bytes]:
             os.close(fd)
         if len(data) == KEY_BYTES:
             return data
-        if attempt < 49 and len(data) < KEY_BYTES:   # being written by the fallback path: wait
+        if attempt < 24 and len(data) < KEY_BYTES and time.time() - st.st_mtime < 5:   # being written
+            # (by the path for file systems without hard links): wait
             time.sleep(0.02)
             continue
         raise Untrusted(f"{path} (the key that authenticates cache entries) is damaged; delete it "

@@ -150,31 +150,31 @@ class DiskCache:
         self.writable = True          # False after a failed write: memory only, warned once
         self.refused: Optional[str] = None   # why the cache is not trusted: memory only, warned once
         self.stats = {"hits": 0, "misses": 0, "writes": 0, "evictions": 0, "corrupt": 0}
-        self._key: Optional[bytes] = None
+        self._key: Optional[bytes] = None   # the key of the last successful check
         self._size: Optional[int] = None
         self._registered = False
         self._lock = threading.Lock()
 
     # --- trust -----------------------------------------------------------------------------
-    def open(self, create: bool = False) -> bool:
-        """True when the cache may be used: the root and the layout directory are the user's own
-        and private, the layout directory is graphjit's (tagged), and the key is read. With
-        `create`, what is missing is created; without, a missing part means nothing to read."""
-        if self._key is not None:
-            return True
+    def open(self, create: bool = False) -> Optional[bytes]:
+        """The user's key when the cache may be used (None: it may not, or there is nothing yet):
+        the root and the layout directory are the user's own and private, the layout directory is
+        graphjit's (tagged), the key file is private. Checked at every load and store (a few stat
+        calls), so a directory made writable since the last one is seen. With `create`, what is
+        missing is created; without, a missing part means nothing to read."""
         if self.refused is not None or (create and not self.writable):
-            return False
+            return None
+        key = None
         with self._lock:
-            if self._key is not None:
-                return True
             try:
-                self._key = self._open(create)
+                key = self._open(create)
             except Untrusted as e:
                 self.refuse(str(e))
             except OSError as e:
                 if create:
                     self.unwritable(e)
-        return self._key is not None
+            self._key = key
+        return key
 
     def _open(self, create: bool) -> Optional[bytes]:
         if not os.path.isdir(self.root):
@@ -193,7 +193,7 @@ class DiskCache:
 
     def trust(self) -> Optional[str]:
         """Why this cache is not used (None: it is, or there is nothing yet); warns nothing."""
-        if self.refused is None and self._key is None:
+        if self.refused is None:
             try:
                 self._key = self._open(create=False)
             except Untrusted as e:
@@ -228,7 +228,8 @@ class DiskCache:
     def load(self, key: CacheKey) -> list:
         """The entries stored under `key` that verify, most recently used first."""
         slot = self.slot(key)
-        if not self.open():
+        secret = self.open()
+        if secret is None:
             self._count("misses")
             return []
         try:
@@ -244,7 +245,7 @@ class DiskCache:
         for name in names:
             path = os.path.join(slot, name)
             try:
-                entry, mtime = read_entry(path, self._key, key, with_mtime=True)
+                entry, mtime = read_entry(path, secret, key, with_mtime=True)
             except CorruptEntry as e:
                 self._count("corrupt")
                 log.info("cache", "ignoring cache entry %s: %s (a miss; it will be rebuilt)", path, e)
@@ -268,12 +269,12 @@ class DiskCache:
         except (OSError, NotImplementedError):
             pass
 
-    def ours(self, path: str) -> bool:
-        """`path` is an entry graphjit wrote with this user's key (it may be deleted)."""
-        if self._key is None:
+    def ours(self, path: str, secret: Optional[bytes]) -> bool:
+        """`path` is an entry graphjit wrote with this user's key `secret` (it may be deleted)."""
+        if secret is None:
             return False
         try:
-            read_entry(path, self._key)
+            read_entry(path, secret)
             return True
         except (CorruptEntry, Untrusted, OSError):
             return False
@@ -281,11 +282,12 @@ class DiskCache:
     # --- writing ---------------------------------------------------------------------------
     def store(self, key: CacheKey, entry: StoredEntry) -> Optional[str]:
         """Write `entry` atomically; the path written, or None (memory only)."""
-        if not self.open(create=True):
+        secret = self.open(create=True)
+        if secret is None:
             return None
         slot = self.slot(key)
         path = os.path.join(slot, f"{entry.variant()}.py")
-        data = render_entry(key, entry, self._key).encode("utf-8")
+        data = render_entry(key, entry, secret).encode("utf-8")
         tmp = None
         try:
             cache_trust.make_dir(slot)
@@ -310,16 +312,17 @@ class DiskCache:
         self._count("writes")
         if self._size is not None:
             self._size += len(data)
-        self.evict()
+        self.evict(secret=secret)
         return path
 
-    def evict(self, cap: Optional[int] = None) -> int:
+    def evict(self, cap: Optional[int] = None, secret: Optional[bytes] = None) -> int:
         """Remove least recently used entries until the total size is under the cap. Only entries
         that verify are removed; other files are left alone and not counted."""
         cap = size_cap() if cap is None else cap
         if self._size is not None and self._size <= cap:
             return 0
-        files = self.entries()
+        secret = secret or self.open()
+        files = self.entries(secret)
         self._size = sum(size for _, size, _ in files)
         removed = 0
         if self._size > cap:
@@ -327,18 +330,19 @@ class DiskCache:
                 if self._size <= cap * 0.8:
                     break
                 self._size -= size   # removed, or not ours: either way it does not count
-                if self.remove(path):
+                if self.remove(path, secret):
                     removed += 1
                     log.info("cache", "evicted %s (%d bytes, least recently used)", path, size)
         if removed:
             self._count("evictions", removed)
         return removed
 
-    def entries(self) -> list:
+    def entries(self, secret: Optional[bytes] = None) -> list:
         """(path, size, mtime) of every `.py` file in the slots (entries, unless someone put other
         files there); stale temporary files that verify are removed on the way."""
         out = []
-        if not self.open():
+        secret = secret or self.open()
+        if secret is None:
             return out
         try:
             slots = list(os.scandir(self.base))
@@ -359,15 +363,15 @@ class DiskCache:
                     continue
                 if item.name.startswith(".tmp-"):
                     if now - st.st_mtime > 3600:
-                        self.remove(item.path)
+                        self.remove(item.path, secret)
                     continue
                 if item.name.endswith(".py") and item.is_file(follow_symlinks=False):
                     out.append((item.path, st.st_size, st.st_mtime))
         return out
 
-    def remove(self, path: str) -> bool:
+    def remove(self, path: str, secret: Optional[bytes] = None) -> bool:
         """Delete `path` if it is an entry graphjit wrote (it verifies), then its slot if now empty."""
-        if not self.ours(path):
+        if not self.ours(path, secret or self.open()):
             return False
         try:
             os.unlink(path)
@@ -446,11 +450,12 @@ class DiskCache:
         why = self.trust()
         if why is not None:
             raise Untrusted(why)
-        if self._key is None:
+        secret = self.open()
+        if secret is None:
             return 0, 0
         removed = left = 0
-        for path, _, _ in self.entries():
-            if self.remove(path):
+        for path, _, _ in self.entries(secret):
+            if self.remove(path, secret):
                 removed += 1
             else:
                 left += 1
