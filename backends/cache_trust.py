@@ -241,5 +241,6 @@ def sign(key: bytes, data: bytes) -> str:
     return hmac.new(key, data, hashlib.sha256).hexdigest()
 
 
-def verify(key: bytes, data: bytes, mac: str) -> bool:
-    return hmac.compare_digest(sign(key, data), mac.strip())
+def verify(key: bytes, data: bytes, mac: bytes) -> bool:
+    """`mac` (hex, as read from a file: any bytes) is the HMAC of `data` under `key`."""
+    return hmac.compare_digest(sign(key, data).encode(), mac.strip())

@@ -498,8 +498,7 @@ def read_entry(path: str, secret: bytes, key: Optional[CacheKey] = None, with_mt
     second, _, rest = text.partition(b"\n")
     if not second.startswith(MAC_LINE.encode()):
         raise CorruptEntry("no HMAC line")
-    mac = second[len(MAC_LINE):].decode("latin-1")
-    if not cache_trust.verify(secret, first + b"\n" + rest, mac):
+    if not cache_trust.verify(secret, first + b"\n" + rest, second[len(MAC_LINE):]):
         raise CorruptEntry("HMAC does not verify (modified, truncated, or written with another key)")
     entry = parse_entry(rest.decode("utf-8"), path, key)   # verified: graphjit wrote these bytes
     return (entry, st.st_mtime) if with_mtime else entry
