@@ -205,6 +205,9 @@ def test_a_folder_graphjit_did_not_make_is_left_alone(tmp_path, monkeypatch):
     with pytest.warns(ms.GraphjitWarning, match="was not made by graphjit"):
         out, _ = fresh_call(triple, np.ones(2))
     np.testing.assert_array_equal(out, np.full(2, 4.0))
+    result = CliRunner().invoke(main, ["cache", "info"])
+    assert result.exit_code == 0 and "not used (memory only):" in result.output
+    assert "was not made by graphjit" in result.output
     result = CliRunner().invoke(main, ["cache", "clear"])
     assert result.exit_code == 1 and "not clearing" in result.output
     assert (root / "v1" / "notes" / "todo.py").exists() and (root / "v2" / "notes" / "todo.py").exists()
