@@ -477,6 +477,9 @@ def clear() -> None:
     click.echo(f"removed {n} entr{'y' if n == 1 else 'ies'} from {store.root}")
     if left:
         click.echo(f"left {left} file{'' if left == 1 else 's'} graphjit cannot verify as its own entries")
+    old = os.path.join(store.root, "v1")
+    if os.path.isdir(old):
+        click.echo(f"{old} (the format before entries were signed) is left alone: delete it yourself")
 
 
 if __name__ == "__main__":

@@ -213,6 +213,17 @@ def test_a_folder_graphjit_did_not_make_is_left_alone(tmp_path, monkeypatch):
     assert (root / "v1" / "notes" / "todo.py").exists() and (root / "v2" / "notes" / "todo.py").exists()
 
 
+def test_clear_leaves_the_old_format_alone(monkeypatch):
+    fresh_call(triple, np.ones(2))
+    old = cache_root() / "v1" / "triple-0123"
+    old.mkdir(parents=True)
+    (old / "0123456789abcdef.py").write_text("# graphjit cache entry v1\n# sha256: 00\n")
+    result = CliRunner().invoke(main, ["cache", "clear"])
+    assert result.exit_code == 0 and "removed 1 entry" in result.output
+    assert "v1 (the format before entries were signed) is left alone" in result.output
+    assert (old / "0123456789abcdef.py").exists() and entry_files() == []
+
+
 def test_eviction_and_clear_delete_only_entries(monkeypatch):
     fresh_call(triple, np.ones(1))
     [first] = entry_files()
