@@ -207,10 +207,10 @@ class DiskCache:
         self.refused = why
         self._key = None
         warn_once(("untrusted", self.root),
-                  f"graphjit: not using the compilation cache in {self.root}: {why}; another user could "
-                  "make graphjit run code through it, so compiled code is cached in memory only for this "
-                  "process (make the directory yours and not writable by others, e.g. `chmod -R go-w`, "
-                  "remove what you did not put there, or set GRAPHJIT_CACHE_DIR to a private directory)")
+                  f"graphjit: not using the compilation cache in {self.root}: {why}. Cached code runs only "
+                  "from a directory graphjit made that nobody else can write, so compiled code is cached in "
+                  "memory only for this process. Make the directory yours and private (`chmod -R go-w`), "
+                  "remove what you did not put there, or set GRAPHJIT_CACHE_DIR to another directory.")
 
     def unwritable(self, e: OSError) -> None:
         self.writable = False
