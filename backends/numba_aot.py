@@ -17,6 +17,11 @@ kernel must be compiled, or when a kernel raises (NumPy's IndexError is rebuilt 
 - Numba compiles the kernel with the same error model and bounds checks as `numba.njit` would.
 - Anything that prevents it (no C compiler, `numba.pycc` missing) raises Unavailable: the caller
   uses `numba.njit(cache=True)` instead, as it does with `GRAPHJIT_NUMBA_AOT=0`.
+- A library is native code the process runs, so it is loaded only if graphjit wrote it
+  (backends/cache_trust.py): `<lib>.hmac` beside it holds the HMAC-SHA256 of its name and bytes
+  under the user's cache key, and the library, the directories from the cache root to it and the
+  runtime's files belong to the user and are not writable by others. Otherwise it is compiled again
+  (and, where the directories are not private, by `numba.njit` instead). Directories are made 0700.
 """
 
 from __future__ import annotations
@@ -32,6 +37,9 @@ import sys
 import tempfile
 import threading
 import numpy as np
+
+from . import cache_trust
+from .cache_trust import Untrusted
 
 ENV = "GRAPHJIT_NUMBA_AOT"   # 0 / off: kernels are compiled by numba.njit(cache=True) instead
 INIT = "graphjit_kernels"    # the name the runtime's init function is compiled under
@@ -99,8 +107,14 @@ def _module_name(name: str, sha: str, layout: str) -> str:
 
 
 def load(path: str):
-    """The kernel function of the library at `path` (imported without Numba), or None if there is none."""
+    """The kernel function of the library at `path` (imported without Numba), or None if there is
+    none, or it is not one graphjit wrote (it is then compiled again)."""
     if not os.path.exists(path):
+        return None
+    why = untrusted(path)
+    if why is not None:
+        from .. import log
+        log.info("vectorize", "kernel library %s is not loaded: %s", path, why)
         return None
     module_name = os.path.basename(path).split(".")[0]
     loader = importlib.machinery.ExtensionFileLoader(module_name, path)
@@ -111,9 +125,78 @@ def load(path: str):
     return module.run
 
 
+# --- trust: a library runs only if graphjit wrote it ------------------------------------------------
+MAX_LIBRARY_BYTES = 256 * 1024 * 1024
+
+
+def _cache_root(path: str) -> str:
+    """The cache root of a library `<root>/numba/aot/<library>`."""
+    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(path))))
+
+
+def _check_directories(path: str) -> None:
+    """Raise Untrusted unless the cache root, `numba/` and `aot/` are the user's and private, and
+    the runtime (which may be a link to a shared build of the user's) too."""
+    aot = os.path.dirname(os.path.abspath(path))
+    root = _cache_root(path)
+    cache_trust.check_dir(root, follow=True)
+    cache_trust.check_dir(os.path.dirname(aot))
+    cache_trust.check_dir(aot)
+
+
+def _signed(path: str, data: bytes) -> bytes:
+    return os.path.basename(path).encode() + b"\n" + data
+
+
+def _read(path: str, limit: int) -> bytes:
+    fd = cache_trust.open_checked(path)
+    with os.fdopen(fd, "rb") as f:
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        raise Untrusted(f"{path} is too large")
+    return data
+
+
+def untrusted(path: str) -> "str | None":
+    """Why the library at `path` must not be loaded (None: graphjit wrote it, with this user's key)."""
+    try:
+        _check_directories(path)
+        key = cache_trust.load_key(_cache_root(path), create=False)
+        if key is None:
+            return "no key to check it with"
+        data = _read(path, MAX_LIBRARY_BYTES)
+        if not cache_trust.verify(key, _signed(path, data), _read(path + ".hmac", 256)):
+            return "its HMAC does not verify (not written by graphjit with this user's key)"
+    except Untrusted as e:
+        return str(e)
+    except OSError as e:
+        return f"{type(e).__name__}: {e.strerror or e}"
+    return None
+
+
+def _sign(path: str) -> None:
+    """Write `<path>.hmac` for the library just built at `path`."""
+    key = cache_trust.load_key(_cache_root(path), create=True)
+    mac = cache_trust.sign(key, _signed(path, _read(path, MAX_LIBRARY_BYTES)))
+    fd, tmp = cache_trust.temp_file(os.path.dirname(path), prefix=".hmac-")
+    try:
+        with os.fdopen(fd, "w", encoding="ascii") as f:
+            f.write(mac + "\n")
+        os.replace(tmp, path + ".hmac")
+        tmp = None
+    finally:
+        if tmp is not None:
+            os.unlink(tmp)
+
+
 def build(fn, kinds: tuple, layout: str, path: str, error_model: str, boundscheck: bool) -> None:
     """Compile `fn` (a kernel's Python function) for `kinds` and `layout` into the library at `path`.
     Raises Numba's errors as they are (Numba refuses the kernel) and Unavailable for the rest."""
+    try:
+        cache_trust.make_dir(os.path.dirname(path))
+        _check_directories(path)
+    except (Untrusted, OSError) as e:
+        raise Unavailable(f"its directory cannot be trusted: {e}") from None
     try:
         import numba.pycc.compiler as aot_compiler   # setuptools and Numba's pycc
         from numba.core import types
@@ -143,12 +226,15 @@ def build(fn, kinds: tuple, layout: str, path: str, error_model: str, boundschec
             finally:
                 aot_compiler.Flags = plain
         try:
-            os.makedirs(os.path.dirname(path), exist_ok=True)
             tmp = os.path.join(build_dir, os.path.basename(path))
             toolchain.link_shared(tmp, [obj] + objects, toolchain.get_python_libraries(),
                                   toolchain.get_python_library_dirs(), export_symbols=compiler.dll_exports,
                                   extra_ldflags=["-pthread"] if sys.platform.startswith("linux") else [])
+            os.chmod(tmp, 0o700)   # the linker's mode follows the umask
             os.replace(tmp, path)
+            _sign(path)
+        except Untrusted as e:
+            raise Unavailable(f"the library cannot be signed: {e}") from None
         except Exception as e:   # noqa: BLE001 - distutils' CompileError/LinkError, OSError
             _STATE["unavailable"] = f"linking failed: {type(e).__name__}: {str(e).strip()[:200]}"
             raise Unavailable(_STATE["unavailable"]) from None   # the next kernels go to njit directly
@@ -214,11 +300,13 @@ def _runtime(root: str) -> tuple:
         log.info("vectorize", "compiling Numba's runtime for ahead-of-time kernels (once per machine) into %s", root)
         tmp = None
         try:
-            os.makedirs(os.path.dirname(root), exist_ok=True)
+            cache_trust.make_dir(os.path.dirname(root))
             tmp = tempfile.mkdtemp(prefix="runtime-", dir=os.path.dirname(root))
             objects = CC(INIT, source_module=__name__)._compile_mixins(tmp)
-            with open(os.path.join(tmp, "objects.json"), "w", encoding="utf-8") as f:
-                json.dump([os.path.relpath(o, tmp) for o in objects], f)
+            for o in objects:
+                os.chmod(o, cache_trust.FILE_MODE)   # the compiler's modes follow the umask
+            cache_trust.write_file(os.path.join(tmp, "objects.json"),
+                                   json.dumps([os.path.relpath(o, tmp) for o in objects]).encode())
             os.replace(tmp, root)
         except OSError:
             if tmp:
@@ -229,5 +317,22 @@ def _runtime(root: str) -> tuple:
             if tmp:
                 shutil.rmtree(tmp, ignore_errors=True)
             raise Unavailable(f"compiling the runtime failed: {type(e).__name__}: {str(e).strip()[:200]}") from None
-    with open(manifest, encoding="utf-8") as f:
-        return [os.path.join(root, o) for o in json.load(f)], toolchain
+    return _runtime_objects(root, manifest), toolchain
+
+
+def _runtime_objects(root: str, manifest: str) -> list:
+    """The runtime's object files (linked into every library, so checked as the libraries are: the
+    user's, not writable by others, inside the runtime directory)."""
+    try:
+        cache_trust.check_dir(root, follow=True)   # tests share one runtime through a link
+        objects = json.loads(_read(manifest, 1 << 16))
+        if not isinstance(objects, list) or not all(isinstance(o, str) for o in objects):
+            raise Untrusted(f"{manifest} is not a list of object files")
+        paths = [os.path.normpath(os.path.join(root, o)) for o in objects]
+        for p in paths:
+            if not p.startswith(os.path.normpath(root) + os.sep):
+                raise Untrusted(f"{manifest} names a file outside its directory")
+            cache_trust.check(os.lstat(p), p, "file")
+        return paths
+    except (Untrusted, OSError, ValueError) as e:
+        raise Unavailable(f"Numba's runtime in {root} cannot be trusted: {e}") from None

@@ -454,6 +454,8 @@ def info(verbose: bool) -> None:
     state = "on" if disk_cache.enabled_by_env() else "off (GRAPHJIT_CACHE=0)"
     click.echo(f"directory: {data['directory']}")
     click.echo(f"disk cache: {state}")
+    if data["refused"]:
+        click.echo(f"not used (memory only): {data['refused']}")
     click.echo(f"entries: {data['entries']} ({data['functions']} keys)")
     click.echo(f"size: {_size(data['bytes'])} of {_size(data['cap'])} (GRAPHJIT_CACHE_SIZE)")
     click.echo(f"recorded: {data['hits']} hits, {data['misses']} misses, {data['writes']} writes, "
@@ -466,10 +468,20 @@ def info(verbose: bool) -> None:
 
 @cache.command()
 def clear() -> None:
-    """Remove every entry."""
+    """Remove every entry graphjit wrote (other files are left alone)."""
+    from ..backends.cache_trust import Untrusted
     store = _store()
-    n = store.clear()
+    try:
+        n, left = store.clear()
+    except Untrusted as e:
+        click.echo(f"graphjit: not clearing {store.root}: {e}", err=True)
+        sys.exit(EXIT_ERRORS)
     click.echo(f"removed {n} entr{'y' if n == 1 else 'ies'} from {store.root}")
+    if left:
+        click.echo(f"left {left} file{'' if left == 1 else 's'} graphjit cannot verify as its own entries")
+    old = os.path.join(store.root, "v1")
+    if os.path.isdir(old):
+        click.echo(f"{old} (the format before entries were signed) is left alone: delete it yourself")
 
 
 if __name__ == "__main__":

@@ -129,6 +129,16 @@ def test_without_a_c_compiler_numba_njit_compiles_the_kernel_and_the_log_says_wh
     assert libraries() == []
 
 
+def test_a_library_directory_others_can_write_is_not_used(rng, monkeypatch, caplog):
+    aot = Path(numba_kernels.kernel_dir()) / "aot"
+    os.chmod(aot, 0o777)
+    with caplog.at_level(logging.INFO, logger="graphjit.vectorize"):
+        run_same(strided_recurrence, (rng.random(8), rng.random(8)), jit_level="O2")
+    assert "is compiled by numba.njit, not ahead of time: its directory cannot be trusted" in caplog.text
+    assert "can be written by its group and others (mode 777)" in caplog.text
+    assert libraries() == []
+
+
 PROGRAM = textwrap.dedent('''
     import json, sys, time
     import numpy as np
@@ -182,3 +192,31 @@ def test_a_second_process_imports_the_library_without_numba(tmp_path, aot_runtim
     assert {p.name: p.stat().st_mtime_ns for p in aot.iterdir() if p.name in built} == built   # not rebuilt
     assert warm["error"] == cold["error"] == "index 60 is out of bounds for axis 0 with size 50"
     print(f"first call: cold {cold['first_call'] * 1e3:.0f} ms, warm {warm['first_call'] * 1e3:.1f} ms")
+
+
+def test_a_library_graphjit_did_not_sign_is_compiled_again(tmp_path, aot_runtime):
+    """A library is native code: a modified one is never loaded (backends/cache_trust.py); a new
+    process compiles and signs it again (a process that loaded a library cannot rebuild it)."""
+    program = tmp_path / "gather_program.py"
+    program.write_text(PROGRAM)
+    aot = tmp_path / "cache" / "numba" / "aot"
+    aot.mkdir(parents=True)
+    (aot / aot_runtime.name).symlink_to(aot_runtime, target_is_directory=True)
+    env = {**os.environ, "GRAPHJIT_CACHE_DIR": str(tmp_path / "cache"), "GRAPHJIT_NUMBA": "1",
+           "GRAPHJIT_NUMBA_AOT": "1", "PYTHONPATH": str(REPO.parent), "OMP_NUM_THREADS": "1",
+           "GRAPHJIT_LOG": "vectorize"}
+
+    def run():
+        out = subprocess.run([sys.executable, str(program)], capture_output=True, text=True, timeout=300, env=env)
+        assert out.returncode == 0, out.stderr
+        return json.loads(out.stdout.strip().splitlines()[-1]), out.stderr
+
+    run()
+    [library] = [p for p in aot.iterdir() if p.name.endswith(".so")]
+    assert (aot / (library.name + ".hmac")).exists() and oct(library.stat().st_mode)[-3:] == "700"
+    library.write_bytes(library.read_bytes() + b"planted")
+    again, err = run()
+    assert again["equal"] and again["kernel"] and again["numba"]
+    assert f"kernel library {library} is not loaded: its HMAC does not verify" in err
+    assert not library.read_bytes().endswith(b"planted")   # compiled again, and signed
+    assert numba_aot.untrusted(str(library)) is None
