@@ -17,7 +17,7 @@ from .parallel import ordered_map
 from .transform_base import Transform, flatten_operations, operation_name, run_operation
 
 
-def _names(value, what: str, allow_none: bool = True):
+def column_list(value, what: str, allow_none: bool = True):
     if value is None:
         if allow_none:
             return None
@@ -31,7 +31,7 @@ def _names(value, what: str, allow_none: bool = True):
     raise TypeError(f"{what} must be a str or a list of str, got {value!r}")
 
 
-def _count(value, what: str, minimum: int) -> int:
+def checked_count(value, what: str, minimum: int) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{what} must be an int, got {type(value).__name__}")
     if value < minimum:
@@ -39,8 +39,8 @@ def _count(value, what: str, minimum: int) -> int:
     return int(value)
 
 
-def _workers(value) -> int:
-    return config.get_num_parallel_workers() if value is None else _count(value, "num_parallel_workers", 1)
+def worker_count(value) -> int:
+    return config.get_num_parallel_workers() if value is None else checked_count(value, "num_parallel_workers", 1)
 
 
 def output_order(names: list, inputs: list, outputs: list) -> list:
@@ -148,7 +148,7 @@ class Dataset:
     def create_tuple_iterator(self, columns=None, num_epochs=-1, output_numpy=False, do_copy=True):
         """An iterator of rows as lists of Tensors (NumPy arrays with `output_numpy=True`), for up
         to `num_epochs` epochs (-1: any number); `columns` picks and orders the columns."""
-        columns = _names(columns, "columns")
+        columns = column_list(columns, "columns")
         if columns:
             self._check_columns(columns, "create_tuple_iterator")
         return TupleIterator(self, RunContext, columns, num_epochs, output_numpy, do_copy)
@@ -321,10 +321,10 @@ class MapDataset(Dataset):
         self.children = (child,)
         self.operations = flatten_operations(operations)
         names = child._col_names()
-        self.input_columns = _names(input_columns, "input_columns") or names[:1]
-        self.output_columns = _names(output_columns, "output_columns") or list(self.input_columns)
+        self.input_columns = column_list(input_columns, "input_columns") or names[:1]
+        self.output_columns = column_list(output_columns, "output_columns") or list(self.input_columns)
         child._check_columns(self.input_columns, "map")
-        self.workers = _workers(num_parallel_workers)
+        self.workers = worker_count(num_parallel_workers)
         order = output_order(names, self.input_columns, self.output_columns)
         if len(set(order)) != len(order):
             raise ValueError(f"map: output_columns {self.output_columns} repeat a column of the dataset {names}")
@@ -387,16 +387,16 @@ class BatchDataset(Dataset):
                  output_columns):
         self.children = (child,)
         if not callable(batch_size):
-            batch_size = _count(batch_size, "batch_size", 1)
+            batch_size = checked_count(batch_size, "batch_size", 1)
         if not isinstance(drop_remainder, bool):
             raise TypeError("drop_remainder must be a bool")
         if per_batch_map is not None and not callable(per_batch_map):
             raise TypeError("per_batch_map must be callable")
         self.batch_size, self.drop_remainder, self.per_batch_map = batch_size, drop_remainder, per_batch_map
-        self.workers = _workers(num_parallel_workers)
+        self.workers = worker_count(num_parallel_workers)
         names = child._col_names()
-        self.input_columns = _names(input_columns, "input_columns")
-        self.output_columns = _names(output_columns, "output_columns")
+        self.input_columns = column_list(input_columns, "input_columns")
+        self.output_columns = column_list(output_columns, "output_columns")
         if self.input_columns:
             child._check_columns(self.input_columns, "batch")
         if per_batch_map is None and (self.input_columns or self.output_columns):
@@ -500,7 +500,7 @@ class BatchDataset(Dataset):
 class ShuffleDataset(Dataset):
     def __init__(self, child, buffer_size, reshuffle_each_epoch=True):
         self.children = (child,)
-        self.buffer_size = _count(buffer_size, "buffer_size", 2)
+        self.buffer_size = checked_count(buffer_size, "buffer_size", 2)
         self.reshuffle_each_epoch = reshuffle_each_epoch
         self.fixed_seed = None if reshuffle_each_epoch else (
             config.get_seed() if config.seed_was_set() else config.entropy_seed())
@@ -548,7 +548,7 @@ class RepeatDataset(Dataset):
         if count is None or count == -1:
             self.count = -1
         else:
-            self.count = _count(count, "count", 1)
+            self.count = checked_count(count, "count", 1)
 
     def _col_names(self):
         return self.children[0]._col_names()
@@ -581,7 +581,7 @@ class RepeatDataset(Dataset):
 class TakeDataset(Dataset):
     def __init__(self, child, count):
         self.children = (child,)
-        self.count = -1 if count == -1 else _count(count, "count", 1)
+        self.count = -1 if count == -1 else checked_count(count, "count", 1)
 
     def _col_names(self):
         return self.children[0]._col_names()
@@ -617,7 +617,7 @@ class TakeDataset(Dataset):
 class SkipDataset(Dataset):
     def __init__(self, child, count):
         self.children = (child,)
-        self.count = _count(count, "count", 0)
+        self.count = checked_count(count, "count", 0)
 
     def _col_names(self):
         return self.children[0]._col_names()
@@ -642,7 +642,7 @@ class SkipDataset(Dataset):
 class ProjectDataset(Dataset):
     def __init__(self, child, columns):
         self.children = (child,)
-        self.columns = _names(columns, "columns", allow_none=False)
+        self.columns = column_list(columns, "columns", allow_none=False)
         child._check_columns(self.columns, "project")
         if len(set(self.columns)) != len(self.columns):
             raise ValueError(f"project: columns {self.columns} repeat a name")
@@ -662,8 +662,8 @@ class ProjectDataset(Dataset):
 class RenameDataset(Dataset):
     def __init__(self, child, input_columns, output_columns):
         self.children = (child,)
-        inputs = _names(input_columns, "input_columns", allow_none=False)
-        outputs = _names(output_columns, "output_columns", allow_none=False)
+        inputs = column_list(input_columns, "input_columns", allow_none=False)
+        outputs = column_list(output_columns, "output_columns", allow_none=False)
         if len(inputs) != len(outputs):
             raise ValueError(f"rename: {len(inputs)} input_columns but {len(outputs)} output_columns")
         child._check_columns(inputs, "rename")
@@ -761,9 +761,9 @@ class FilterDataset(Dataset):
             raise TypeError("filter: predicate must be callable")
         self.children = (child,)
         self.predicate = predicate
-        self.input_columns = _names(input_columns, "input_columns") or child._col_names()
+        self.input_columns = column_list(input_columns, "input_columns") or child._col_names()
         child._check_columns(self.input_columns, "filter")
-        self.workers = _workers(num_parallel_workers)
+        self.workers = worker_count(num_parallel_workers)
 
     def _col_names(self):
         return self.children[0]._col_names()

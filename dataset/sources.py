@@ -11,7 +11,7 @@ import numpy as np
 
 from . import config
 from .columns import Block, from_rows, stack, to_array
-from .datasets import Dataset, _names, _workers
+from .datasets import Dataset, column_list, worker_count
 from .dtypes import to_numpy_dtype
 from .errors import DatasetError
 from .samplers import SubsetRandomSampler, SubsetSampler, select_sampler
@@ -30,7 +30,7 @@ class MappableSource(Dataset):
             raise ValueError(f"num_samples must be a non-negative int, got {num_samples!r}")
         self.sampler = select_sampler(num_samples, sampler, shuffle, num_shards, shard_id)
         self.shuffle_flag, self.explicit_sampler = shuffle, sampler is not None or num_shards is not None
-        self.workers = _workers(num_parallel_workers)
+        self.workers = worker_count(num_parallel_workers)
 
     def _num_rows(self) -> int:
         raise NotImplementedError
@@ -118,7 +118,7 @@ class GeneratorDataset(MappableSource):
         if schema is not None:
             raise ValueError("GeneratorDataset: schema is not supported by graphjit; give column_names "
                              "(and column_types)")
-        self.names = _names(column_names, "column_names", allow_none=False)
+        self.names = column_list(column_names, "column_names", allow_none=False)
         if len(set(self.names)) != len(self.names):
             raise ValueError(f"column_names {self.names} repeat a name")
         self.types = None
@@ -143,7 +143,7 @@ class GeneratorDataset(MappableSource):
                                             not isinstance(num_samples, numbers.Integral) or num_samples < 0):
                 raise ValueError(f"num_samples must be a non-negative int, got {num_samples!r}")
             self.num_samples = num_samples or None
-            self.workers = _workers(num_parallel_workers)
+            self.workers = worker_count(num_parallel_workers)
             self.explicit_sampler, self.shuffle_flag = False, False
 
     def _col_names(self):
@@ -252,7 +252,7 @@ class NumpySlicesDataset(MappableSource):
             arrays.append(array)
         if len({len(a) for a in arrays}) > 1:
             raise ValueError(f"NumpySlicesDataset: the columns have different lengths {[len(a) for a in arrays]}")
-        given = _names(column_names, "column_names")
+        given = column_list(column_names, "column_names")
         if given is not None:
             if len(given) != len(arrays):
                 raise ValueError(f"NumpySlicesDataset: {len(given)} column_names for {len(arrays)} columns")

@@ -20,7 +20,7 @@ class Transform:
     random = False
 
     def __call__(self, *arrays):
-        out = self._row(*(_as_input(a) for a in arrays), rng=_eager_rng() if self.random else None)
+        out = self._row(*(as_input(a) for a in arrays), rng=_eager_rng() if self.random else None)
         return out
 
     def _row(self, *arrays, rng=None):
@@ -33,7 +33,7 @@ class Transform:
         return f"{type(self).__name__}()"
 
 
-def _as_input(value):
+def as_input(value):
     if isinstance(value, np.ndarray):
         return value.view(np.ndarray) if type(value) is not np.ndarray else value
     if hasattr(value, "asnumpy"):

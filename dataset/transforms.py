@@ -8,7 +8,7 @@ import numbers
 import numpy as np
 
 from .dtypes import to_numpy_dtype
-from .transform_base import Transform, flatten_operations, _as_input
+from .transform_base import Transform, flatten_operations, as_input
 
 
 class TypeCast(Transform):
@@ -74,7 +74,7 @@ class Compose(Transform):
         return values if len(values) > 1 else values[0]
 
     def __call__(self, *arrays):
-        values = tuple(_as_input(a) for a in arrays)
+        values = tuple(as_input(a) for a in arrays)
         for op in self.transforms:
             out = op(*values)
             values = out if isinstance(out, tuple) else (np.asarray(out),)
