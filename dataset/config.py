@@ -8,7 +8,7 @@ import os
 import numpy as np
 
 DEFAULT_SEED = 5489          # std::mt19937's default seed: MindSpore's get_seed() before set_seed
-_state = {"seed": None, "num_parallel_workers": 8, "prefetch_size": 16, "block_rows": 256}
+_state = {"seed": None, "num_parallel_workers": 8, "prefetch_size": 16, "block_rows": 1024}
 
 
 def set_seed(seed: int) -> None:
@@ -50,7 +50,8 @@ def get_num_parallel_workers() -> int:
 
 
 def set_prefetch_size(size: int) -> None:
-    """How many results an iterator computes ahead in its background thread (default 16)."""
+    """How many rows (batches, after `batch`) an iterator computes ahead in its background thread,
+    at least one block (default 16)."""
     _state["prefetch_size"] = _positive("prefetch_size", size)
 
 
@@ -59,8 +60,9 @@ def get_prefetch_size() -> int:
 
 
 def set_block_rows(rows: int) -> None:
-    """graphjit's own knob: how many rows a source reads at once (and vectorized transforms see
-    stacked), default 256."""
+    """graphjit's own knob: at most how many rows a source reads at once (and vectorized transforms
+    see stacked), default 1024; the first blocks of a pass are smaller (64, 128, ...) so that the
+    first rows come soon, and a block of fixed-size rows stays under about 8 MB."""
     _state["block_rows"] = _positive("block_rows", rows)
 
 

@@ -342,9 +342,11 @@ class MapDataset(Dataset):
         names = child._col_names()
         positions = [names.index(c) for c in self.input_columns]
 
+        random = [getattr(op, "random", False) or not isinstance(op, Transform) for op in self.operations]
+
         def tasks():
             for k, block in enumerate(child._blocks(ctx)):
-                yield block, [ctx.rng(self, epoch, k, j) for j in range(len(self.operations))]
+                yield block, [ctx.rng(self, epoch, k, j) if r else None for j, r in enumerate(random)]
 
         def run(task):
             block, rngs = task
@@ -447,12 +449,15 @@ class BatchDataset(Dataset):
             number, start, columns, count = group
             return self._make_batch(number, epoch, start, columns, count, names)
 
-        pending, first = [], None
-        for number, batch in enumerate(ordered_map(make, groups(), self.workers)):
+        # making a batch of stacked rows is slicing: threads only pay when per_batch_map runs
+        workers = self.workers if self.per_batch_map is not None else 1
+        pending, limit = [], 1      # batches per block: 1, 2, 4, ... (the first batch comes soon)
+        most = max(1, min(64, config.get_block_rows() // max(1, self._batch_size())))
+        for number, batch in enumerate(ordered_map(make, groups(), workers)):
             pending.append(batch)
-            if len(pending) * max(1, self._batch_size()) >= config.get_block_rows() or len(pending) >= 64:
+            if len(pending) >= limit:
                 yield Block(self.names, [list(c) for c in zip(*pending)], number - len(pending) + 1, len(pending))
-                pending = []
+                pending, limit = [], min(limit * 2, most)
         if pending:
             yield Block(self.names, [list(c) for c in zip(*pending)], number - len(pending) + 1, len(pending))
 

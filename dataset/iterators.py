@@ -1,6 +1,7 @@
 """Iterators over a pipeline (`create_tuple_iterator`, `create_dict_iterator`, `for row in ds`):
-each epoch runs the pipeline in a background thread, `config.get_prefetch_size()` blocks ahead,
-and hands the rows out in order, as Tensors or NumPy arrays."""
+each epoch runs the pipeline in a background thread (the first starts when the iterator is
+created), at most `config.get_prefetch_size()` rows ahead (at least one block), and hands the rows
+out in order, as Tensors or NumPy arrays."""
 
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ class _Iterator:
         self.picked = [self.names.index(c) for c in columns] if columns else list(range(len(self.names)))
         self.context = make_context(dataset)
         self.epoch, self._producer, self._rows, self._finished = 0, None, iter(()), False
+        self._start_epoch()      # the first epoch starts computing now, as MindSpore's pipeline does
 
     def __iter__(self):
         return self

@@ -6,13 +6,17 @@ from __future__ import annotations
 
 import collections
 import concurrent.futures
-import queue
+import os
 import threading
+
+CORES = os.cpu_count() or 1
 
 
 def ordered_map(fn, items, workers: int):
-    """`fn(item)` for each item, computed by up to `workers` threads, yielded in input order; at
-    most 2 * workers items are in flight (bounded memory)."""
+    """`fn(item)` for each item, computed by up to `workers` threads (never more than the machine
+    has cores: more only wait for each other), yielded in input order; at most 2 * workers items
+    are in flight (bounded memory)."""
+    workers = min(workers, CORES)
     if workers <= 1:
         for item in items:
             yield fn(item)
@@ -35,35 +39,40 @@ _DONE = object()
 
 
 class Prefetcher:
-    """Runs `produce()` (an iterator) in a daemon thread, `size` results ahead of the consumer.
-    An exception in the producer is raised in the consumer, in order; `close()` stops the thread."""
+    """Runs `produce()` (an iterator of blocks) in a daemon thread, up to `rows` rows ahead of the
+    consumer (at least one block). An exception in the producer is raised in the consumer after
+    the blocks before it; `close()` stops the thread."""
 
-    def __init__(self, produce, size: int):
-        self._queue = queue.Queue(maxsize=max(1, size))
-        self._stop = threading.Event()
+    def __init__(self, produce, rows: int):
+        self._items = collections.deque()
+        self._ahead, self._limit = 0, max(1, rows)
+        self._cond = threading.Condition()
+        self._stop = False
         self._thread = threading.Thread(target=self._run, args=(produce,), daemon=True,
                                          name="graphjit-prefetch")
         self._thread.start()
 
-    def _put(self, item) -> bool:
-        while not self._stop.is_set():
-            try:
-                self._queue.put(item, timeout=0.1)
-                return True
-            except queue.Full:
-                continue
-        return False
+    def _put(self, ok: bool, item, rows: int) -> bool:
+        with self._cond:
+            while not self._stop and self._items and self._ahead >= self._limit:
+                self._cond.wait()
+            if self._stop:
+                return False
+            self._items.append((ok, item, rows))
+            self._ahead += rows
+            self._cond.notify_all()
+            return True
 
     def _run(self, produce):
         iterator = None
         try:
             iterator = produce()
             for item in iterator:
-                if not self._put((True, item)):
+                if not self._put(True, item, getattr(item, "size", 1)):
                     return
-            self._put((True, _DONE))
+            self._put(True, _DONE, 0)
         except BaseException as exc:   # handed to the consumer, raised there
-            self._put((False, exc))
+            self._put(False, exc, 0)
         finally:
             close = getattr(iterator, "close", None)
             if close is not None:
@@ -73,14 +82,21 @@ class Prefetcher:
         return self
 
     def __next__(self):
-        ok, item = self._queue.get()
+        with self._cond:
+            while not self._items:
+                self._cond.wait()
+            ok, item, rows = self._items.popleft()
+            self._ahead -= rows
+            self._cond.notify_all()
         if not ok:
-            self._stop.set()
+            self.close()
             raise item
         if item is _DONE:
-            self._stop.set()
+            self.close()
             raise StopIteration
         return item
 
     def close(self):
-        self._stop.set()
+        with self._cond:
+            self._stop = True
+            self._cond.notify_all()

@@ -44,13 +44,17 @@ class MappableSource(Dataset):
     def _size(self):
         return self.sampler._size(self._num_rows())
 
+    row_bytes = None        # the size of one row, when every row has the same
+    max_block_rows = None   # a source of large, ragged rows reads fewer at once
+
     def _blocks(self, ctx):
         epoch = ctx.start_pass(self)
         ids = self.sampler._indices(self._num_rows(), ctx.rng(self, epoch), epoch)
-        size = config.get_block_rows()
-        for start in range(0, len(ids), size):
+        start = 0
+        for size in block_sizes(len(ids), self.row_bytes, self.max_block_rows):
             chunk = ids[start:start + size]
             yield Block(self._col_names(), self._read(chunk), start, len(chunk))
+            start += size
 
     def _split_source(self, sizes, randomize):
         if self.explicit_sampler:
@@ -78,6 +82,26 @@ class MappableSource(Dataset):
     def use_sampler(self, new_sampler):
         self.sampler = new_sampler
         self._cached_size = None
+
+
+BLOCK_BYTES = 8 << 20       # a block of fixed-size rows holds at most about this many bytes
+FIRST_BLOCK_ROWS = 64       # blocks grow from this size, so that the first rows come soon
+
+
+def block_sizes(total: int, row_bytes=None, cap=None):
+    """Rows per block for a pass of `total` rows: 64, 128, ... up to `config.get_block_rows()`
+    (and to about 8 MB of fixed-size rows, and to `cap`)."""
+    limit = config.get_block_rows()
+    if row_bytes:
+        limit = min(limit, max(1, BLOCK_BYTES // row_bytes))
+    if cap:
+        limit = min(limit, cap)
+    size, done = min(FIRST_BLOCK_ROWS, limit), 0
+    while done < total:
+        step = min(size, total - done)
+        yield step
+        done += step
+        size = min(size * 2, limit)
 
 
 def convert_row(row, names: list, types, where: str, number: int) -> tuple:
@@ -184,7 +208,8 @@ class GeneratorDataset(MappableSource):
                             else self.source)
         except Exception as exc:
             raise DatasetError(f"GeneratorDataset: starting the source raised {type(exc).__name__}: {exc}") from exc
-        size, rows, number, start = config.get_block_rows(), [], 0, 0
+        sizes = block_sizes(self.num_samples or 2**62)
+        size, rows, number, start = next(sizes), [], 0, 0
         while self.num_samples is None or number < self.num_samples:
             try:
                 row = next(iterator)
@@ -197,7 +222,7 @@ class GeneratorDataset(MappableSource):
             number += 1
             if len(rows) == size:
                 yield from_rows(self.names, rows, start)
-                start, rows = number, []
+                start, rows, size = number, [], next(sizes, 1)
         if rows:
             yield from_rows(self.names, rows, start)
 
@@ -259,6 +284,7 @@ class NumpySlicesDataset(MappableSource):
             names = given
         self.names = names or [f"column_{k}" for k in range(len(arrays))]
         self.arrays = arrays
+        self.row_bytes = sum(a[0].nbytes for a in arrays) if len(arrays[0]) else None
         self._init_sampler(num_samples, shuffle, sampler, num_shards, shard_id, num_parallel_workers)
 
     def _col_names(self):

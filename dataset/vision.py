@@ -59,7 +59,10 @@ class Rescale(Transform):
         self.rescale, self.shift = float(rescale), float(shift)
 
     def _row(self, image, rng=None):
-        return image.astype(np.float32) * np.float32(self.rescale) + np.float32(self.shift)
+        out = image.astype(np.float32)          # a new array: scaled and shifted in place
+        out *= np.float32(self.rescale)
+        out += np.float32(self.shift)
+        return out
 
     _stacked = _row
 
@@ -93,7 +96,9 @@ class Normalize(Transform):
                 mean, std = mean[:, None, None], std[:, None, None]
         elif len(mean) != 1:
             raise ValueError(f"Normalize: an <H, W> image has 1 channel but mean and std have {len(mean)} values")
-        return (image.astype(np.float32) - mean) / std
+        out = np.subtract(image, mean, dtype=np.float32)       # a new array: divided in place
+        out /= std
+        return out
 
     def _row(self, image, rng=None):
         return self._apply(image, 0)

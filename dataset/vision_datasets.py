@@ -43,6 +43,8 @@ class MnistDataset(MappableSource):
     uint32. `usage` 'train' reads train-images-idx3-ubyte / train-labels-idx1-ubyte, 'test' the
     t10k- pair, 'all' (the default) both. Shuffled by default, as in MindSpore."""
 
+    row_bytes = 28 * 28 + 4
+
     def __init__(self, dataset_dir, usage=None, num_samples=None, num_parallel_workers=None, shuffle=None,
                  sampler=None, num_shards=None, shard_id=None, cache=None):
         directory = check_directory(dataset_dir, "MnistDataset")
@@ -87,6 +89,8 @@ class Cifar10Dataset(MappableSource):
     """CIFAR-10 from its binary batches in `dataset_dir`: columns `image` (32, 32, 3) uint8 and
     `label` uint32. `usage` 'train' reads data_batch_*.bin, 'test' test_batch.bin, 'all' (the
     default) both."""
+
+    row_bytes = 32 * 32 * 3 + 4
 
     def __init__(self, dataset_dir, usage=None, num_samples=None, num_parallel_workers=None, shuffle=None,
                  sampler=None, num_shards=None, shard_id=None, cache=None):
@@ -144,6 +148,8 @@ class ImageFolderDataset(MappableSource):
     `decode=True` the decoded RGB (H, W, 3) uint8 image) and `label` int32. Classes are the folder
     names sorted (or `class_indexing`, a {folder: label} dict); `extensions` keeps only files with
     those endings."""
+
+    max_block_rows = 32
 
     def __init__(self, dataset_dir, num_samples=None, num_parallel_workers=None, shuffle=None, sampler=None,
                  extensions=None, class_indexing=None, decode=False, num_shards=None, shard_id=None, cache=None,

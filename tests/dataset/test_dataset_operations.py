@@ -56,6 +56,7 @@ def test_map_errors_name_the_operation_column_and_row():
 
 
 def test_map_with_parallel_workers_keeps_the_order():
+    before = ds.config.get_block_rows()
     ds.config.set_block_rows(4)
     try:
         def jitter(x):
@@ -64,7 +65,7 @@ def test_map_with_parallel_workers_keeps_the_order():
         dataset = numbers(40).map(jitter, "a", num_parallel_workers=4)
         assert [r[0] for r in rows(dataset)] == [2 * k for k in range(40)]
     finally:
-        ds.config.set_block_rows(256)
+        ds.config.set_block_rows(before)
 
 
 def test_batch():
@@ -77,11 +78,12 @@ def test_batch():
 
 
 def test_batch_across_blocks():
+    before = ds.config.get_block_rows()
     ds.config.set_block_rows(3)
     try:
         assert [r[0] for r in rows(numbers(10).batch(4))] == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]]
     finally:
-        ds.config.set_block_rows(256)
+        ds.config.set_block_rows(before)
 
 
 def test_batch_per_batch_map_and_batch_size_function():
