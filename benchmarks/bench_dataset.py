@@ -9,7 +9,8 @@ data (60 000 x 28 x 28 written as MNIST's idx files), batch 64:
     NumPy doing the same arithmetic on the whole array at once (the ceiling: no pipeline at all);
   * the share of a jitted training step's wall time spent waiting for data: the Quick Start
     `Network` (samples/network.py) trained with `value_and_grad` + `nn.SGD` inside `@ms.jit`, one
-    step per batch; "waiting" is the time spent in `next(iterator)`. Target: <= 5 %.
+    step per batch; "waiting" is the time spent in `next(iterator)`. Target: <= 5 %. Beside it, the
+    same steps over batches built beforehand: the wall time without a pipeline running at all.
   * MindSpore's own dataset engine on the same files, when `mindspore` is installed.
 
 BLAS is pinned to one thread (as the other benchmarks do) unless the environment says otherwise.
@@ -37,6 +38,7 @@ import numpy as np  # noqa: E402
 import graphjit as ms  # noqa: E402
 from graphjit import nn  # noqa: E402
 from graphjit.dataset import MnistDataset, config, transforms, vision  # noqa: E402
+from graphjit.dataset.parallel import CORES  # noqa: E402
 from graphjit.dataset.synthetic import write_mnist  # noqa: E402
 from bench_network import load_network_class  # noqa: E402
 
@@ -109,7 +111,8 @@ def train_step_for(model):
 
 
 def training_wait(path: str, steps: int) -> dict:
-    """Train `steps` batches; the wall time, the time in `next(iterator)`, and the step alone."""
+    """Train `steps` batches from the pipeline: the wall time and the time spent in
+    `next(iterator)`; then the same steps over batches built beforehand (no pipeline running)."""
     ms.set_seed(0)
     model = load_network_class()()
     model.set_train()
@@ -131,11 +134,13 @@ def training_wait(path: str, steps: int) -> dict:
         steps_done += 1
     total = time.perf_counter() - start
     iterator.stop()
+    built = [(ms.Tensor.from_numpy(np.array(x)), ms.Tensor.from_numpy(np.array(y)))
+             for (x, y), _ in zip(dataset.create_tuple_iterator(num_epochs=1), range(steps))]
     start = time.perf_counter()
-    for _ in range(min(steps, 200)):
-        step(data, label)
-    alone = (time.perf_counter() - start) / min(steps, 200)
-    return {"total": total, "wait": waits, "steps": steps, "step_alone": alone}
+    for k in range(steps):
+        step(*built[k % len(built)])
+    prebuilt = time.perf_counter() - start
+    return {"total": total, "wait": waits, "steps": steps, "prebuilt": prebuilt}
 
 
 def main(argv=None) -> int:
@@ -153,7 +158,7 @@ def main(argv=None) -> int:
         path = os.path.join(directory, "train")
         variants = {
             "hand-written NumPy (whole array)": lambda: hand_written_seconds(path),
-            f"graphjit.dataset ({config.get_num_parallel_workers()} map threads)":
+            f"graphjit.dataset (default: {min(config.get_num_parallel_workers(), CORES)} map threads)":
                 lambda: epoch_seconds(lambda: quick_start_pipeline(path)),
             "graphjit.dataset (1 map thread)": lambda: epoch_seconds(lambda: quick_start_pipeline(path, 1)),
             "graphjit.dataset (output_numpy)": lambda: epoch_seconds(lambda: quick_start_pipeline(path), True),
@@ -187,10 +192,12 @@ def main(argv=None) -> int:
           f"batch {BATCH}")
     print(f"{'wall time':28} {result['total']:9.3f} s   ({result['total'] / result['steps'] * 1e3:.3f} ms/step)")
     print(f"{'waiting for data':28} {result['wait']:9.3f} s   ({result['wait'] / result['steps'] * 1e3:.3f} ms/step)")
-    print(f"{'the step alone (same batch)':28} {result['step_alone'] * result['steps']:9.3f} s   "
-          f"({result['step_alone'] * 1e3:.3f} ms/step)")
-    print(f"target: waiting {share:.1%} of the wall time <= {WAIT_TARGET:.0%} "
-          f"{'met' if share <= WAIT_TARGET else 'MISSED'}")
+    print(f"{'the same steps, batches built':28} {result['prebuilt']:9.3f} s   "
+          f"({result['prebuilt'] / result['steps'] * 1e3:.3f} ms/step: no pipeline running)")
+    verdict = "met" if share <= WAIT_TARGET else "MISSED"
+    if opts.quick:
+        verdict += " (a quick run: too few steps to judge, the first batch dominates)"
+    print(f"target: waiting {share:.1%} of the wall time <= {WAIT_TARGET:.0%} {verdict}")
     return 0
 
 
