@@ -1,4 +1,4 @@
-"""`Dataset` and its operations (`map`, `batch`, `shuffle`, `repeat`, `take`, `skip`, `project`,
+"""`Dataset` and its operations (`map`, `batch`, `padded_batch`, `shuffle`, `repeat`, `take`, `skip`, `project`,
 `rename`, `zip`, `concat`, `split`, `filter`): a pipeline is a tree of these nodes, run lazily,
 block by block (columns.py), when an iterator (iterators.py) pulls from it."""
 
@@ -222,6 +222,12 @@ class Dataset:
         return BatchDataset(self, batch_size, drop_remainder, num_parallel_workers, per_batch_map,
                             input_columns, output_columns)
 
+    def padded_batch(self, batch_size, drop_remainder=False, num_parallel_workers=None, pad_info=None):
+        """`batch`, padding rows of different shapes: `pad_info` maps a column to (shape, value)
+        (None dimensions: the longest in the batch); columns not named are padded to the longest
+        with 0. With `pad_info=None`, no padding (as `batch`)."""
+        return BatchDataset(self, batch_size, drop_remainder, num_parallel_workers, None, None, None, pad_info)
+
     def shuffle(self, buffer_size):
         """Shuffle with a buffer of `buffer_size` rows (a new order each epoch)."""
         return ShuffleDataset(self, buffer_size)
@@ -386,8 +392,9 @@ class BatchInfo:
 
 class BatchDataset(Dataset):
     def __init__(self, child, batch_size, drop_remainder, num_parallel_workers, per_batch_map, input_columns,
-                 output_columns):
+                 output_columns, pad_info=None):
         self.children = (child,)
+        self.pad_info = check_pad_info(pad_info, child)
         if not callable(batch_size):
             batch_size = checked_count(batch_size, "batch_size", 1)
         if not isinstance(drop_remainder, bool):
@@ -486,8 +493,37 @@ class BatchDataset(Dataset):
             columns = [produced[n] if n in produced else kept[n] for n in self.names]
         out = []
         for name, column in zip(self.names, columns):
-            out.append(column if is_stacked(column) else self._stack(name, column, start))
+            if self.pad_info is not None:
+                out.append(self._pad(name, list(column), start))
+            else:
+                out.append(column if is_stacked(column) else self._stack(name, column, start))
         return tuple(out)
+
+    def _pad(self, name, rows, start) -> np.ndarray:
+        shape, value = self.pad_info.get(name, (None, None))
+        ndim = rows[0].ndim
+        for k, row in enumerate(rows):
+            if row.ndim != ndim:
+                raise DatasetError(f"padded_batch: column '{name}', row {start + k} has {row.ndim} dimensions but "
+                                   f"row {start} has {ndim}")
+        longest = [max(r.shape[d] for r in rows) for d in range(ndim)]
+        if shape is not None and len(shape) != ndim:
+            raise DatasetError(f"padded_batch: pad_info gives column '{name}' {len(shape)} dimensions, its rows "
+                               f"have {ndim}")
+        target = [longest[d] if shape is None or shape[d] is None else shape[d] for d in range(ndim)]
+        for k, row in enumerate(rows):
+            if any(row.shape[d] > target[d] for d in range(ndim)):
+                raise DatasetError(f"padded_batch: column '{name}', row {start + k} has shape {row.shape}, larger "
+                                   f"than the pad shape {tuple(target)}")
+        dtype = rows[0].dtype
+        fill = value if value is not None else ("" if dtype.kind in "US" else 0)
+        out = np.full((len(rows), *target), fill, dtype=dtype)
+        for k, row in enumerate(rows):
+            if row.dtype != dtype:
+                raise DatasetError(f"padded_batch: column '{name}', row {start + k} has dtype {row.dtype} but row "
+                                   f"{start} has {dtype}")
+            out[(k, *(slice(0, n) for n in row.shape))] = row
+        return out
 
     @staticmethod
     def _stack(name, rows, start) -> np.ndarray:
@@ -500,6 +536,25 @@ class BatchDataset(Dataset):
                 raise DatasetError(f"batch: column '{name}', row {start + k} has dtype {row.dtype} but row {start} "
                                    f"(the first of its batch) has dtype {first.dtype}")
         return np.stack(rows)
+
+
+def check_pad_info(pad_info, child):
+    """padded_batch's pad_info: {column: (shape or None, value)}, every column padded when given."""
+    if pad_info is None:
+        return None
+    if not isinstance(pad_info, dict):
+        raise TypeError("pad_info must be a dict {column: (pad_shape, pad_value)}")
+    child._check_columns(list(pad_info), "padded_batch")
+    checked = {}
+    for name, spec in pad_info.items():
+        if not isinstance(spec, tuple) or len(spec) != 2:
+            raise TypeError(f"pad_info['{name}'] must be a tuple (pad_shape, pad_value)")
+        shape, value = spec
+        if shape is not None and (not isinstance(shape, (list, tuple)) or not all(
+                d is None or (isinstance(d, numbers.Integral) and d >= 0) for d in shape)):
+            raise TypeError(f"pad_info['{name}']: pad_shape must be a list of ints or None")
+        checked[name] = (None if shape is None else list(shape), value)
+    return checked
 
 
 class ShuffleDataset(Dataset):

@@ -49,3 +49,20 @@ def test_settings():
         ds.config.set_seed(-1)
     with pytest.raises(TypeError):
         ds.config.set_num_parallel_workers(1.5)
+
+
+def test_the_result_does_not_depend_on_the_number_of_workers():
+    def with_workers(n):
+        ds.config.set_seed(4)
+        images = np.arange(40 * 4 * 4, dtype=np.uint8).reshape(40, 4, 4, 1)
+        data = ds.NumpySlicesDataset({"image": images}, shuffle=False)
+        return run(data.map([vision.RandomHorizontalFlip(), vision.RandomCrop(3)], "image", num_parallel_workers=n))
+    assert with_workers(1) == with_workers(4)
+
+
+def test_import_graphjit_does_not_import_the_pipeline():
+    import subprocess
+    import sys
+    code = "import sys, graphjit; print('graphjit.dataset' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.stdout.strip() == "False", out.stdout + out.stderr

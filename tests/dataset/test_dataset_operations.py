@@ -172,3 +172,14 @@ def test_split():
 def test_filter():
     kept = numbers(10).filter(lambda a: a % 3 == 0, ["a"])
     assert [r[0] for r in rows(kept)] == [0, 3, 6, 9] and kept.get_dataset_size() == 4
+
+
+def test_padded_batch():
+    ragged = ds.GeneratorDataset(lambda: ((np.arange(k + 1), np.array([k])) for k in range(4)), ["x", "y"])
+    padded = rows(ragged.padded_batch(2, pad_info={"x": ([4], -1)}))
+    assert padded[0] == [[[0, -1, -1, -1], [0, 1, -1, -1]], [[0], [1]]]
+    longest = rows(ragged.padded_batch(2, pad_info={}))
+    assert longest[1][0] == [[0, 1, 2, 0], [0, 1, 2, 3]]
+    with pytest.raises(DatasetError, match=r"padded_batch: column 'x', row 3 has shape \(4,\), larger than the pad "
+                                           r"shape \(3,\)"):
+        rows(ragged.padded_batch(2, pad_info={"x": ([3], 0)}))
