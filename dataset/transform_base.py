@@ -14,14 +14,17 @@ from .errors import DatasetError
 class Transform:
     """A data transform. `_row(*arrays, rng=...)` transforms one row; a vectorized transform also
     has `_stacked(*arrays, rng=...)`, the same on rows stacked along a new first axis. Called
-    directly (`Rescale(1 / 255, 0)(image)`), it transforms one row eagerly and gives NumPy arrays."""
+    directly (`Rescale(1 / 255, 0)(image)`), it transforms one row eagerly and gives NumPy arrays;
+    data it cannot transform raises DatasetError (a RuntimeError, as in MindSpore)."""
 
     vectorized = False
     random = False
 
     def __call__(self, *arrays):
-        out = self._row(*(as_input(a) for a in arrays), rng=_eager_rng() if self.random else None)
-        return out
+        try:
+            return self._row(*(as_input(a) for a in arrays), rng=_eager_rng() if self.random else None)
+        except (ValueError, TypeError, IndexError) as exc:      # bad data: a RuntimeError, as MindSpore's
+            raise DatasetError(str(exc)) from None
 
     def _row(self, *arrays, rng=None):
         raise NotImplementedError

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import graphjit.dataset as ds
-from graphjit.dataset import vision
+from graphjit.dataset import DatasetError, vision
 from graphjit.dataset.vision import Inter
 
 IMAGE = np.arange(4 * 6 * 3, dtype=np.uint8).reshape(4, 6, 3)
@@ -69,7 +69,7 @@ def test_resize():
     assert nearest.tolist() == [[0, 2], [8, 10]]
     area = vision.Resize((2, 2), Inter.AREA)(np.arange(16, dtype=np.float32).reshape(4, 4))
     assert area.tolist() == [[2.5, 4.5], [10.5, 12.5]]
-    with pytest.raises(ValueError, match="AREA only shrinks"):
+    with pytest.raises(DatasetError, match="AREA only shrinks"):
         vision.Resize((8, 8), Inter.AREA)(np.zeros((4, 4), np.uint8))
     with pytest.raises(ValueError, match="not supported by graphjit"):
         vision.Resize(4, Inter.ANTIALIAS)
@@ -84,7 +84,7 @@ def test_crops_and_flips():
     windows = [IMAGE[i:i + 2, j:j + 3].tolist() for i in range(3) for j in range(4)]
     assert crop.shape == (2, 3, 3) and crop.tolist() in windows
     assert vision.RandomCrop(6, padding=1)(IMAGE).shape == (6, 6, 3)
-    with pytest.raises(ValueError, match="larger than the image"):
+    with pytest.raises(DatasetError, match="larger than the image"):
         vision.RandomCrop(5)(IMAGE)
     assert vision.RandomHorizontalFlip(1.0)(IMAGE).tolist() == IMAGE[:, ::-1].tolist()
     assert vision.RandomVerticalFlip(1.0)(IMAGE).tolist() == IMAGE[::-1].tolist()
@@ -103,5 +103,5 @@ def test_to_tensor():
 
 
 def test_rank_errors_are_one_line():
-    with pytest.raises(ValueError, match=r"HWC2CHW: the image must be <H, W> or <H, W, C>, got shape \(3,\)"):
+    with pytest.raises(DatasetError, match=r"HWC2CHW: the image must be <H, W> or <H, W, C>, got shape \(3,\)"):
         vision.HWC2CHW()(np.zeros(3))
