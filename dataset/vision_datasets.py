@@ -14,6 +14,9 @@ from .columns import stack
 from .sources import MappableSource
 
 MAX_PIXELS = 2**27       # a decoded image larger than this is refused (a decompression bomb)
+MAX_FILE_BYTES = 1 << 30  # an image file larger than this is refused before it is read
+# the formats MindSpore's Decode reads; Pillow's others (EPS runs Ghostscript) are never tried
+IMAGE_FORMATS = ("JPEG", "PNG", "BMP", "TIFF", "GIF", "WEBP", "PPM")
 
 
 def _usage(usage, what: str) -> str:
@@ -124,14 +127,16 @@ class Cifar10Dataset(MappableSource):
 
 
 def decode_image(data: np.ndarray, where: str) -> np.ndarray:
-    """Encoded image bytes (JPEG, PNG, BMP, ...) as an RGB (H, W, 3) uint8 array, with Pillow."""
+    """Encoded image bytes (JPEG, PNG, BMP, TIFF, GIF, WEBP, PPM) as an RGB (H, W, 3) uint8 array,
+    with Pillow; no other format is tried, and images over MAX_PIXELS are refused unread."""
     try:
         from PIL import Image
     except ImportError:
         raise ImportError("decoding images needs Pillow: pip install 'graphjit[vision]'") from None
     import io
     try:
-        with Image.open(io.BytesIO(np.ascontiguousarray(data, dtype=np.uint8).tobytes())) as image:
+        with Image.open(io.BytesIO(np.ascontiguousarray(data, dtype=np.uint8).tobytes()),
+                        formats=IMAGE_FORMATS) as image:
             width, height = image.size
             if width * height > MAX_PIXELS:
                 raise DatasetError(f"{where}: the image is {width} x {height} pixels, more than the "
@@ -197,6 +202,9 @@ class ImageFolderDataset(MappableSource):
         images = []
         for i in ids.tolist():
             try:
+                if os.path.getsize(self.files[i]) > MAX_FILE_BYTES:
+                    raise DatasetError(f"ImageFolderDataset: {self.files[i]} is larger than {MAX_FILE_BYTES} bytes; "
+                                       "graphjit does not read an image file that large")
                 with open(self.files[i], "rb") as f:
                     data = np.frombuffer(f.read(), dtype=np.uint8)
             except OSError as exc:

@@ -130,3 +130,16 @@ def test_image_folder_dataset(tmp_path):
     everything = ds.ImageFolderDataset(str(tmp_path), decode=True, shuffle=False)
     with pytest.raises(DatasetError, match=r"ImageFolderDataset: .*notes.txt: not an image Pillow can decode"):
         rows(everything)
+
+
+def test_only_image_formats_are_decoded_and_nothing_runs(tmp_path):
+    """Pillow opens EPS with Ghostscript (a process): graphjit tries only the image formats
+    MindSpore's Decode reads, so an EPS file is refused without running anything."""
+    pytest.importorskip("PIL.Image")
+    os.makedirs(tmp_path / "a")
+    (tmp_path / "a" / "x.eps").write_bytes(b"%!PS-Adobe-3.0 EPSF-3.0\n%%BoundingBox: 0 0 10 10\nshowpage\n")
+    data = ds.ImageFolderDataset(str(tmp_path), decode=True, shuffle=False)
+    with watch(allow_imports=("graphjit", "PIL")) as seen:
+        with pytest.raises(DatasetError, match=r"x.eps: not an image Pillow can decode"):
+            data.output_shapes()
+    seen.assert_none()
