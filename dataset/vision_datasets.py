@@ -11,6 +11,7 @@ import numpy as np
 from .errors import DatasetError
 from .readers import IDX_IMAGES, IDX_LABELS, check_directory, cifar10_records, idx_header, read_cifar10, read_idx
 from .columns import stack
+from .parallel import ordered_map
 from .sources import MappableSource
 
 MAX_PIXELS = 2**27       # a decoded image larger than this is refused (a decompression bomb)
@@ -75,7 +76,7 @@ class MnistDataset(MappableSource):
     def _load(self):
         images = [read_idx(i, IDX_IMAGES)[..., None] for i, _ in self.files]
         labels = [read_idx(l, IDX_LABELS).astype(np.uint32) for _, l in self.files]
-        return np.concatenate(images), np.concatenate(labels)
+        return (images[0] if len(images) == 1 else np.concatenate(images)), np.concatenate(labels)
 
     def _col_names(self):
         return ["image", "label"]
@@ -198,16 +199,19 @@ class ImageFolderDataset(MappableSource):
     def _num_rows(self):
         return len(self.files)
 
+    def _read_one(self, i: int) -> np.ndarray:
+        path = self.files[i]
+        try:
+            if os.path.getsize(path) > MAX_FILE_BYTES:
+                raise DatasetError(f"ImageFolderDataset: {path} is larger than {MAX_FILE_BYTES} bytes; "
+                                   "graphjit does not read an image file that large")
+            with open(path, "rb") as f:
+                data = np.frombuffer(f.read(), dtype=np.uint8)
+        except OSError as exc:
+            raise DatasetError(f"ImageFolderDataset: cannot read {path}: {exc.strerror or exc}") from None
+        return decode_image(data, f"ImageFolderDataset: {path}") if self.decode else data
+
     def _read(self, ids):
-        images = []
-        for i in ids.tolist():
-            try:
-                if os.path.getsize(self.files[i]) > MAX_FILE_BYTES:
-                    raise DatasetError(f"ImageFolderDataset: {self.files[i]} is larger than {MAX_FILE_BYTES} bytes; "
-                                       "graphjit does not read an image file that large")
-                with open(self.files[i], "rb") as f:
-                    data = np.frombuffer(f.read(), dtype=np.uint8)
-            except OSError as exc:
-                raise DatasetError(f"ImageFolderDataset: cannot read {self.files[i]}: {exc.strerror or exc}") from None
-            images.append(decode_image(data, f"ImageFolderDataset: {self.files[i]}") if self.decode else data)
+        # Pillow releases the GIL while it decodes: the workers' threads decode side by side
+        images = list(ordered_map(self._read_one, ids.tolist(), self.workers if self.decode else 1))
         return [stack(images), self.labels[ids]]
