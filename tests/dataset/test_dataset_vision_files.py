@@ -138,7 +138,8 @@ def test_only_image_formats_are_decoded_and_nothing_runs(tmp_path):
     pytest.importorskip("PIL.Image")
     os.makedirs(tmp_path / "a")
     (tmp_path / "a" / "x.eps").write_bytes(b"%!PS-Adobe-3.0 EPSF-3.0\n%%BoundingBox: 0 0 10 10\nshowpage\n")
-    data = ds.ImageFolderDataset(str(tmp_path), decode=True, shuffle=False)
+    # one worker: the file is decoded in this thread, the one the watcher sees
+    data = ds.ImageFolderDataset(str(tmp_path), decode=True, shuffle=False, num_parallel_workers=1)
     with watch(allow_imports=("graphjit", "PIL")) as seen:
         with pytest.raises(DatasetError, match=r"x.eps: not an image Pillow can decode"):
             data.output_shapes()
