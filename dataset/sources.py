@@ -14,6 +14,7 @@ from .columns import Block, from_rows, stack, to_array
 from .datasets import Dataset, column_list, worker_count
 from .dtypes import to_numpy_dtype
 from .errors import DatasetError
+from .parallel import ordered_map
 from .samplers import SubsetRandomSampler, SubsetSampler, select_sampler
 
 
@@ -184,14 +185,16 @@ class GeneratorDataset(MappableSource):
             return super()._size()
         return None
 
+    def _row_at(self, i: int) -> tuple:
+        try:
+            row = self.source[i]
+        except Exception as exc:
+            raise DatasetError(f"GeneratorDataset: source[{i}] raised {type(exc).__name__}: {exc}") from exc
+        return convert_row(row, self.names, self.types, "GeneratorDataset", i)
+
     def _read(self, ids):
-        rows = []
-        for i in ids.tolist():
-            try:
-                row = self.source[i]
-            except Exception as exc:
-                raise DatasetError(f"GeneratorDataset: source[{i}] raised {type(exc).__name__}: {exc}") from exc
-            rows.append(convert_row(row, self.names, self.types, "GeneratorDataset", i))
+        # num_parallel_workers threads call source[i] side by side (useful when it reads or decodes)
+        rows = list(ordered_map(self._row_at, ids.tolist(), self.workers))
         return [stack([r[k] for r in rows]) for k in range(len(self.names))]
 
     def _start_iterator(self):

@@ -131,3 +131,29 @@ def test_num_samples_with_shuffle_draws_with_replacement_as_mindspore():
     assert dataset.get_dataset_size() == 5          # clamped to the source's size, as MindSpore's sampler does
     plain = ds.NumpySlicesDataset(np.arange(5), num_samples=3, shuffle=False)
     assert rows(plain) == [[0], [1], [2]]
+
+
+def test_random_access_source_read_by_several_workers_keeps_the_order():
+    import time
+
+    class Slow:
+        def __getitem__(self, i):
+            time.sleep(0.001 * (i % 3))
+            return np.array(i)
+
+        def __len__(self):
+            return 30
+    dataset = ds.GeneratorDataset(Slow(), ["x"], shuffle=False, num_parallel_workers=4)
+    assert rows(dataset) == [[k] for k in range(30)]
+    with pytest.raises(DatasetError, match=r"GeneratorDataset: source\[3\] raised IndexError: no"):
+        rows(ds.GeneratorDataset(Broken(), ["x"], shuffle=False, num_parallel_workers=2))
+
+
+class Broken:
+    def __getitem__(self, i):
+        if i == 3:
+            raise IndexError("no")
+        return np.array(i)
+
+    def __len__(self):
+        return 5
