@@ -313,6 +313,47 @@ class RandomCrop(Transform):
         return np.ascontiguousarray(image[top:top + ch, left:left + cw])
 
 
+class RandomResizedCrop(Transform):
+    """A crop of random area (`scale` of the image) and aspect ratio (`ratio`), resized to `size`;
+    after `max_attempts` draws that do not fit, the central crop of the nearest ratio (torchvision's
+    and MindSpore's rule)."""
+    random = True
+
+    def __init__(self, size, scale=(0.08, 1.0), ratio=(3. / 4., 4. / 3.), interpolation=Inter.BILINEAR,
+                 max_attempts=10):
+        self.size = _size_pair(size, "RandomResizedCrop")
+        for name, pair in (("scale", scale), ("ratio", ratio)):
+            if not isinstance(pair, (list, tuple)) or len(pair) != 2 or not 0 <= pair[0] <= pair[1] or pair[1] <= 0:
+                raise ValueError(f"RandomResizedCrop: {name} must be (min, max) with 0 <= min <= max, got {pair!r}")
+        if isinstance(max_attempts, bool) or not isinstance(max_attempts, int) or max_attempts <= 0:
+            raise ValueError(f"RandomResizedCrop: max_attempts must be a positive int, got {max_attempts!r}")
+        self.scale, self.ratio, self.max_attempts = tuple(scale), tuple(ratio), max_attempts
+        self.resize = Resize(self.size, interpolation)
+
+    def _window(self, h: int, w: int, rng) -> tuple:
+        area = h * w
+        log_ratio = np.log(self.ratio)
+        for _ in range(self.max_attempts):
+            target = area * rng.uniform(*self.scale)
+            aspect = np.exp(rng.uniform(*log_ratio))
+            cw, ch = int(round(np.sqrt(target * aspect))), int(round(np.sqrt(target / aspect)))
+            if 0 < cw <= w and 0 < ch <= h:
+                return int(rng.integers(0, h - ch + 1)), int(rng.integers(0, w - cw + 1)), ch, cw
+        aspect = w / h
+        if aspect < self.ratio[0]:
+            cw, ch = w, int(round(w / self.ratio[0]))
+        elif aspect > self.ratio[1]:
+            ch, cw = h, int(round(h * self.ratio[1]))
+        else:
+            ch, cw = h, w
+        return (h - ch) // 2, (w - cw) // 2, ch, cw
+
+    def _row(self, image, rng=None):
+        _image_rank(image, "RandomResizedCrop")
+        top, left, ch, cw = self._window(image.shape[0], image.shape[1], rng)
+        return self.resize._row(image[top:top + ch, left:left + cw])
+
+
 class _RandomFlip(Transform):
     vectorized = True
     random = True
@@ -383,4 +424,4 @@ class Decode(Transform):
 
 
 __all__ = ["Inter", "Border", "Rescale", "Normalize", "HWC2CHW", "ToTensor", "Resize", "CenterCrop", "Pad",
-           "RandomCrop", "RandomHorizontalFlip", "RandomVerticalFlip", "HorizontalFlip", "VerticalFlip", "Decode"]
+           "RandomCrop", "RandomResizedCrop", "RandomHorizontalFlip", "RandomVerticalFlip", "HorizontalFlip", "VerticalFlip", "Decode"]

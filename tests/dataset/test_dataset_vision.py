@@ -105,3 +105,14 @@ def test_to_tensor():
 def test_rank_errors_are_one_line():
     with pytest.raises(DatasetError, match=r"HWC2CHW: the image must be <H, W> or <H, W, C>, got shape \(3,\)"):
         vision.HWC2CHW()(np.zeros(3))
+
+
+def test_random_resized_crop():
+    ds.config.set_seed(2)
+    image = np.arange(20 * 30 * 3, dtype=np.uint8).reshape(20, 30, 3)
+    out = vision.RandomResizedCrop(8)(image)
+    assert out.shape == (8, 8, 3) and out.dtype == np.uint8
+    whole = vision.RandomResizedCrop((20, 30), scale=(1.0, 1.0), ratio=(1.5, 1.5), interpolation=Inter.NEAREST)
+    assert whole(image).tolist() == image.tolist()          # the only window of area 1 and ratio 1.5 is the image
+    with pytest.raises(ValueError, match="scale must be"):
+        vision.RandomResizedCrop(8, scale=(0.9, 0.1))
