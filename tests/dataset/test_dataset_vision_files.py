@@ -135,7 +135,8 @@ def test_image_folder_dataset(tmp_path):
 def test_only_image_formats_are_decoded_and_nothing_runs(tmp_path):
     """Pillow opens EPS with Ghostscript (a process): graphjit tries only the image formats
     MindSpore's Decode reads, so an EPS file is refused without running anything."""
-    pytest.importorskip("PIL.Image")
+    pil = pytest.importorskip("PIL.Image")
+    pil.init()          # Pillow loads its own plugins once, on first use: not something the file asks for
     os.makedirs(tmp_path / "a")
     (tmp_path / "a" / "x.eps").write_bytes(b"%!PS-Adobe-3.0 EPSF-3.0\n%%BoundingBox: 0 0 10 10\nshowpage\n")
     # one worker: the file is decoded in this thread, the one the watcher sees
