@@ -304,7 +304,10 @@ def jit(function: Optional[Callable] = None, *, jit_config: Optional[JitConfig] 
 
 
 def set_seed(seed: int) -> None:
-    """Seed graphjit's parameter initializers (and NumPy's global generator)."""
+    """Seed graphjit's parameter initializers, NumPy's global generator and the data pipeline's
+    shuffles and random transforms (`graphjit.dataset.config.set_seed`), as `mindspore.set_seed` does."""
+    from .dataset import config as dataset_config
     from .nn import init
     init.set_seed(seed)
     np.random.seed(seed)
+    dataset_config.set_seed(seed)

@@ -2,9 +2,11 @@
 quickstart's functional step: `value_and_grad` + `nn.Momentum` inside `@ms.jit def train_step`, the
 loss `nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction='mean')`, then evaluated.
 
-Substitutions: `mindspore.dataset` is `mnist_data` (synthetic MNIST-shaped data, or the idx files of
-`--mnist DIR`), resized to 32x32 as LeNet's pipeline does; the command-line options set the sizes
-the model zoo's config fixes (lr 0.01, momentum 0.9, batch size 32).
+Substitutions: in place of a download, `write_mnist` writes synthetic MNIST as MNIST's idx files in
+MNIST_Data/ (or `--mnist DIR` names a directory laid out as MNIST_Data, with train/ and test/); the
+model zoo's `create_dataset` (resize to 32x32, rescale, normalize, HWC -> CHW, shuffle, batch) runs
+on `graphjit.dataset`; the command-line options set the sizes the model zoo's config fixes (lr 0.01,
+momentum 0.9, batch size 32).
 
     python samples/lenet.py [--mnist DIR] [--epochs 1] [--batch-size 32] [--samples 1024]
     GRAPHJIT_DISABLE=1 python samples/lenet.py    # the same, eagerly (PYNATIVE)
@@ -12,29 +14,62 @@ the model zoo's config fixes (lr 0.01, momentum 0.9, batch size 32).
 
 import argparse
 import os
-import sys
 
 import graphjit as ms
+import graphjit.dataset as ds
+import graphjit.dataset.transforms as C
+import graphjit.dataset.vision as CV
 import graphjit.nn as nn
 from graphjit.common.initializer import Normal
-
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "data"))
-from mnist_data import MnistDataset, datapipe  # noqa: E402  (stands in for mindspore.dataset)
+from graphjit.dataset.synthetic import write_mnist  # in place of a download
+from graphjit.dataset.vision import Inter
 
 parser = argparse.ArgumentParser(description="MindSpore's LeNet-5 on graphjit")
-parser.add_argument("--mnist", help="a directory with MNIST's idx files (default: synthetic data)")
+parser.add_argument("--mnist", help="a directory laid out as MNIST_Data (train/, test/) (default: synthetic data)")
 parser.add_argument("--epochs", type=int, default=1)
 parser.add_argument("--batch-size", type=int, default=32)
 parser.add_argument("--lr", type=float, default=0.01)
 parser.add_argument("--momentum", type=float, default=0.9)
-parser.add_argument("--samples", type=int, default=1024, help="training samples (test: a quarter)")
+parser.add_argument("--samples", type=int, default=1024, help="synthetic training samples (test: a quarter)")
 parser.add_argument("--log-every", type=int, default=10, help="print the loss every N batches")
 parser.add_argument("--seed", type=int, default=0)
 args = parser.parse_args()
 ms.set_seed(args.seed)
 
-train_dataset = datapipe(MnistDataset(args.mnist, "train", args.samples), args.batch_size, resize=32)
-test_dataset = datapipe(MnistDataset(args.mnist, "test", max(args.samples // 4, 1)), args.batch_size, resize=32)
+
+
+def create_dataset(data_path, batch_size=32, repeat_size=1, num_parallel_workers=1):
+    """The model zoo's LeNet-5 data pipeline."""
+    mnist_ds = ds.MnistDataset(data_path)
+    resize_height, resize_width = 32, 32
+    rescale = 1.0 / 255.0
+    shift = 0.0
+    rescale_nml = 1 / 0.3081
+    shift_nml = -1 * 0.1307 / 0.3081
+
+    resize_op = CV.Resize((resize_height, resize_width), interpolation=Inter.LINEAR)
+    rescale_nml_op = CV.Rescale(rescale_nml, shift_nml)
+    rescale_op = CV.Rescale(rescale, shift)
+    hwc2chw_op = CV.HWC2CHW()
+    type_cast_op = C.TypeCast(ms.int32)
+
+    mnist_ds = mnist_ds.map(operations=type_cast_op, input_columns="label", num_parallel_workers=num_parallel_workers)
+    mnist_ds = mnist_ds.map(operations=resize_op, input_columns="image", num_parallel_workers=num_parallel_workers)
+    mnist_ds = mnist_ds.map(operations=rescale_op, input_columns="image", num_parallel_workers=num_parallel_workers)
+    mnist_ds = mnist_ds.map(operations=rescale_nml_op, input_columns="image",
+                            num_parallel_workers=num_parallel_workers)
+    mnist_ds = mnist_ds.map(operations=hwc2chw_op, input_columns="image", num_parallel_workers=num_parallel_workers)
+
+    buffer_size = 10000
+    mnist_ds = mnist_ds.shuffle(buffer_size=buffer_size)
+    mnist_ds = mnist_ds.batch(batch_size, drop_remainder=True)
+    mnist_ds = mnist_ds.repeat(repeat_size)
+    return mnist_ds
+
+
+path = args.mnist or write_mnist("MNIST_Data", train=args.samples, test=max(args.samples // 4, 1))
+train_dataset = create_dataset(os.path.join(path, "train"), args.batch_size)
+test_dataset = create_dataset(os.path.join(path, "test"), args.batch_size)
 
 
 class LeNet5(nn.Cell):

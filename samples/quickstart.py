@@ -3,9 +3,10 @@
 `ms.save_checkpoint` (model.ckpt in the current directory, as the tutorial does), load the file into a
 new Network with `ms.load_checkpoint` + `ms.load_param_into_net`, and predict.
 
-Substitutions, each marked below: `mindspore.dataset` is `mnist_data` (synthetic MNIST-shaped data,
-or the idx files of `--mnist DIR`); the command-line options set the sizes the tutorial fixes
-(`--seed` seeds the weights, so that runs can be compared).
+Substitutions, each marked below: in place of the download, `write_mnist` writes synthetic MNIST as
+MNIST's idx files in MNIST_Data/ (or `--mnist DIR` names a directory laid out as MNIST_Data, with
+train/ and test/); the command-line options set the sizes the tutorial fixes (`--seed` seeds the
+weights and the dataset's shuffle, so that runs can be compared).
 
     python samples/quickstart.py [--mnist DIR] [--epochs 3] [--batch-size 64] [--samples 1024]
     GRAPHJIT_DISABLE=1 python samples/quickstart.py    # the same, eagerly (PYNATIVE)
@@ -13,29 +14,59 @@ or the idx files of `--mnist DIR`); the command-line options set the sizes the t
 
 import argparse
 import os
-import sys
-
 
 import graphjit as ms
 from graphjit import nn
-
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "data"))
-from mnist_data import MnistDataset, datapipe  # noqa: E402  (stands in for mindspore.dataset)
+from graphjit.dataset import vision, transforms
+from graphjit.dataset import MnistDataset
+from graphjit.dataset.synthetic import write_mnist  # in place of the tutorial's download
 
 parser = argparse.ArgumentParser(description="MindSpore's quickstart on graphjit")
-parser.add_argument("--mnist", help="a directory with MNIST's idx files (default: synthetic data)")
+parser.add_argument("--mnist", help="a directory laid out as MNIST_Data (train/, test/) (default: synthetic data)")
 parser.add_argument("--epochs", type=int, default=3)
 parser.add_argument("--batch-size", type=int, default=64)
-parser.add_argument("--samples", type=int, default=1024, help="training samples (test: a quarter)")
+parser.add_argument("--samples", type=int, default=1024, help="synthetic training samples (test: a quarter)")
 parser.add_argument("--log-every", type=int, default=100, help="print the loss every N batches")
 parser.add_argument("--seed", type=int, default=0)
 args = parser.parse_args()
 ms.set_seed(args.seed)
 
-train_dataset = MnistDataset(args.mnist, "train", args.samples)
-test_dataset = MnistDataset(args.mnist, "test", max(args.samples // 4, 1))
+# Download data from open datasets (here: synthetic MNIST, written as MNIST's files)
+path = args.mnist or write_mnist("MNIST_Data", train=args.samples, test=max(args.samples // 4, 1))
+
+train_dataset = MnistDataset(os.path.join(path, "train"))
+test_dataset = MnistDataset(os.path.join(path, "test"))
+
+print(train_dataset.get_col_names())
+
+
+def datapipe(dataset, batch_size):
+    image_transforms = [
+        vision.Rescale(1.0 / 255.0, 0),
+        vision.Normalize(mean=(0.1307,), std=(0.3081,)),
+        vision.HWC2CHW()
+    ]
+    label_transform = transforms.TypeCast(ms.int32)
+
+    dataset = dataset.map(image_transforms, 'image')
+    dataset = dataset.map(label_transform, 'label')
+    dataset = dataset.batch(batch_size)
+    return dataset
+
+
+# Map vision transforms and batch dataset
 train_dataset = datapipe(train_dataset, args.batch_size)
 test_dataset = datapipe(test_dataset, args.batch_size)
+
+for image, label in test_dataset.create_tuple_iterator():
+    print(f"Shape of image [N, C, H, W]: {image.shape} {image.dtype}")
+    print(f"Shape of label: {label.shape} {label.dtype}")
+    break
+
+for data in test_dataset.create_dict_iterator():
+    print(f"Shape of image [N, C, H, W]: {data['image'].shape} {data['image'].dtype}")
+    print(f"Shape of label: {data['label'].shape} {data['label'].dtype}")
+    break
 
 
 # Define model

@@ -1,8 +1,9 @@
 """MindSpore's training tutorial ("Model Training") with only the imports changed: hyperparameters,
 a loss function and an optimizer, `train_loop` and `test_loop`, the step compiled with `@ms.jit`.
 
-Substitutions, each marked below: `mindspore.dataset` is `mnist_data` (synthetic MNIST-shaped data,
-or the idx files of `--mnist DIR`); the command-line options set the sizes the tutorial fixes.
+Substitutions, each marked below: in place of the download, `write_mnist` writes synthetic MNIST as
+MNIST's idx files in MNIST_Data/ (or `--mnist DIR` names a directory laid out as MNIST_Data, with
+train/ and test/); the command-line options set the sizes the tutorial fixes.
 
     python samples/train_tutorial.py [--mnist DIR] [--epochs 3] [--batch-size 64] [--samples 1024]
     GRAPHJIT_DISABLE=1 python samples/train_tutorial.py    # the same, eagerly (PYNATIVE)
@@ -10,34 +11,46 @@ or the idx files of `--mnist DIR`); the command-line options set the sizes the t
 
 import argparse
 import os
-import sys
-
 
 import graphjit as ms
 from graphjit import nn
-
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "data"))
-from mnist_data import MnistDataset, datapipe as mnist_datapipe  # noqa: E402  (stands in for mindspore.dataset)
+from graphjit.dataset import vision, transforms
+from graphjit.dataset import MnistDataset
+from graphjit.dataset.synthetic import write_mnist  # in place of the tutorial's download
 
 parser = argparse.ArgumentParser(description="MindSpore's training tutorial on graphjit")
-parser.add_argument("--mnist", help="a directory with MNIST's idx files (default: synthetic data)")
+parser.add_argument("--mnist", help="a directory laid out as MNIST_Data (train/, test/) (default: synthetic data)")
 parser.add_argument("--epochs", type=int, default=3)
 parser.add_argument("--batch-size", type=int, default=64)
 parser.add_argument("--learning-rate", type=float, default=1e-2)
-parser.add_argument("--samples", type=int, default=1024, help="training samples (test: a quarter)")
+parser.add_argument("--samples", type=int, default=1024, help="synthetic training samples (test: a quarter)")
 parser.add_argument("--log-every", type=int, default=100, help="print the loss every N batches")
 parser.add_argument("--seed", type=int, default=0)
 args = parser.parse_args()
 ms.set_seed(args.seed)
 
 
-def datapipe(usage, batch_size):
-    dataset = MnistDataset(args.mnist, usage, args.samples if usage == "train" else max(args.samples // 4, 1))
-    return mnist_datapipe(dataset, batch_size)
+# Download data from open datasets (here: synthetic MNIST, written as MNIST's files)
+path = args.mnist or write_mnist("MNIST_Data", train=args.samples, test=max(args.samples // 4, 1))
 
 
-train_dataset = datapipe("train", batch_size=args.batch_size)
-test_dataset = datapipe("test", batch_size=args.batch_size)
+def datapipe(path, batch_size):
+    image_transforms = [
+        vision.Rescale(1.0 / 255.0, 0),
+        vision.Normalize(mean=(0.1307,), std=(0.3081,)),
+        vision.HWC2CHW()
+    ]
+    label_transform = transforms.TypeCast(ms.int32)
+
+    dataset = MnistDataset(path)
+    dataset = dataset.map(image_transforms, 'image')
+    dataset = dataset.map(label_transform, 'label')
+    dataset = dataset.batch(batch_size)
+    return dataset
+
+
+train_dataset = datapipe(os.path.join(path, "train"), batch_size=args.batch_size)
+test_dataset = datapipe(os.path.join(path, "test"), batch_size=args.batch_size)
 
 
 class Network(nn.Cell):

@@ -35,6 +35,8 @@ FORBIDDEN = {
     "jit_options": {"transpiler", "backends", "api", "compiler", "cli", "nn", "export_load", "gradients",
                     "checkpoint"},
     "common": {"transpiler", "backends", "compiler", "cli", "export_load", "graph"},
+    "dataset": {"transpiler", "backends", "compiler", "cli", "export_load", "nn", "ops", "gradients", "api",
+                "checkpoint", "jit_options"},
 }
 
 
