@@ -1,7 +1,7 @@
 """Iterators over a pipeline (`create_tuple_iterator`, `create_dict_iterator`, `for row in ds`):
 each epoch runs the pipeline in a background thread (the first starts when the iterator is
 created), at most `config.get_prefetch_size()` rows ahead (at least one block), and hands the rows
-out in order, as Tensors or NumPy arrays."""
+out in order, as Tensors or NumPy arrays (strings and bytes are always NumPy arrays, as MindSpore gives them)."""
 
 from __future__ import annotations
 
@@ -59,7 +59,7 @@ class _Iterator:
 
     def _convert(self, array) -> object:
         array = np.asarray(array)
-        if self.output_numpy:
+        if self.output_numpy or array.dtype.kind in "SUO":   # strings and bytes stay NumPy, as in MindSpore
             return array
         return array.view(Tensor)
 
