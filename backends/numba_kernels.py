@@ -42,7 +42,7 @@ from typing import Optional
 import numpy as np
 
 from .. import log
-from . import cache_trust, numba_aot, numba_cache
+from . import cache_trust, disk_cache, numba_aot, numba_cache
 from .cache_trust import Untrusted
 from .disk_cache import default_dir, warn_once
 
@@ -96,21 +96,29 @@ def trusted_dir() -> Optional[str]:
             cache_trust.make_dir(directory)
         cache_trust.check_dirs(root, directory)
         return directory
-    except Untrusted as e:
-        _not_cached(root, where, "untrusted", f"{e}. Kernels are cached only in a directory nobody else can "
-                    "write, so they are compiled in memory for this process. Make the directory yours and "
-                    "private (`chmod -R go-w`), remove what you did not put there, or set GRAPHJIT_CACHE_DIR "
-                    "to another directory.")
-    except OSError as e:
-        _not_cached(root, where, "unwritable", f"cannot write it ({e.strerror or e}); they are compiled in "
-                    "memory for this process (set GRAPHJIT_CACHE_DIR to a writable directory)")
+    except (Untrusted, OSError) as e:
+        _not_cached(root, where, e)
     return None
 
 
-def _not_cached(root: str, where: str, kind: str, why: str) -> None:
-    """One warning per directory; at the cache root, none if the disk cache already warned about it."""
-    warn_once((kind, root) if where == root else ("kernels", where),
-              f"graphjit: not caching Numba kernels in {where}: {why}")
+def _not_cached(root: str, where: str, e: Exception) -> None:
+    """One warning per directory. About the cache root, the disk cache's own (it cannot use the root
+    either, and says so once for both)."""
+    store = disk_cache.current() if where == root else None
+    if store is not None:
+        if isinstance(e, Untrusted):
+            store.refuse(str(e))
+        else:
+            store.unwritable(e)
+        return
+    if isinstance(e, Untrusted):
+        why = (f"{e}. Kernels are cached only in a directory nobody else can write, so they are compiled in "
+               "memory for this process. Make the directory yours and private (`chmod -R go-w`), remove what "
+               "you did not put there, or set GRAPHJIT_CACHE_DIR to another directory.")
+    else:
+        why = (f"cannot write it ({e.strerror or e}); they are compiled in memory for this process (set "
+               "GRAPHJIT_CACHE_DIR to a writable directory)")
+    warn_once(("kernels", where), f"graphjit: not caching Numba kernels in {where}: {why}")
 
 
 class NumbaKernel:
