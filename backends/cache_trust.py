@@ -75,6 +75,23 @@ def check_dir(path: str, follow: bool = False) -> None:
     check(os.stat(path) if follow else os.lstat(path), path, "dir")
 
 
+def check_dirs(root: str, path: str) -> None:
+    """Check `root` (which may be reached through a symlink) and every directory below it down to
+    `path` (none of them a symlink); OSError (FileNotFoundError) if one is missing."""
+    root = os.path.abspath(root)
+    path = os.path.abspath(path)
+    check_dir(root, follow=True)
+    relative = os.path.relpath(path, root)
+    if relative == os.curdir:
+        return
+    if relative == os.pardir or relative.startswith(os.pardir + os.sep):
+        raise Untrusted(f"{path} is not inside {root}")
+    current = root
+    for part in relative.split(os.sep):
+        current = os.path.join(current, part)
+        check_dir(current)
+
+
 def open_checked(path: str) -> int:
     """A read-only descriptor of `path`, refused (Untrusted) if it is a symlink or not the user's
     private regular file; checked on the open file, so it cannot be swapped after the check."""

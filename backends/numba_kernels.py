@@ -10,12 +10,17 @@ Python loop:
     except _KernelRefused:
         for t in range(2): ...
 
-Nothing here imports Numba until a kernel must be compiled. The source is written once as a real
-file, `<graphjit cache>/numba/<name>_<sha>.py` (never rewritten), and compiled ahead of time into an
-extension module beside it (backends/numba_aot.py), which a later process imports without importing
-Numba; without a C toolchain (or with GRAPHJIT_NUMBA_AOT=0) it is compiled by
-`numba.njit(cache=True, boundscheck=..., error_model=...)` instead (Numba's own cache keys on the
-file's stamp), so a later process loads the machine code from Numba's cache beside the file.
+Nothing here imports Numba until a kernel must be compiled. The kernel's Python function is always
+compiled from the text generated code passed in, never imported from a file: a file in the cache
+directory is never run. The text is also kept as `<graphjit cache>/numba/<name>_<sha>.py` (for
+tracebacks and for reading; `<sha>` hashes the text), and the kernel is compiled ahead of time into
+an extension module beside it (backends/numba_aot.py), which a later process imports without
+importing Numba; without a C toolchain (or with GRAPHJIT_NUMBA_AOT=0) it is compiled by
+`numba.njit(boundscheck=..., error_model=...)` instead, whose machine code Numba caches in
+`numba/__pycache__` (backends/numba_cache.py), so a later process loads it instead of compiling.
+`numba/` is made 0700 and checked before each compile (the user's, not writable by group or others,
+backends/cache_trust.py); when it cannot be used, one warning says why and kernels are compiled in
+memory, with no file and no Numba disk cache.
 Each call checks that the arguments have the types the kernel was planned for (dtype and rank of
 arrays, Python or NumPy scalar type); when Numba is not installed, refuses the kernel (a typing error, raised before any of it
 runs), the call raises KernelRefused and the generated code runs its Python loop; the reason is
@@ -26,18 +31,20 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import linecache
 import os
 import sys
-import tempfile
 import threading
+import types
 import warnings
 from typing import Optional
 
 import numpy as np
 
 from .. import log
-from . import numba_aot
-from .disk_cache import default_dir
+from . import cache_trust, disk_cache, numba_aot, numba_cache
+from .cache_trust import Untrusted
+from .disk_cache import default_dir, warn_once
 
 ENV = "GRAPHJIT_NUMBA"          # 0 / off: never send loops to Numba
 _LOADED: dict = {}              # (source sha, layouts) -> (compiled function, its layouts), shared by every handle
@@ -65,8 +72,53 @@ def kernels_on(config) -> bool:
     return config.numba and config.exec_mode != "no_sink" and config.jit_level == "O2" and wanted()
 
 
+UNSAVED = "<graphjit numba kernel>"   # the directory named in a kernel compiled in memory only
+
+
 def kernel_dir() -> str:
     return os.path.join(default_dir(), "numba")
+
+
+def trusted_dir() -> Optional[str]:
+    """kernel_dir(), made 0700 if missing (the cache root too, tagged as the disk cache makes it)
+    and checked: the root and `numba/` belong to the user and are not writable by group or others,
+    `numba/` is not a symlink. None when it cannot be used (one warning): kernels are then compiled
+    in memory, with no file and no Numba disk cache."""
+    root = default_dir()
+    directory = os.path.join(root, "numba")
+    where = root
+    try:
+        if not os.path.isdir(root):
+            cache_trust.make_tagged_dir(root)
+        cache_trust.check_dir(root, follow=True)
+        where = directory
+        if not os.path.lexists(directory):
+            cache_trust.make_dir(directory)
+        cache_trust.check_dirs(root, directory)
+        return directory
+    except (Untrusted, OSError) as e:
+        _not_cached(root, where, e)
+    return None
+
+
+def _not_cached(root: str, where: str, e: Exception) -> None:
+    """One warning per directory. About the cache root, the disk cache's own (it cannot use the root
+    either, and says so once for both)."""
+    store = disk_cache.current() if where == root else None
+    if store is not None:
+        if isinstance(e, Untrusted):
+            store.refuse(str(e))
+        else:
+            store.unwritable(e)
+        return
+    if isinstance(e, Untrusted):
+        why = (f"{e}. Kernels are cached only in a directory nobody else can write, so they are compiled in "
+               "memory for this process. Make the directory yours and private (`chmod -R go-w`), remove what "
+               "you did not put there, or set GRAPHJIT_CACHE_DIR to another directory.")
+    else:
+        why = (f"cannot write it ({e.strerror or e}); they are compiled in memory for this process (set "
+               "GRAPHJIT_CACHE_DIR to a writable directory)")
+    warn_once(("kernels", where), f"graphjit: not caching Numba kernels in {where}: {why}")
 
 
 class NumbaKernel:
@@ -143,9 +195,10 @@ class NumbaKernel:
     def compile(self, layout: Optional[str]) -> tuple:
         """The kernel's function and the layouts it needs: the ahead-of-time library of a former
         process (no Numba import), else compiled now (ahead of time, or by numba.njit)."""
+        directory = trusted_dir()
         library = None
-        if layout is not None:
-            library = numba_aot.library_path(kernel_dir(), self.name, self.sha, layout)
+        if layout is not None and directory is not None:
+            library = numba_aot.library_path(directory, self.name, self.sha, layout)
             try:
                 fn = numba_aot.load(library)
             except ImportError:   # a damaged library: compiled again below
@@ -160,13 +213,7 @@ class NumbaKernel:
             self.refuse("Numba is not installed (pip install graphjit[numba])")
         except Exception as e:   # noqa: BLE001 - e.g. a warning made an error while Numba imports
             self.refuse(f"Numba cannot be imported: {type(e).__name__}: {e}")
-        path = self.write()
-        module_name = f"graphjit_numba_kernels.{self.name}_{self.sha}"
-        spec = importlib.util.spec_from_file_location(module_name, path)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        sys.modules.setdefault(module_name, module)
-        fn = getattr(module, self.name)
+        fn = self.function(directory)
         quiet_kernels(numba.NumbaWarning)
         if library is not None:
             try:
@@ -174,27 +221,58 @@ class NumbaKernel:
                 return numba_aot.load(library), layout
             except numba_aot.Unavailable as e:
                 log.info("vectorize", "kernel %s is compiled by numba.njit, not ahead of time: %s", self.name, e)
-        return numba.njit(cache=True, boundscheck=self.boundscheck, error_model=self.error_model)(fn), None
+        dispatcher = numba.njit(boundscheck=self.boundscheck, error_model=self.error_model)(fn)
+        cache = numba_cache.cache_for(fn, directory) if directory is not None else None
+        if cache is not None:
+            dispatcher._cache = cache   # what `cache=True` sets, in the checked directory only
+        return dispatcher, None
 
-    def write(self) -> str:
-        """The kernel's file in the cache (written once; a second writer renames the same bytes in)."""
-        text = HEADER.format(error_model=self.error_model) + self.source
-        for directory in (kernel_dir(), os.path.join(tempfile.gettempdir(), "graphjit-numba")):
-            path = os.path.join(directory, f"{self.name}_{self.sha}.py")
-            if os.path.exists(path):
-                self.path = path
-                return path
-            try:
-                os.makedirs(directory, exist_ok=True)
-                fd, tmp = tempfile.mkstemp(dir=directory, suffix=".tmp")
-                with os.fdopen(fd, "w", encoding="utf-8") as f:
-                    f.write(text)
-                os.replace(tmp, path)
-                self.path = path
-                return path
-            except OSError:
-                continue
-        self.refuse("no writable directory for its source file")
+    def text(self) -> str:
+        return HEADER.format(error_model=self.error_model) + self.source
+
+    def function(self, directory: Optional[str]):
+        """The kernel's Python function, compiled from its text: whatever a file of that name holds
+        is never run. Its file name is in `directory` (where the text is kept for reading), or in
+        UNSAVED when there is none; either way linecache holds the text for tracebacks."""
+        text = self.text()
+        path = os.path.join(directory or UNSAVED, f"{self.name}_{self.sha}.py")
+        if directory is not None:
+            self.write(path, text)
+        self.path = path
+        linecache.cache[path] = (len(text), None, text.splitlines(True), path)
+        module_name = f"graphjit_numba_kernels.{self.name}_{self.sha}"
+        module = types.ModuleType(module_name)
+        module.__file__ = path
+        exec(compile(text, path, "exec"), module.__dict__)   # graphjit's own text, from generated code
+        sys.modules.setdefault(module_name, module)   # Numba finds a cached function's module by name
+        return getattr(module, self.name)
+
+    def write(self, path: str, text: str) -> None:
+        """Keep the kernel's text at `path`, private (0600) and written atomically; a file there with
+        other bytes (damaged, or not graphjit's) is replaced. Only read by people and tracebacks."""
+        data = text.encode("utf-8")
+        try:
+            fd = cache_trust.open_checked(path)
+            with os.fdopen(fd, "rb") as f:
+                if f.read(len(data) + 1) == data:
+                    return
+        except (OSError, Untrusted):
+            pass
+        tmp = None
+        try:
+            fd, tmp = cache_trust.temp_file(os.path.dirname(path), suffix=".tmp")
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            os.replace(tmp, path)
+            tmp = None
+        except OSError as e:
+            log.info("vectorize", "kernel %s: its source file %s is not written: %s", self.name, path, e)
+        finally:
+            if tmp is not None:
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
 
 
 def quiet_kernels(category) -> None:
@@ -207,6 +285,7 @@ def quiet_kernels(category) -> None:
 KERNEL_FILE = r".*_[0-9a-f]{20}$"
 # Every kernel file starts so: `checked_index` tests an index the kernel plan could not prove in
 # bounds, raising NumPy's IndexError (Numba's own bounds checks say only "index is out of bounds").
+# It is inlined into the kernel (cached with it), so it has no disk cache of its own.
 HEADER = """# graphjit Numba kernel (generated; error_model={error_model})
 import math
 
@@ -214,7 +293,7 @@ import numba
 import numpy as np
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(inline="always")
 def checked_index(i, n, axis):
     if i < -n or i >= n:
         raise IndexError("index " + str(i) + " is out of bounds for axis " + str(axis) + " with size " + str(n))
