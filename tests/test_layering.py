@@ -37,6 +37,9 @@ FORBIDDEN = {
     "common": {"transpiler", "backends", "compiler", "cli", "export_load", "graph"},
     "dataset": {"transpiler", "backends", "compiler", "cli", "export_load", "nn", "ops", "gradients", "api",
                 "checkpoint", "jit_options"},
+    # MindRecord files: a leaf that reads and writes bytes, used by dataset/
+    "mindrecord": {"graph", "transpiler", "backends", "api", "compiler", "cli", "nn", "export_load", "gradients",
+                   "ops", "dataset", "checkpoint", "jit_options", "tensor", "parameter", "context", "log", "common"},
 }
 
 
@@ -49,7 +52,7 @@ def modules_of(package: str) -> list:
 def test_every_module_is_covered():
     packages = {p.name for p in ROOT.iterdir() if (p / "__init__.py").exists()} - {"tests", "samples", "benchmarks",
                                                                                     "docs"}
-    modules = {p.stem for p in ROOT.glob("*.py")} - {"__init__", "__main__"}
+    modules = {p.stem for p in ROOT.glob("*.py")} - {"__init__", "__main__", "setup"}   # setup.py: packaging
     assert packages | modules <= set(FORBIDDEN), sorted((packages | modules) - set(FORBIDDEN))
 
 
