@@ -17,7 +17,7 @@ from ..mindrecord.reader import Dataset as MindRecordFiles
 from .columns import stack
 from .errors import DatasetError
 from .sources import MappableSource
-from .vision_datasets import _LoadedOnce
+from .vision_datasets import LoadedOnce
 
 
 class MindDataset(MappableSource):
@@ -42,7 +42,7 @@ class MindDataset(MappableSource):
             names = list(columns_list)
         self.names = names
         self.padded = self._check_padding(padded_sample, num_padded)
-        self._data = _LoadedOnce(self._load)
+        self._data = LoadedOnce(self._load)
         self._init_sampler(num_samples, shuffle, sampler, num_shards, shard_id, num_parallel_workers)
 
     def _check_padding(self, padded_sample, num_padded):

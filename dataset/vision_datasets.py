@@ -28,7 +28,7 @@ def _usage(usage, what: str) -> str:
     return usage
 
 
-class _LoadedOnce:
+class LoadedOnce:
     """Arrays read from files on first use, once, whichever thread asks first."""
 
     def __init__(self, load):
@@ -70,7 +70,7 @@ class MnistDataset(MappableSource):
                                    f"{label_count} labels")
             self.counts.append(count)
         self.files = list(zip(images, labels))
-        self._data = _LoadedOnce(self._load)
+        self._data = LoadedOnce(self._load)
         self._init_sampler(num_samples, shuffle, sampler, num_shards, shard_id, num_parallel_workers)
 
     def _load(self):
@@ -109,7 +109,7 @@ class Cifar10Dataset(MappableSource):
                                f" file in {directory}")
         self.files = [os.path.join(directory, n) for n in chosen]
         self.counts = [cifar10_records(f) for f in self.files]
-        self._data = _LoadedOnce(self._load)
+        self._data = LoadedOnce(self._load)
         self._init_sampler(num_samples, shuffle, sampler, num_shards, shard_id, num_parallel_workers)
 
     def _load(self):
