@@ -20,6 +20,7 @@ The format and its limits are described in docs/checkpoints.md.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -255,10 +256,11 @@ def load_checkpoint(ckpt_file_name, net=None, strict_load: bool = False, filter_
     tensors, strings, total = read(path, wanted)
     result = {name: _as_parameter(array, name) for name, array in tensors.items()}
     result.update(strings)
+    if not total:
+        raise CheckpointError(f"load_checkpoint: nothing to load from {path!r}; the checkpoint is empty")
     if not result:
-        raise ValueError(f"load_checkpoint: nothing to load from {path!r}" +
-                         ("; check filter_prefix, specify_prefix and choice_func" if total else
-                          "; the checkpoint is empty"))
+        raise ValueError(f"load_checkpoint: nothing to load from {path!r}; check filter_prefix, specify_prefix "
+                         "and choice_func")
     if net is not None:
         load_param_into_net(net, result, strict_load)
     return result
@@ -297,11 +299,11 @@ def read(path: str, wanted: Callable[[str], bool] = lambda name: True) -> tuple[
     """(name -> array, name -> string, number of entries) of a checkpoint file: the entries whose names
     `wanted` accepts, after checking the file's form, every entry of its header and its digest.
 
-    Order: the magic, the header's size and JSON, the file's size, the header's schema (with the
-    digest checked first when the schema fails, so a damaged file is called corrupt), then the
-    arrays are read into memory of their own while the digest is computed, and compared last.
+    Order: the magic, the header's size and JSON, the file's size, the header's schema, then the
+    arrays are read into memory of their own while the digest is computed, and compared last. When a
+    check of the header fails, the digest is checked first, so a damaged file is called corrupt.
     """
-    with _open(path) as f:
+    with _opened(path) as f:
         size = os.fstat(f.fileno()).st_size
         prefix = f.read(PREFIX_BYTES)
         if prefix[:len(MAGIC)] != MAGIC:
@@ -310,75 +312,88 @@ def read(path: str, wanted: Callable[[str], bool] = lambda name: True) -> tuple[
         if size < PREFIX_BYTES + DIGEST_BYTES or len(prefix) < PREFIX_BYTES:
             raise CheckpointError(f"load_checkpoint: {path!r} is truncated ({size} bytes)")
         header_bytes = int.from_bytes(prefix[len(MAGIC):], "little")
-        if header_bytes > MAX_HEADER_BYTES:
-            raise CheckpointError(f"load_checkpoint: {path!r} is corrupt (its header would be {header_bytes} "
-                                  f"bytes, more than the {MAX_HEADER_BYTES} a checkpoint may have)")
+        with _damage_first(f, size, path):
+            if header_bytes > MAX_HEADER_BYTES:
+                raise CheckpointError(f"load_checkpoint: {path!r} is corrupt (its header would be {header_bytes} "
+                                      f"bytes, more than the {MAX_HEADER_BYTES} a checkpoint may have)")
         if PREFIX_BYTES + header_bytes + DIGEST_BYTES > size:
             raise CheckpointError(f"load_checkpoint: {path!r} is truncated or corrupt (its header runs past the end)")
         text = _read_exactly(f, header_bytes, path)
         digest = hashlib.sha256(prefix)
         digest.update(text)
-        header = _parse(text, path)
-        if not isinstance(header, dict) or "data_bytes" not in header:
-            raise CheckpointError(f"load_checkpoint: {path!r} is corrupt (its header has no data size)")
-        data_bytes = header["data_bytes"]
-        if type(data_bytes) is not int or data_bytes < 0:
-            raise CheckpointError(f"load_checkpoint: {path!r} is corrupt (its header has no data size: data_bytes "
-                                  f"is {_show(data_bytes)}, not a whole number of bytes)")
+        with _damage_first(f, size, path):
+            header = _parse(text, path)
+            if not isinstance(header, dict) or "data_bytes" not in header:
+                raise CheckpointError(f"load_checkpoint: {path!r} is corrupt (its header has no data size)")
+            data_bytes = header["data_bytes"]
+            if type(data_bytes) is not int or data_bytes < 0:
+                raise CheckpointError(f"load_checkpoint: {path!r} is corrupt (its header has no data size: "
+                                      f"data_bytes is {_show(data_bytes)}, not a whole number of bytes)")
         expected = PREFIX_BYTES + header_bytes + data_bytes + DIGEST_BYTES
         if size != expected:
             state = "truncated" if size < expected else "corrupt (bytes after its end)"
             raise CheckpointError(f"load_checkpoint: {path!r} is {state}: {size} bytes, expected {expected}")
-        try:
+        with _damage_first(f, size, path):
             entries, strings = _schema(header, path)
-        except CheckpointError:
-            _hash_through(f, digest, data_bytes, path)
-            _check_digest(f, digest, path)
-            raise
-        tensors = {}
-        for name, dtype, shape, nbytes in entries:
-            if wanted(name):
-                tensors[name] = _read_array(f, digest, dtype, shape, nbytes, path)
+        tensors, flaw = {}, None
+        for k, (name, dtype, shape, nbytes) in enumerate(entries):
+            keep = wanted(name)
+            if keep or dtype.kind == "b":
+                array = _read_array(f, digest, dtype, shape, nbytes, path)
+                if dtype.kind == "b" and flaw is None and array.view(np.uint8).max(initial=0) > 1:
+                    flaw = f"tensor {_show(name)}, entry {k}: a boolean stored as neither 0 nor 1"
+                if keep:
+                    tensors[name] = array
             else:
                 _hash_through(f, digest, nbytes, path)
         _check_digest(f, digest, path)
+        if flaw:   # after the digest: a damaged file is called corrupt, as above
+            raise CheckpointError(f"load_checkpoint: {path!r} is corrupt ({flaw})")
     total = len(entries) + len(strings)
     return tensors, {name: text for name, text in strings.items() if wanted(name)}, total
 
 
-class _open:
+@contextlib.contextmanager
+def _opened(path: str):
     """The checkpoint file, opened for reading only if it is a regular file (a named pipe or a device
     would block or never end); the errors of the file system become one CheckpointError line."""
+    flags = os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        raise FileNotFoundError(f"load_checkpoint: no checkpoint file {path!r}") from None
+    except IsADirectoryError:
+        raise CheckpointError(f"load_checkpoint: {path!r} is a folder, not a checkpoint file") from None
+    except OSError as error:
+        raise CheckpointError(f"load_checkpoint: {path!r} cannot be read ({error.strerror or error})") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise CheckpointError(f"load_checkpoint: {path!r} is a folder, not a checkpoint file")
+        if not stat.S_ISREG(mode):
+            raise CheckpointError(f"load_checkpoint: {path!r} is not a regular file (a pipe, a socket or a "
+                                  "device), so it is not read")
+        f = os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+    with f:
+        yield f
 
-    def __init__(self, path: str):
-        self.path = path
 
-    def __enter__(self):
-        path = self.path
-        flags = os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
-        try:
-            fd = os.open(path, flags)
-        except FileNotFoundError:
-            raise FileNotFoundError(f"load_checkpoint: no checkpoint file {path!r}") from None
-        except IsADirectoryError:
-            raise CheckpointError(f"load_checkpoint: {path!r} is a folder, not a checkpoint file") from None
-        except OSError as error:
-            raise CheckpointError(f"load_checkpoint: {path!r} cannot be read ({error.strerror or error})") from None
-        try:
-            mode = os.fstat(fd).st_mode
-            if stat.S_ISDIR(mode):
-                raise CheckpointError(f"load_checkpoint: {path!r} is a folder, not a checkpoint file")
-            if not stat.S_ISREG(mode):
-                raise CheckpointError(f"load_checkpoint: {path!r} is not a regular file (a pipe, a socket or a "
-                                      "device), so it is not read")
-            self.file = os.fdopen(fd, "rb")
-        except BaseException:
-            os.close(fd)
-            raise
-        return self.file
-
-    def __exit__(self, *exc) -> None:
-        self.file.close()
+@contextlib.contextmanager
+def _damage_first(f, size: int, path: str):
+    """Around checks of the header: when one fails and the file's last 32 bytes are not the digest of
+    the rest, the file is called corrupt (damaged in transfer or on disk), not malformed."""
+    try:
+        yield
+    except CheckpointError:
+        f.seek(0)
+        digest = hashlib.sha256()
+        _hash_through(f, digest, size - DIGEST_BYTES, path)
+        if _read_exactly(f, DIGEST_BYTES, path) != digest.digest():
+            raise CheckpointError(f"load_checkpoint: {path!r} is corrupt (sha256 checksum mismatch)") from None
+        raise
 
 
 def _read_exactly(f, count: int, path: str) -> bytes:

@@ -111,7 +111,8 @@ def main(argv=None) -> int:
     repeat, megabytes = (1, 4) if opts.quick else (5, 64)
     with tempfile.TemporaryDirectory() as folder:
         round_trip(folder, megabytes, repeat)
-    print(f"load_param_into_net, {PARAMS} parameters, every name in the checkpoint: {plain(PARAMS, repeat) * 1e3:.1f} ms")
+    print(f"load_param_into_net, {PARAMS} parameters, every name in the checkpoint: "
+          f"{plain(PARAMS, repeat) * 1e3:.1f} ms")
     for entries in (ENTRIES, 2 * ENTRIES):
         seconds = into_net(PARAMS, entries, repeat)
         verdict = f" (target <= {TARGET_SECONDS:.0f} s: {'met' if seconds <= TARGET_SECONDS else 'MISSED'})" \
