@@ -1,7 +1,8 @@
 """Fuzzing checkpoints (issue 23): hypothesis writes headers from the format's grammar (names, dtypes,
-shapes, entry kinds, offsets and sizes, each sometimes wrong) with a valid digest, and mutates the
-bytes of real checkpoints (the raw file, or the header's text with its length and digest fixed so
-the damage reaches the parser).
+shapes, entry kinds, offsets and sizes, each sometimes wrong) with a valid digest, edits the parsed
+headers of real checkpoints (entries duplicated, moved, renamed, resized), and mutates the bytes of
+real checkpoints (the raw file, or the header's text with its length and digest fixed so the damage
+reaches the parser).
 
 Whatever the file, `load_checkpoint` returns or raises CheckpointError: one line naming the file,
 no other exception, and no side effect (tests/side_effects.py). What it returns is exact: every
@@ -161,7 +162,7 @@ def edited(draw, obj: dict, keys: tuple, clean: bool):
 
 
 GOOD_NAMES = st.one_of(st.sampled_from(["w", "b", "layer.0.bias", "dense.weight", "dense.bias", "", " w", "x.w",
-                                        "w\n", "\u2028"]), st.text(max_size=12))
+                                        "w\n", "\u2028"]), st.text(max_size=12), st.text(min_size=1, max_size=40))
 GOOD_SHAPES = st.lists(st.integers(0, 4), max_size=4)
 
 
@@ -287,6 +288,73 @@ def test_mutated_checkpoints_load_exactly_or_give_one_checkpoint_error(folder, c
         if text is None:
             text, data = split(pathlib.Path(path).read_bytes())
         assert_exact(result, text, data)
+        into_a_net(result)
+
+
+_ENTRY_EDITS = ["duplicate", "swap", "delete", "set", "shift", "dim", "dtype", "name of a string", "name of a tensor"]
+_HEADER_EDITS = ["set", "delete", "add", "string", "data_bytes"]
+
+
+def edit_header(header: dict, draw) -> None:
+    """One structural edit of a parsed header, in place: an entry duplicated, moved, removed, a field of it
+    set to any JSON value, an int moved, a dimension or dtype changed, a name taken from another entry;
+    or a key of the header set, removed or added, a string added, data_bytes moved."""
+    tensors = header.get("tensors") if type(header.get("tensors")) is list else []
+    strings = header.get("strings") if type(header.get("strings")) is dict else {}
+    action = draw(st.sampled_from(_ENTRY_EDITS + _HEADER_EDITS))
+    if action in _ENTRY_EDITS and tensors:
+        k = draw(st.integers(0, len(tensors) - 1))
+        entry = tensors[k] if type(tensors[k]) is dict else {}
+        if action == "duplicate":
+            tensors.insert(draw(st.integers(0, len(tensors))), json.loads(json.dumps(tensors[k])))
+        elif action == "swap":
+            tensors[k], tensors[-1] = tensors[-1], tensors[k]
+        elif action == "delete":
+            del tensors[k]
+        elif action == "set":
+            entry[draw(st.sampled_from(checkpoint.ENTRY_KEYS))] = draw(JSON_VALUES)
+        elif action == "shift":
+            key = draw(st.sampled_from(["offset", "nbytes"]))
+            if type(entry.get(key)) is int:
+                entry[key] += draw(st.sampled_from([-8, -1, 1, 8]))
+        elif action == "dim" and type(entry.get("shape")) is list:
+            shape = entry["shape"]
+            if shape and draw(st.booleans()):
+                shape[draw(st.integers(0, len(shape) - 1))] = draw(DIMS)
+            else:
+                shape.insert(draw(st.integers(0, len(shape))), draw(st.sampled_from([0, 1, 2] + _BIG)))
+        elif action == "dtype":
+            entry["dtype"] = draw(DTYPE_TEXTS)
+        elif action == "name of a string" and strings:
+            entry["name"] = draw(st.sampled_from(sorted(strings)))
+        elif action == "name of a tensor":
+            entry["name"] = tensors[draw(st.integers(0, len(tensors) - 1))].get("name")
+    elif action == "set":
+        header[draw(st.sampled_from(checkpoint.HEADER_KEYS))] = draw(JSON_VALUES)
+    elif action == "delete":
+        header.pop(draw(st.sampled_from(checkpoint.HEADER_KEYS)), None)
+    elif action == "add":
+        header[draw(st.text(max_size=6))] = draw(JSON_VALUES)
+    elif action == "string" and type(header.get("strings")) is dict:
+        header["strings"][draw(NAMES)] = draw(st.text(max_size=8))
+    elif action == "data_bytes" and type(header.get("data_bytes")) is int:
+        header["data_bytes"] += draw(st.sampled_from([-8, -1, 1, 8]))
+
+
+@PROFILE
+@given(which=st.integers(0, 1), edits=st.integers(1, 3), data=st.data())
+def test_edited_headers_of_real_checkpoints_load_exactly_or_give_one_checkpoint_error(folder, which, edits, data):
+    if not _REAL:
+        _REAL.extend(real_checkpoints(folder))
+    text, body = split(_REAL[which])
+    header = json.loads(text)
+    for _ in range(edits):
+        edit_header(header, data.draw)
+    text = json.dumps(header).encode()
+    path = craft(folder / "edited.ckpt", text, body)
+    result = load(path, "edited header")
+    if result is not None:
+        assert_exact(result, text, body)
         into_a_net(result)
 
 
