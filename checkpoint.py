@@ -341,7 +341,7 @@ def read(path: str, wanted: Callable[[str], bool] = lambda name: True) -> tuple[
             if keep or dtype.kind == "b":
                 array = _read_array(f, digest, dtype, shape, nbytes, path)
                 if dtype.kind == "b" and flaw is None and array.view(np.uint8).max(initial=0) > 1:
-                    flaw = f"tensor {_show(name)}, entry {k}: a boolean stored as neither 0 nor 1"
+                    flaw = f"tensor {_show(name)}, entry {k} holds a boolean stored as neither 0 nor 1"
                 if keep:
                     tensors[name] = array
             else:
@@ -510,12 +510,12 @@ def _schema(header: _Object, path: str) -> tuple[list, dict]:
     if end != data_bytes:
         raise bad(f"data_bytes {data_bytes}, but the tensors end at byte {end}")
     if strings.twice is not None:
-        raise bad(f"string {_show(strings.twice)}: the name twice in its strings")
+        raise bad(f"string {_show(strings.twice)} is in its strings twice")
     for name, text in strings.items():
         if name in names:
-            raise bad(f"string {_show(name)}: two entries named {_show(name)} (a tensor and a string)")
+            raise bad(f"string {_show(name)} has the name of a tensor: two entries named {_show(name)}")
         if not _valid_text(name) or not _valid_text(text):
-            raise bad(f"string {_show(name)}: not valid Unicode text")
+            raise bad(f"string {_show(name)} is not valid Unicode text")
     return tensors, strings
 
 
@@ -526,46 +526,46 @@ def _entry(k: int, item, names: set, offset_expected: int, data_bytes: int, bad)
     name = item["name"]
     where = f"tensor {_show(name)}, entry {k}"
     if item.twice is not None:
-        raise bad(f"{where}: the key {_show(item.twice)} twice")
+        raise bad(f"{where} has the key {_show(item.twice)} twice")
     unknown = [key for key in item if key not in ENTRY_KEYS]
     if unknown:
-        raise bad(f"{where}: the unknown key {_show(unknown[0])}")
+        raise bad(f"{where} has the unknown key {_show(unknown[0])}")
     missing = [key for key in ENTRY_KEYS if key not in item]
     if missing:
-        raise bad(f"{where}: no {', '.join(missing)}")
+        raise bad(f"{where} has no {', '.join(missing)}")
     if not _valid_text(name):
-        raise bad(f"{where}: the name is not valid Unicode text")
+        raise bad(f"{where} has a name that is not valid Unicode text")
     if name in names:
-        raise bad(f"{where}: two tensors named {_show(name)}")
+        raise bad(f"{where} repeats a name: two tensors named {_show(name)}")
     names.add(name)
     text = item["dtype"]
     dtype = DTYPES.get(text) if type(text) is str else None
     if dtype is None:
-        raise bad(f"{where}: dtype {_show(text)}; only boolean and numeric dtypes are read ({_DTYPE_LIST})")
+        raise bad(f"{where} has dtype {_show(text)}; only boolean and numeric dtypes are read ({_DTYPE_LIST})")
     shape = item["shape"]
     if type(shape) is not list:
-        raise bad(f"{where}: has shape {_show(shape)}, not a list of dimensions")
+        raise bad(f"{where} has shape {_show(shape)}, not a list of dimensions")
     if len(shape) > MAX_NDIM:
-        raise bad(f"{where}: {len(shape)} dimensions, more than the {MAX_NDIM} a checkpoint holds")
+        raise bad(f"{where} has {len(shape)} dimensions, more than the {MAX_NDIM} a checkpoint holds")
     if not all(type(d) is int and 0 <= d <= MAX_BYTES for d in shape):
-        raise bad(f"{where}: has shape {_show(shape)}; dimensions are whole numbers from 0 to {MAX_BYTES}")
+        raise bad(f"{where} has shape {_show(shape)}; dimensions are whole numbers from 0 to {MAX_BYTES}")
     count, addressed = 1, dtype.itemsize
     for d in shape:                 # Python ints: no overflow; stops as soon as NumPy could not address it
         count *= d
         addressed *= d or 1
         if addressed > MAX_BYTES:
-            raise bad(f"{where}: has shape {_show(shape)}, more {text} elements than NumPy can address")
+            raise bad(f"{where} has shape {_show(shape)}, more {text} elements than NumPy can address")
     offset, nbytes = item["offset"], item["nbytes"]
     for key, value in (("offset", offset), ("nbytes", nbytes)):
         if type(value) is not int:
-            raise bad(f"{where}: {key} {_show(value)} is not a whole number of bytes")
+            raise bad(f"{where} has {key} {_show(value)}, not a whole number of bytes")
     if offset < 0 or nbytes < 0 or offset + nbytes > data_bytes:
-        raise bad(f"{where}: offset {offset} and nbytes {nbytes} lie outside the data ({data_bytes} bytes)")
+        raise bad(f"{where} has offset {offset} and nbytes {nbytes}, outside the data ({data_bytes} bytes)")
     if offset != offset_expected:
-        raise bad(f"{where}: offset {offset}, expected {offset_expected} (each tensor's bytes follow the "
-                  "previous tensor's)")
+        raise bad(f"{where} has offset {offset}, expected {offset_expected} (each tensor's bytes follow "
+                  "the previous tensor's)")
     if nbytes != count * dtype.itemsize:
-        raise bad(f"{where}: nbytes {nbytes} is not its shape's: {tuple(shape)} of {text} is "
+        raise bad(f"{where} has nbytes {nbytes}, not its shape's: {tuple(shape)} of {text} is "
                   f"{count * dtype.itemsize} bytes")
     return name, dtype, tuple(shape), nbytes
 

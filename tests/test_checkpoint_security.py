@@ -203,6 +203,22 @@ def test_hostile_names_stay_on_one_short_line(tmp_path):
     assert len(message) < 1000
 
 
+def test_a_boolean_stored_as_another_byte_is_refused(tmp_path):
+    """NumPy reads any byte as a bool, but one that is neither 0 nor 1 compares unlike True and False."""
+    path = craft(tmp_path / "bool.ckpt", header([entry("flags", "|b1", (3,), 0, 3)]), b"\x00\x01\x07")
+    refused(path, "tensor 'flags'", "neither 0 nor 1")
+
+
+def test_a_damaged_header_is_called_corrupt_not_malformed(tmp_path):
+    ms.save_checkpoint({"w": np.ones(2)}, tmp_path / "d.ckpt")
+    blob = bytearray((tmp_path / "d.ckpt").read_bytes())
+    for old, new in [(b'"<f8"', b'"<f3"'), (b'"version": 1', b'"version": 7'), (b'{"format"', b'["format"')]:
+        damaged = blob.replace(old, new)
+        assert damaged != blob
+        (tmp_path / "d.ckpt").write_bytes(bytes(damaged))
+        refused(str(tmp_path / "d.ckpt"), "corrupt (sha256 checksum mismatch)")
+
+
 def test_saving_refuses_what_loading_would_refuse(tmp_path):
     with pytest.raises(ValueError, match="cannot be written"):
         ms.save_checkpoint({"\ud800": np.ones(1)}, tmp_path / "surrogate.ckpt")
