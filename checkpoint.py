@@ -44,6 +44,7 @@ DIGEST_BYTES = 32
 PREFIX_BYTES = len(MAGIC) + 8
 HEADER_KEYS = ("format", "version", "tensors", "strings", "data_bytes")
 ENTRY_KEYS = ("name", "dtype", "shape", "offset", "nbytes")
+_ENTRY_KEY_SET = frozenset(ENTRY_KEYS)
 MAX_HEADER_BYTES = 16 * 2 ** 20   # about 150 000 tensors; parsing JSON takes up to ~25x its size
 MAX_NDIM = 32                     # NumPy 1's limit (NumPy 2 allows 64): a checkpoint reads on both
 MAX_BYTES = int(np.iinfo(np.intp).max)   # what NumPy can address: no shape may reach it, even with a 0
@@ -514,7 +515,7 @@ def _schema(header: _Object, path: str) -> tuple[list, dict]:
     for name, text in strings.items():
         if name in names:
             raise bad(f"string {_show(name)} has the name of a tensor: two entries named {_show(name)}")
-        if not _valid_text(name) or not _valid_text(text):
+        if not (name.isascii() or _valid_text(name)) or not (text.isascii() or _valid_text(text)):
             raise bad(f"string {_show(name)} is not valid Unicode text")
     return tensors, strings
 
@@ -524,49 +525,51 @@ def _entry(k: int, item, names: set, offset_expected: int, data_bytes: int, bad)
     if type(item) is not _Object or type(item.get("name")) is not str:
         raise bad(f"entry {k} of the tensor list is a tensor without a name")
     name = item["name"]
-    where = f"tensor {_show(name)}, entry {k}"
+
+    def fault(what: str) -> CheckpointError:
+        return bad(f"tensor {_show(name)}, entry {k} {what}")
+
     if item.twice is not None:
-        raise bad(f"{where} has the key {_show(item.twice)} twice")
-    unknown = [key for key in item if key not in ENTRY_KEYS]
-    if unknown:
-        raise bad(f"{where} has the unknown key {_show(unknown[0])}")
-    missing = [key for key in ENTRY_KEYS if key not in item]
-    if missing:
-        raise bad(f"{where} has no {', '.join(missing)}")
-    if not _valid_text(name):
-        raise bad(f"{where} has a name that is not valid Unicode text")
+        raise fault(f"has the key {_show(item.twice)} twice")
+    if item.keys() != _ENTRY_KEY_SET:
+        unknown = [key for key in item if key not in _ENTRY_KEY_SET]
+        if unknown:
+            raise fault(f"has the unknown key {_show(unknown[0])}")
+        raise fault(f"has no {', '.join(key for key in ENTRY_KEYS if key not in item)}")
+    if not (name.isascii() or _valid_text(name)):
+        raise fault("has a name that is not valid Unicode text")
     if name in names:
-        raise bad(f"{where} repeats a name: two tensors named {_show(name)}")
+        raise fault(f"repeats a name: two tensors named {_show(name)}")
     names.add(name)
     text = item["dtype"]
     dtype = DTYPES.get(text) if type(text) is str else None
     if dtype is None:
-        raise bad(f"{where} has dtype {_show(text)}; only boolean and numeric dtypes are read ({_DTYPE_LIST})")
+        raise fault(f"has dtype {_show(text)}; only boolean and numeric dtypes are read ({_DTYPE_LIST})")
     shape = item["shape"]
     if type(shape) is not list:
-        raise bad(f"{where} has shape {_show(shape)}, not a list of dimensions")
+        raise fault(f"has shape {_show(shape)}, not a list of dimensions")
     if len(shape) > MAX_NDIM:
-        raise bad(f"{where} has {len(shape)} dimensions, more than the {MAX_NDIM} a checkpoint holds")
+        raise fault(f"has {len(shape)} dimensions, more than the {MAX_NDIM} a checkpoint holds")
     if not all(type(d) is int and 0 <= d <= MAX_BYTES for d in shape):
-        raise bad(f"{where} has shape {_show(shape)}; dimensions are whole numbers from 0 to {MAX_BYTES}")
+        raise fault(f"has shape {_show(shape)}; dimensions are whole numbers from 0 to {MAX_BYTES}")
     count, addressed = 1, dtype.itemsize
     for d in shape:                 # Python ints: no overflow; stops as soon as NumPy could not address it
         count *= d
         addressed *= d or 1
         if addressed > MAX_BYTES:
-            raise bad(f"{where} has shape {_show(shape)}, more {text} elements than NumPy can address")
+            raise fault(f"has shape {_show(shape)}, more {text} elements than NumPy can address")
     offset, nbytes = item["offset"], item["nbytes"]
     for key, value in (("offset", offset), ("nbytes", nbytes)):
         if type(value) is not int:
-            raise bad(f"{where} has {key} {_show(value)}, not a whole number of bytes")
+            raise fault(f"has {key} {_show(value)}, not a whole number of bytes")
     if offset < 0 or nbytes < 0 or offset + nbytes > data_bytes:
-        raise bad(f"{where} has offset {offset} and nbytes {nbytes}, outside the data ({data_bytes} bytes)")
+        raise fault(f"has offset {offset} and nbytes {nbytes}, outside the data ({data_bytes} bytes)")
     if offset != offset_expected:
-        raise bad(f"{where} has offset {offset}, expected {offset_expected} (each tensor's bytes follow "
-                  "the previous tensor's)")
+        raise fault(f"has offset {offset}, expected {offset_expected} (each tensor's bytes follow "
+                    "the previous tensor's)")
     if nbytes != count * dtype.itemsize:
-        raise bad(f"{where} has nbytes {nbytes}, not its shape's: {tuple(shape)} of {text} is "
-                  f"{count * dtype.itemsize} bytes")
+        raise fault(f"has nbytes {nbytes}, not its shape's: {tuple(shape)} of {text} is "
+                    f"{count * dtype.itemsize} bytes")
     return name, dtype, tuple(shape), nbytes
 
 
