@@ -24,7 +24,8 @@ def read_all(path) -> None:
             for _ in Dataset(str(path)).rows():
                 pass
         except MindRecordError as e:
-            assert "\n" not in str(e) and str(path) in str(e)
+            # one line naming the file, or the shard its (mutated) header names beside it
+            assert "\n" not in str(e) and str(path.parent) in str(e)
     seen.assert_none()
 
 
