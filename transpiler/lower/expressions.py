@@ -11,6 +11,7 @@ from ...graph.ir import Node
 from ...graph.literals import Index
 from ...graph.types import ArrayType, TupleType
 from ..rules import rule
+from ..static_pure import binary_refusal, not_computed, size_of
 from ..values import Seq, SourceFunc, Static, describe_value, is_static, static_value
 from .access import subscript
 from .branches import ternary
@@ -66,7 +67,8 @@ def lower_binary_operation(state, node: cst.BinaryOperation, frame):
 
 
 def binary(state, op: str, fn, left, right, span):
-    if is_static(left) and is_static(right):
+    if is_static(left) and is_static(right) and not (
+            state.sealed and binary_refusal(fn, static_value(left), static_value(right)) is not None):
         try:
             return Static(fn(static_value(left), static_value(right)))
         except Exception:
@@ -75,6 +77,8 @@ def binary(state, op: str, fn, left, right, span):
         # `found + sub.items()`: compile-time structure stays compile-time (a loop over it unrolls)
         return Seq(_sequence_items(state, left, span) + _sequence_items(state, right, span), _sequence_kind(left))
     if isinstance(left, Seq) and op == "mul" and is_static(right):
+        if state.sealed and binary_refusal(fn, tuple(left.items), static_value(right)) is not None:
+            raise not_computed("this sequence", binary_refusal(fn, tuple(left.items), static_value(right)), span)
         return Seq(left.items * static_value(right), left.kind)
     return state.emit(op, [left, right], span=span)
 
@@ -293,6 +297,9 @@ def iterate(state, value, span) -> list:
         return list(value.items)
     if isinstance(value, Static):
         obj = value.value
+        if state.sealed and isinstance(obj, (range, str, bytes)) and size_of(obj) is None:
+            raise not_computed(f"the items of this {type(obj).__name__}", "it has too many to unroll without "
+                               "running the file", span)
         if isinstance(obj, (dict, set, frozenset)):
             state.guards.keys(value.path, obj)   # keys added, removed or replaced recompile
             return [Static(k) for k in obj]
@@ -306,6 +313,8 @@ def iterate(state, value, span) -> list:
             return [state.reached(item, span) for item in items]
         if not hasattr(obj, "__iter__"):
             raise LoweringError(f"{type(obj).__name__} is not iterable", span)
+        if state.sealed and not isinstance(obj, (enumerate, zip, reversed)):
+            raise not_computed(f"the items of this {type(obj).__name__}", "it is not literal data", span)
         if isinstance(obj, (range, str, bytes)) or not value.from_outside:
             # immutable, or made by the function's own compile-time code (`enumerate([...])`)
             return [Static(v) for v in obj]
