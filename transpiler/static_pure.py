@@ -4,8 +4,9 @@ A file read from elsewhere is never run: its `def`s become functions whose code 
 (static_module.py), and the only things computed while reading it are listed here, one table each:
 
 - `KNOWN_MODULES`: the modules an `import` in the file may bind (NumPy's core, math, graphjit's
-  library). Any other import, the file's own neighbours and the operating system's modules
-  included, binds a value only running the file would give; nothing is imported for it.
+  library, the standard library's pure-computation modules such as json or functools). Any other
+  import, the file's own neighbours and the operating system's modules (os, posix, sys, subprocess,
+  io, builtins) included, binds a value only running the file would give; nothing is imported.
 - `PURE_BUILTINS`, `PURE_MATH`, `PURE_NUMPY`, `NUMPY_MAKERS`, `PURE_METHODS`: the functions that
   run on literal data (numbers, strings, tuples, lists, dicts, dtypes, small arrays), with no effect
   but their result.
@@ -57,6 +58,11 @@ KNOWN_MODULES = frozenset({
     "graphjit", "graphjit.nn", "graphjit.ops", "graphjit.common", "graphjit.common.initializer",
     "graphjit.tensor", "graphjit.parameter", "graphjit.context", "graphjit.api", "graphjit.gradients",
     "graphjit.jit_options",
+    # the standard library's pure-computation modules: importing them runs nothing of note, and a call of
+    # one of their functions is made only if a table below lists it (else it stays a call at run time)
+    "__future__", "abc", "bisect", "cmath", "collections", "collections.abc", "copy", "dataclasses", "decimal",
+    "enum", "fractions", "functools", "heapq", "itertools", "json", "numbers", "operator", "random", "re",
+    "statistics", "string", "typing",
 })
 KNOWN_PACKAGES = ("graphjit.nn.", "graphjit.ops.")   # and every module below these
 
@@ -143,6 +149,8 @@ def size_of(value: Any, depth: int = 0) -> Optional[int]:
             if total > LIMITS["elements"]:
                 return None
         return total
+    if (getattr(kind, "__module__", "") or "").startswith("graphjit.") and not callable(value):
+        return 1   # a value of the compiler's own (a graph node): inert, never calls anything
     return None
 
 
