@@ -67,8 +67,12 @@ class StaticEvaluator(LoweringState):
         self.cls = cls
         self.root_globals = module.namespace
         self.sealed = True
+        self.static_only = True   # everything must be computed now: a refusal is an error, never a node
+        self.failure = None   # the error of the statement that failed first (what a fallback would hide)
 
     def emit(self, op, operands=(), attrs=None, span=None, name="", regions=(), type=None):
+        if op == "fallback" and self.failure is not None:   # a statement failed: its own error says why
+            raise self.failure
         raise NotStatic("this needs values that exist only when the file runs", span)
 
     def reached(self, value, span):
@@ -176,5 +180,18 @@ def _evaluate_expression_statement(state: StaticEvaluator, stmt, frame) -> None:
     state.lower_expr(stmt.value, frame)
 
 
+def _keeping_failure(lower):
+    """A statement's lowering that remembers its error on the evaluator (not hidden by a fallback)."""
+    def run(state, stmt, frame):
+        try:
+            return lower(state, stmt, frame)
+        except GraphjitError as e:
+            if state.failure is None and not isinstance(e, NotStatic):
+                state.failure = e
+            raise
+    return run
+
+
 # the lowering's constructs, but an expression statement is evaluated now (it cannot be a graph effect)
-STATIC_CONSTRUCTS = dataclasses.replace(CONSTRUCTS, statements={**STATEMENTS, cst.Expr: _evaluate_expression_statement})
+STATIC_CONSTRUCTS = dataclasses.replace(CONSTRUCTS, statements={
+    cls: _keeping_failure(fn) for cls, fn in {**STATEMENTS, cst.Expr: _evaluate_expression_statement}.items()})

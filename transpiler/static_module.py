@@ -15,6 +15,7 @@ diagnostic that says where it comes from (`it comes from a call to os.system (m.
 from __future__ import annotations
 
 import ast
+import builtins
 import functools
 import types
 from dataclasses import dataclass, field
@@ -32,6 +33,12 @@ from .static_pure import (NotComputed, StaticNamespace, describe_callable, impor
                           known_module, module_attribute, not_computed)
 from .values import Seq, Static, is_static, static_value
 
+# Builtins a `class` line or a decorator may name (resolved without the file's code).
+_BUILTIN_NAMES = frozenset({"object", "type", "int", "float", "str", "tuple", "list", "dict", "Exception",
+                            "ValueError", "TypeError", "RuntimeError", "KeyError", "IndexError",
+                            "NotImplementedError", "ArithmeticError", "property", "staticmethod", "classmethod"})
+# Decorators applied while a file is read: builtins that only wrap (the getter stays a trap).
+WRAPPERS = (property, staticmethod, classmethod)
 # Methods Python calls on its own when an object is collected: never part of the static view.
 DROPPED_METHODS = frozenset({"__del__"})
 # Bases a class of the file may have besides its own classes and graphjit's library classes.
@@ -102,6 +109,10 @@ class StaticModule:
         elif isinstance(stmt, cst.FunctionDef):
             fn = self.make_function(stmt, self.namespace)
             self.namespace[stmt.name.value] = fn
+            if any(self.is_jit_decorator(d.decorator) for d in stmt.decorators):   # a jitted function
+                for decorator in stmt.decorators:
+                    if not self.is_jit_decorator(decorator.decorator):
+                        self.note_dropped_decorator(stmt, decorator, stmt.name.value)
             if stmt.name.value in self.extra_targets or any(self.is_jit_decorator(d.decorator)
                                                             for d in stmt.decorators):
                 self.targets.append(Target("function", stmt.name.value, fn, self.span(stmt)))
@@ -117,6 +128,12 @@ class StaticModule:
             kind = type(stmt).__name__.lower()
             for name in _names_bound_in(stmt):
                 self.namespace[name] = Unresolved(name, self.span(stmt), f"is bound by a module-level `{kind}`")
+
+    def note_dropped_decorator(self, stmt, decorator, qualname: str) -> None:
+        """A decorator graphjit does not run: the function is compiled as written, which the note says."""
+        self.diagnostics.append(not_computed(
+            f"what `@{_source(decorator.decorator)}` makes of `{qualname}`", "graphjit does not run decorators "
+            "other than jit; the function is checked as written", self.span(decorator)))
 
     def bind_unresolved(self, target, stmt, why: str) -> None:
         for name in target_names(target):
@@ -254,7 +271,9 @@ class StaticModule:
     # --- decorators ------------------------------------------------------------------------
     def resolve(self, expr) -> Any:
         if isinstance(expr, cst.Name):
-            return self.namespace.get(expr.value)
+            if expr.value in self.namespace:
+                return self.namespace[expr.value]
+            return getattr(builtins, expr.value, None) if expr.value in _BUILTIN_NAMES else None
         if isinstance(expr, cst.Attribute):
             base = self.resolve(expr.value)
             if base is None or isinstance(base, Unresolved):
@@ -362,11 +381,7 @@ class StaticModule:
                 return self._refuse_class(node, f"its bases `{arg.star}{source}` are known only when the file runs")
             base = self.resolve(arg.value)
             if base is None or isinstance(base, Unresolved) or not isinstance(base, type):
-                self.diagnostics.append(LoweringError(
-                    f"class {node.name.value}: base `{source}` cannot be resolved without running the file",
-                    self.span(node)))
-                self._class_why = "is a class whose bases are known only when the file runs"
-                return None
+                return self._refuse_class(node, f"its base `{source}` is known only when the file runs")
             if not (getattr(base, "__graphjit_static_class__", False) or is_library_class(base)
                     or base in PLAIN_BASES):
                 return self._refuse_class(node, f"its base `{source}` ({describe_callable(base)}) is a class "
@@ -389,6 +404,12 @@ class StaticModule:
                 fn = self.make_function(stmt, self.namespace, owner=node.name.value)
                 if any(self.is_jit_decorator(d.decorator) for d in stmt.decorators):
                     fn = self.jit(fn)
+                for decorator in reversed(stmt.decorators):
+                    wrapper = self.resolve(decorator.decorator)
+                    if wrapper in WRAPPERS:
+                        fn = wrapper(fn)
+                    elif not self.is_jit_decorator(decorator.decorator):
+                        self.note_dropped_decorator(stmt, decorator, f"{node.name.value}.{stmt.name.value}")
                 body[stmt.name.value] = fn
             elif isinstance(stmt, cst.SimpleStatementLine):
                 for small in stmt.body:
@@ -402,8 +423,11 @@ class StaticModule:
                             body[small.targets[0].target.value] = value
         try:
             cls = type(node.name.value, tuple(bases), body)
-        except GraphjitError as e:   # a base's `__init_subclass__`, a value's `__set_name__`: code of the file
-            return self._refuse_class(node, _origin(e))
+        except (GraphjitError, RuntimeError) as e:   # a base's `__init_subclass__`, a `__set_name__`: the file's code
+            cause = e if isinstance(e, GraphjitError) else e.__cause__
+            if not isinstance(cause, GraphjitError):
+                raise
+            return self._refuse_class(node, _origin(cause))
         except (TypeError, ValueError) as e:
             return self._refuse_class(node, f"Python cannot make it from what graphjit reads ({e})")
         if init_node is not None:

@@ -213,7 +213,7 @@ def binary_size(fn, left, right) -> int:
     if fn is operator.add and isinstance(left, (str, bytes, tuple, list)):
         return _length(left) + _length(right)
     if fn is operator.mod and isinstance(left, (str, bytes)):
-        return LIMITS["items"] + 1 if _wide_format(left) else len(left) + _length(right) * 64
+        return LIMITS["items"] + 1 if wide_format(left) else len(left) + _length(right) * 64
     if isinstance(left, np.ndarray) or isinstance(right, np.ndarray):
         return _broadcast_size([left, right])
     return 1
@@ -237,7 +237,7 @@ def binary_refusal(fn, left, right) -> Optional[str]:
 _WIDE = re.compile(r"\d{7,}|\*")
 
 
-def _wide_format(template) -> bool:
+def wide_format(template) -> bool:
     """A format template or spec with a field width of a million or more (or `*`): refused."""
     text = template.decode("latin-1") if isinstance(template, bytes) else str(template)
     return bool(_WIDE.search(text))
@@ -386,7 +386,7 @@ def _method_size(fn, owner, args, kwargs) -> int:
         widths = [a for a in list(args) + list(kwargs.values()) if isinstance(a, int)]
         return max(widths, default=0) * (8 if name == "expandtabs" else 1) + _length(owner)
     if name in ("format", "format_map") or (name == "__mod__" and isinstance(owner, (str, bytes))):
-        if _wide_format(owner) or any(isinstance(a, str) and _wide_format(a) for a in args):
+        if wide_format(owner) or any(isinstance(a, str) and wide_format(a) for a in args):
             return LIMITS["items"] + 1
     if name == "replace" and len(args) >= 2:
         return _length(owner) * max(1, _length(args[1]))
@@ -442,7 +442,7 @@ def refusal(fn, args, kwargs) -> Optional[str]:
         total += size
     if total > LIMITS["elements"]:
         return f"its arguments are too big ({total:,} items)"
-    if fn is format and len(args) > 1 and _wide_format(args[1]):
+    if fn is format and len(args) > 1 and wide_format(args[1]):
         return "its field width is too big to compute without running the file"
     size = estimate(fn, owner, args, kwargs)
     if size > LIMITS["elements"]:

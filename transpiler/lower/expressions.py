@@ -11,7 +11,7 @@ from ...graph.ir import Node
 from ...graph.literals import Index
 from ...graph.types import ArrayType, TupleType
 from ..rules import rule
-from ..static_pure import binary_refusal, not_computed, size_of
+from ..static_pure import binary_refusal, not_computed, size_of, wide_format
 from ..values import Seq, SourceFunc, Static, describe_value, is_static, static_value
 from .access import subscript
 from .branches import ternary
@@ -67,8 +67,11 @@ def lower_binary_operation(state, node: cst.BinaryOperation, frame):
 
 
 def binary(state, op: str, fn, left, right, span):
-    if is_static(left) and is_static(right) and not (
-            state.sealed and binary_refusal(fn, static_value(left), static_value(right)) is not None):
+    refused = state.sealed and is_static(left) and is_static(right) and \
+        binary_refusal(fn, static_value(left), static_value(right))
+    if refused and getattr(state, "static_only", False):   # the file's module code: say why it is unknown
+        raise not_computed("this value", refused, span)
+    if is_static(left) and is_static(right) and not refused:
         try:
             return Static(fn(static_value(left), static_value(right)))
         except Exception:
@@ -262,7 +265,8 @@ def lower_fstring(state, node, frame):
                 conversion = "r"
         pieces.append(("value", value, conversion, fmt))
         values.append(value)
-    if all(is_static(v) for v in values):
+    if all(is_static(v) for v in values) and not (state.sealed and any(
+            p[0] == "value" and wide_format(p[3]) for p in pieces)):   # `f"{x:>1000000000}"`: not built now
         out = []
         for piece in pieces:
             if piece[0] == "text":
