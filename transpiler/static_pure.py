@@ -10,7 +10,7 @@ A file read from elsewhere is never run: its `def`s become functions whose code 
 - `PURE_BUILTINS`, `PURE_MATH`, `PURE_NUMPY`, `NUMPY_MAKERS`, `PURE_METHODS`: the functions that
   run on literal data (numbers, strings, tuples, lists, dicts, dtypes, small arrays), with no effect
   but their result.
-- `LIMITS`: how big a literal, an integer, a sequence or an array may get. The size of a result is
+- `LIMITS` (graph/value_size.py, shared with constant folding): how big a literal, an integer, a sequence or an array may get. The size of a result is
   estimated from the arguments *before* anything is computed (`10**10**10`, `[0] * 10**10`,
   `np.zeros((10**6, 10**6))` are refused, not tried).
 
@@ -24,22 +24,13 @@ from __future__ import annotations
 import builtins
 import importlib
 import math
-import operator
-import re
 import types
 from typing import Any, Optional
 
 import numpy as np
 
 from ..graph.diagnostics import UnknownValueError
-
-LIMITS = {
-    "int_bits": 1 << 16,        # an integer of at most 65 536 bits (19 729 decimal digits)
-    "items": 1 << 20,           # a string, list, tuple, dict, range consumed, or a literal's total items
-    "elements": 1 << 22,        # an array built or computed: 4 Mi elements (32 MiB of float64)
-    "depth": 64,                # nesting of containers in a literal
-}
-
+from ..graph.value_size import LIMITS, bits, broadcast_size, length, power_bits, range_length, too_big, wide_format
 
 class StaticNamespace(dict):
     """The globals of a file read without running it: lowering against these is sealed."""
@@ -127,7 +118,7 @@ def size_of(value: Any, depth: int = 0) -> Optional[int]:
     if isinstance(value, type):
         return 1 if value in _BUILTIN_TYPES or issubclass(value, np.generic) else None
     if kind is range:
-        n = _range_length(value)
+        n = range_length(value)
         return n if n is not None and n <= LIMITS["items"] else None
     if kind is slice:
         parts = [size_of(p, depth + 1) for p in (value.start, value.stop, value.step)]
@@ -159,96 +150,18 @@ def _pair_size(pair, depth: int) -> Optional[int]:
     return None if key is None or value is None else key + value
 
 
-def _range_length(value: range) -> Optional[int]:
-    try:
-        return len(value)
-    except OverflowError:
-        return None
-
-
 def is_literal_data(value: Any) -> bool:
     return size_of(value) is not None
 
 
 # --- the functions that may run ----------------------------------------------------------------
 
-def _bits(value) -> int:
-    if isinstance(value, bool):
-        return 1
-    if isinstance(value, int):
-        return value.bit_length()
-    return 64
-
-
-def _length(value) -> int:
-    if isinstance(value, (str, bytes, tuple, list, dict, set, frozenset)):
-        return len(value)
-    if isinstance(value, range):
-        return _range_length(value) or LIMITS["items"] + 1
-    if isinstance(value, np.ndarray):
-        return value.size
-    return 1
-
-
-def _power(base, exponent) -> int:
-    """Bits of `base ** exponent` (an estimate; exact enough to refuse `10**10**10`)."""
-    if isinstance(base, int) and isinstance(exponent, int) and not isinstance(base, bool) and exponent > 0:
-        return max(1, _bits(base)) * exponent if abs(base) > 1 else 1
-    return 1
-
-
-def binary_size(fn, left, right) -> int:
-    """The size of `left <op> right`, in the unit the limits use (bits for integers, items otherwise)."""
-    if fn in (operator.pow, pow):
-        return _power(left, right)
-    if fn is operator.lshift and isinstance(left, int) and isinstance(right, int) and right > 0:
-        return _bits(left) + right
-    if fn is operator.mul:
-        if isinstance(left, (str, bytes, tuple, list)) and isinstance(right, int):
-            return len(left) * max(right, 0)
-        if isinstance(right, (str, bytes, tuple, list)) and isinstance(left, int):
-            return len(right) * max(left, 0)
-        if isinstance(left, int) and isinstance(right, int):
-            return _bits(left) + _bits(right)
-    if fn is operator.add and isinstance(left, (str, bytes, tuple, list)):
-        return _length(left) + _length(right)
-    if fn is operator.mod and isinstance(left, (str, bytes)):
-        return LIMITS["items"] + 1 if wide_format(left) else len(left) + _length(right) * 64
-    if isinstance(left, np.ndarray) or isinstance(right, np.ndarray):
-        return _broadcast_size([left, right])
-    return 1
-
-
 def binary_refusal(fn, left, right) -> Optional[str]:
     """Why `left <op> right` on compile-time values is not computed now, or None to compute it."""
     for operand in (left, right):
         if size_of(operand) is None:
             return "an operand is not literal data"
-    size = binary_size(fn, left, right)
-    limit = LIMITS["int_bits"] if isinstance(left, int) and isinstance(right, int) else LIMITS["items"]
-    if isinstance(left, np.ndarray) or isinstance(right, np.ndarray):
-        limit = LIMITS["elements"]
-    if size > limit:
-        return f"its result would be too big to compute without running the file (about {size:,} " \
-               f"{'bits' if limit == LIMITS['int_bits'] else 'items'}, limit {limit:,})"
-    return None
-
-
-_WIDE = re.compile(r"\d{7,}|\*")
-
-
-def wide_format(template) -> bool:
-    """A format template or spec with a field width of a million or more (or `*`): refused."""
-    text = template.decode("latin-1") if isinstance(template, bytes) else str(template)
-    return bool(_WIDE.search(text))
-
-
-def _broadcast_size(values) -> int:
-    shapes = [np.shape(v) for v in values if isinstance(v, (np.ndarray, np.generic, tuple, list))]
-    try:
-        return int(np.prod(np.broadcast_shapes(*shapes), dtype=np.float64)) if shapes else 1
-    except ValueError:
-        return max((int(np.prod(s, dtype=np.float64)) for s in shapes), default=1)
+    return too_big(fn, left, right)
 
 
 def _shape_size(shape) -> int:
@@ -261,7 +174,7 @@ def _shape_size(shape) -> int:
 
 
 def _result_of_iterable(args, kwargs) -> int:
-    return sum(_length(a) for a in args) + sum(_length(v) for v in kwargs.values())
+    return sum(length(a) for a in args) + sum(length(v) for v in kwargs.values())
 
 
 def _arange_size(args, kwargs) -> int:
@@ -298,7 +211,7 @@ def _linspace(args, kwargs) -> int:
 
 def _like(args, kwargs) -> int:
     shape = kwargs.get("shape")
-    return _shape_size(shape) if shape is not None else _broadcast_size(args[:1])
+    return _shape_size(shape) if shape is not None else broadcast_size(args[:1])
 
 
 def _factorial(args, kwargs) -> int:   # math.factorial(n) has about n log2 n bits
@@ -314,12 +227,12 @@ def _comb(args, kwargs) -> int:
 def _int_power(args, kwargs) -> int:
     if len(args) >= 3:   # pow(a, b, m): bounded by m
         return 1
-    return _power(*args[:2]) // 64 if len(args) >= 2 else 1
+    return power_bits(*args[:2]) // 64 if len(args) >= 2 else 1
 
 
 def _product(args, kwargs) -> int:   # math.prod / sum of many integers
     items = args[0] if args else ()
-    return (sum(_bits(v) for v in items) // 64 + _length(items)) if isinstance(items, (tuple, list, range)) \
+    return (sum(bits(v) for v in items) // 64 + length(items)) if isinstance(items, (tuple, list, range)) \
         else _result_of_iterable(args, kwargs)
 
 
@@ -365,7 +278,7 @@ NUMPY_MAKERS = {
     np.zeros: _shape_arg(0, "shape"), np.ones: _shape_arg(0, "shape"), np.empty: _shape_arg(0, "shape"),
     np.full: _shape_arg(0, "shape"), np.zeros_like: _like, np.ones_like: _like, np.empty_like: _like,
     np.full_like: _like, np.eye: _eye, np.identity: _shape_arg(0, "n"), np.arange: _arange_size,
-    np.linspace: _linspace, np.tile: lambda args, kwargs: _broadcast_size(args[:1]) * _shape_size(
+    np.linspace: _linspace, np.tile: lambda args, kwargs: broadcast_size(args[:1]) * _shape_size(
         args[1] if len(args) > 1 else kwargs.get("reps")), np.broadcast_to: _shape_arg(1, "shape"),
     np.random.randn: _dims, np.random.rand: _dims, np.random.random: _shape_arg(0, "size"),
     np.random.random_sample: _shape_arg(0, "size"), np.random.standard_normal: _shape_arg(0, "size"),
@@ -384,18 +297,18 @@ def _method_size(fn, owner, args, kwargs) -> int:
     name = getattr(fn, "__name__", "")
     if name in _WIDTH_METHODS:
         widths = [a for a in list(args) + list(kwargs.values()) if isinstance(a, int)]
-        return max(widths, default=0) * (8 if name == "expandtabs" else 1) + _length(owner)
+        return max(widths, default=0) * (8 if name == "expandtabs" else 1) + length(owner)
     if name in ("format", "format_map") or (name == "__mod__" and isinstance(owner, (str, bytes))):
         if wide_format(owner) or any(isinstance(a, str) and wide_format(a) for a in args):
             return LIMITS["items"] + 1
     if name == "replace" and len(args) >= 2:
-        return _length(owner) * max(1, _length(args[1]))
+        return length(owner) * max(1, length(args[1]))
     if name == "join" and args:
-        return _length(owner) * _length(args[0]) + sum(_length(a) for a in args[0]) if \
+        return length(owner) * length(args[0]) + sum(length(a) for a in args[0]) if \
             isinstance(args[0], (tuple, list)) else _result_of_iterable(args, kwargs)
     if isinstance(owner, np.ndarray):
-        return _broadcast_size([owner] + [a for a in args if isinstance(a, np.ndarray)])
-    return _length(owner) + _result_of_iterable(args, kwargs)
+        return broadcast_size([owner] + [a for a in args if isinstance(a, np.ndarray)])
+    return length(owner) + _result_of_iterable(args, kwargs)
 
 
 def _table_entry(fn):
@@ -426,7 +339,7 @@ def refusal(fn, args, kwargs) -> Optional[str]:
         if fn in INTROSPECTION and (fn is not type or len(args) == 1):
             return None   # reads the type or length only: a method of the file's classes is a trap
         estimate = (lambda f, o, a, k: table_estimate(a, k)) if table_estimate is not None else \
-            (lambda f, o, a, k: _broadcast_size(list(a) + list(k.values())))
+            (lambda f, o, a, k: broadcast_size(list(a) + list(k.values())))
     elif isinstance(fn, (types.BuiltinMethodType, types.MethodWrapperType)) and owner is not None and \
             not isinstance(owner, (types.ModuleType, type)):
         if getattr(fn, "__name__", "") in REFUSED_METHODS or size_of(owner) is None:

@@ -57,12 +57,11 @@ def static_call(state, fn, args, kwargs, span):
 
     Reading a file from elsewhere (`state.sealed`), only the calls static_pure's tables allow are made.
     """
-    values, keywords = [static_value(a) for a in args], {k: static_value(v) for k, v in kwargs.items()}
-    if state.sealed:
-        reason = refusal(fn, values, keywords)
+    try:
+        values, keywords = [static_value(a) for a in args], {k: static_value(v) for k, v in kwargs.items()}
+        reason = refusal(fn, values, keywords) if state.sealed else None
         if reason is not None:
             raise not_computed(f"the result of {describe_callable(fn)}(...)", reason, span)
-    try:
         return Static(fn(*values, **keywords))
     except NotComputed:
         raise
@@ -73,10 +72,10 @@ def static_call(state, fn, args, kwargs, span):
 def try_static_call(state, fn, args, kwargs):
     """Compute a call on compile-time values now; None when the result is an array, or when a file
     read from elsewhere (`state.sealed`) may not make this call now (it stays a call at run time)."""
-    values, keywords = [static_value(a) for a in args], {k: static_value(v) for k, v in kwargs.items()}
-    if state.sealed and refusal(fn, values, keywords) is not None:
-        return None
     try:
+        values, keywords = [static_value(a) for a in args], {k: static_value(v) for k, v in kwargs.items()}
+        if state.sealed and refusal(fn, values, keywords) is not None:
+            return None
         result = fn(*values, **keywords)
     except NotComputed:
         raise
