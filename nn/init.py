@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from contextvars import ContextVar
 from typing import Optional
 
 import numpy as np
@@ -55,11 +56,27 @@ def fans(shape) -> tuple:
     return shape[1] * receptive, shape[0] * receptive
 
 
+# The most elements a weight may have while graphjit reads a file without running it (`graphjit check`
+# and `transpile` build the file's layers to know their shapes: transpiler/static_pure.py sets it);
+# None, the default, is no limit.
+READING_LIMIT: ContextVar = ContextVar("graphjit_reading_limit", default=None)
+
+
+class WeightTooBig(ValueError):
+    """A weight past READING_LIMIT while graphjit reads a file: refused before it is allocated."""
+
+
 class Initializer:
     """Base class of the initializers: `init(shape, dtype)` returns a new array of that shape.
     `fan_in` (when a layer knows it) overrides the one computed from the shape."""
 
     def __call__(self, shape, dtype=np.float32, fan_in: Optional[int] = None) -> np.ndarray:
+        limit = READING_LIMIT.get()
+        if limit is not None:
+            size = math.prod(max(int(d), 0) for d in shape)
+            if size > limit:
+                raise WeightTooBig(f"a weight of shape {tuple(shape)} has {size:,} elements, more than the "
+                                   f"{limit:,} graphjit builds while it reads a file")
         return np.asarray(self.sample(tuple(shape), fan_in)).astype(dtype)
 
     def sample(self, shape: tuple, fan_in: Optional[int]):

@@ -17,7 +17,7 @@ from ..graph.spans import SourceSpan
 from .lower import LoweringState
 from .lower.control import NeedsStatic
 from .lower.dispatch import CONSTRUCTS, STATEMENTS
-from .static_pure import (NotComputed, describe_callable, is_library_class, is_library_function,
+from .static_pure import (NotComputed, building_library_objects, describe_callable, is_library_class, is_library_function,
                           is_library_method, module_attribute,
                           not_computed, refusal)
 from .values import Static, is_static, static_value
@@ -130,7 +130,8 @@ class StaticEvaluator(LoweringState):
                 if not self.may_run(fn, values, keywords):
                     raise refused_call(fn, refusal(fn, values, keywords) or "it is not graphjit's", span)
                 try:
-                    return Static(fn(*values, **keywords))
+                    with building_library_objects(span):
+                        return Static(fn(*values, **keywords))
                 except GraphjitError:
                     raise
                 except Exception as e:

@@ -22,6 +22,7 @@ at compile time goes through `refusal(fn, args, kwargs)` first. graphjit's own l
 from __future__ import annotations
 
 import builtins
+import contextlib
 import importlib
 import math
 import types
@@ -30,6 +31,7 @@ from typing import Any, Optional
 import numpy as np
 
 from ..graph.diagnostics import UnknownValueError
+from ..nn.init import READING_LIMIT, WeightTooBig
 from ..graph.value_size import LIMITS, bits, broadcast_size, length, power_bits, range_length, too_big, wide_format
 
 class StaticNamespace(dict):
@@ -389,6 +391,19 @@ def is_library_method(fn) -> bool:
     module = getattr(func, "__module__", "") or ""
     return isinstance(fn, types.MethodType) and any(module == m or module.startswith(m + ".")
                                                      for m in _LIBRARY_MODULES)
+
+
+@contextlib.contextmanager
+def building_library_objects(span=None):
+    """Around a call of graphjit's library code while a file is read: a layer's weights are bounded by
+    `LIMITS['elements']` before they are allocated (nn/init.py), and past it the value is unknown."""
+    token = READING_LIMIT.set(LIMITS["elements"])
+    try:
+        yield
+    except WeightTooBig as e:
+        raise not_computed("this layer", str(e), span) from None
+    finally:
+        READING_LIMIT.reset(token)
 
 
 def describe_callable(fn) -> str:

@@ -274,6 +274,15 @@ H = f"{1:>1000000000000}"
 def f(x):
     y = 10**10**10
     return x + A + len(B) + len(C) + y
+
+
+class Net(ms.nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.fc = ms.nn.Dense(10**6, 10**6)     # 4 TB of weights: refused before allocation
+
+    def construct(self, x):
+        return self.fc(x)
 """
 
 FORMS = [("check",), ("transpile", "--emit", "numpy"), ("transpile", "--emit", "graph"),
@@ -420,3 +429,4 @@ def test_big_literals_are_refused_not_computed(tmp_path, warmed):
         assert time.perf_counter() - start < 20, form
     out = invoke(("check",), path).output
     assert "cannot know `A` without running the module" in out and "too big" in out
+    assert "a weight of shape (1000000, 1000000) has 1,000,000,000,000 elements" in out

@@ -12,6 +12,7 @@ What a call becomes, in order:
 from __future__ import annotations
 
 import builtins
+import contextlib
 import types
 from typing import Any
 
@@ -23,7 +24,7 @@ from ...graph.diagnostics import LoweringError, UnsupportedSyntaxError
 from ...graph.ir import Node
 from ...graph.paths import Path
 from ..rules import rule
-from ..static_pure import is_library_class, not_computed, refusal
+from ..static_pure import NotComputed, building_library_objects, is_library_class, not_computed, refusal
 from ..values import MethodVal, Seq, SeqMethod, SourceFunc, Static, describe_value, is_static, static_value
 from .access import subscript
 from .assign import refresh_array
@@ -203,8 +204,11 @@ def call(state, callee, args: list, kwargs: dict, span) -> Any:
                                    "classes, graphjit's library classes and NumPy scalar types while it reads "
                                    "a file", span)
             try:
-                result = fn(*[static_value(a) for a in args],
-                            **{k: static_value(v) for k, v in kwargs.items()})
+                with building_library_objects(span) if state.sealed else contextlib.nullcontext():
+                    result = fn(*[static_value(a) for a in args],
+                                **{k: static_value(v) for k, v in kwargs.items()})
+            except NotComputed:
+                raise
             except Exception as e:
                 raise LoweringError(f"{callable_name(fn)}() failed at compile time: {type(e).__name__}: {e}", span) \
                     from None
