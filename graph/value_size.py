@@ -18,6 +18,7 @@ LIMITS = {
     "items": 1 << 20,           # a string, list, tuple, dict, range consumed, or a literal's total items
     "elements": 1 << 22,        # an array built or computed: 4 Mi elements (32 MiB of float64)
     "depth": 64,                # nesting of containers in a literal
+    "budget": 1 << 24,          # items computed in all while one file is read (16 Mi)
 }
 
 

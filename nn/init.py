@@ -56,9 +56,9 @@ def fans(shape) -> tuple:
     return shape[1] * receptive, shape[0] * receptive
 
 
-# The most elements a weight may have while graphjit reads a file without running it (`graphjit check`
-# and `transpile` build the file's layers to know their shapes: transpiler/static_pure.py sets it);
-# None, the default, is no limit.
+# While graphjit reads a file without running it (`graphjit check` and `transpile` build the file's
+# layers to know their shapes), `check(size)` says why a weight of `size` elements is refused, or None
+# (transpiler/static_pure.py sets it). None, the default: no limit.
 READING_LIMIT: ContextVar = ContextVar("graphjit_reading_limit", default=None)
 
 
@@ -71,12 +71,11 @@ class Initializer:
     `fan_in` (when a layer knows it) overrides the one computed from the shape."""
 
     def __call__(self, shape, dtype=np.float32, fan_in: Optional[int] = None) -> np.ndarray:
-        limit = READING_LIMIT.get()
-        if limit is not None:
-            size = math.prod(max(int(d), 0) for d in shape)
-            if size > limit:
-                raise WeightTooBig(f"a weight of shape {tuple(shape)} has {size:,} elements, more than the "
-                                   f"{limit:,} graphjit builds while it reads a file")
+        check = READING_LIMIT.get()
+        if check is not None:
+            problem = check(math.prod(max(int(d), 0) for d in shape))
+            if problem is not None:
+                raise WeightTooBig(f"shape {tuple(shape)}: {problem}")
         return np.asarray(self.sample(tuple(shape), fan_in)).astype(dtype)
 
     def sample(self, shape: tuple, fan_in: Optional[int]):

@@ -17,7 +17,7 @@ from ..graph.spans import SourceSpan
 from .lower import LoweringState
 from .lower.control import NeedsStatic
 from .lower.dispatch import CONSTRUCTS, STATEMENTS
-from .static_pure import (NotComputed, building_library_objects, describe_callable, is_library_class, is_library_function,
+from .static_pure import (NotComputed, budget_of, building_library_objects, describe_callable, is_library_class, is_library_function,
                           is_library_method, module_attribute,
                           not_computed, refusal)
 from .values import Static, is_static, static_value
@@ -103,7 +103,8 @@ class StaticEvaluator(LoweringState):
         fn = resolve_callable(extra["fn"]) if extra else OPS[op_name].fn
         values = [static_value(a) for a in args]
         keywords = {k: static_value(v) for k, v in kwargs.items()}
-        reason = refusal(fn, values, keywords) if fn is not None else "it is not a function graphjit knows"
+        reason = refusal(fn, values, keywords, budget_of(self.root_globals)) if fn is not None else \
+            "it is not a function graphjit knows"
         if reason is not None and not (is_library_function(fn) or is_library_class(fn)):
             raise refused_call(fn, reason, span)
         try:
@@ -127,10 +128,10 @@ class StaticEvaluator(LoweringState):
                     raise NotStatic("this call needs values that exist only when the file runs", span)
                 values = [static_value(a) for a in args]
                 keywords = {k: static_value(v) for k, v in kwargs.items()}
-                if not self.may_run(fn, values, keywords):
+                if not self.may_run(fn, values, keywords, budget_of(self.root_globals)):
                     raise refused_call(fn, refusal(fn, values, keywords) or "it is not graphjit's", span)
                 try:
-                    with building_library_objects(span):
+                    with building_library_objects(span, budget_of(self.root_globals)):
                         return Static(fn(*values, **keywords))
                 except GraphjitError:
                     raise
@@ -139,10 +140,10 @@ class StaticEvaluator(LoweringState):
         return super().call(callee, args, kwargs, span)
 
     @staticmethod
-    def may_run(fn, values, keywords) -> bool:
+    def may_run(fn, values, keywords, budget=None) -> bool:
         """A builtin or method call `__init__` may make: a pure one, graphjit's library's own methods, or
         an `__init__` of a class that may be built (`super().__init__()`)."""
-        if refusal(fn, values, keywords) is None or is_library_method(fn):
+        if is_library_method(fn) or refusal(fn, values, keywords, budget) is None:
             return True
         owner = getattr(fn, "__self__", None)
         name = getattr(getattr(fn, "__func__", None), "__name__", "")

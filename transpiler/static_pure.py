@@ -32,10 +32,34 @@ import numpy as np
 
 from ..graph.diagnostics import UnknownValueError
 from ..nn.init import READING_LIMIT, WeightTooBig
-from ..graph.value_size import LIMITS, bits, broadcast_size, length, power_bits, range_length, too_big, wide_format
+from ..graph.value_size import (LIMITS, bits, broadcast_size, length, operation_size, power_bits, range_length,
+                                too_big, wide_format)
+
+class Budget:
+    """What reading one file may compute in all: `LIMITS['budget']` items (each call or operator made
+    spends the estimated size of its result), so many small computations cannot add up to a big one."""
+
+    def __init__(self, items: int = 0):
+        self.left = items or LIMITS["budget"]
+
+    def spend(self, size: int) -> Optional[str]:
+        """None when `size` more items fit, else why not."""
+        self.left -= max(int(size), 1)
+        if self.left < 0:
+            return f"graphjit computes at most {LIMITS['budget']:,} items in all while it reads a file"
+        return None
+
 
 class StaticNamespace(dict):
     """The globals of a file read without running it: lowering against these is sealed."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.budget = Budget()
+
+
+def budget_of(namespace) -> Optional[Budget]:
+    return namespace.budget if isinstance(namespace, StaticNamespace) else None
 
 
 def is_sealed(namespace) -> bool:
@@ -158,12 +182,16 @@ def is_literal_data(value: Any) -> bool:
 
 # --- the functions that may run ----------------------------------------------------------------
 
-def binary_refusal(fn, left, right) -> Optional[str]:
+def binary_refusal(fn, left, right, budget: Optional[Budget] = None) -> Optional[str]:
     """Why `left <op> right` on compile-time values is not computed now, or None to compute it."""
     for operand in (left, right):
         if size_of(operand) is None:
             return "an operand is not literal data"
-    return too_big(fn, left, right)
+    reason = too_big(fn, left, right)
+    if reason is None and budget is not None:
+        size = operation_size(fn, left, right)
+        reason = budget.spend(size // 64 if isinstance(left, int) and isinstance(right, int) else size)
+    return reason
 
 
 def _shape_size(shape) -> int:
@@ -216,26 +244,34 @@ def _like(args, kwargs) -> int:
     return _shape_size(shape) if shape is not None else broadcast_size(args[:1])
 
 
+def _integer(result_bits: float) -> int:
+    """The size of an integer result of `result_bits` bits: past the limit when it is too long."""
+    return LIMITS["elements"] + 1 if result_bits > LIMITS["int_bits"] else max(1, int(result_bits) // 64)
+
+
 def _factorial(args, kwargs) -> int:   # math.factorial(n) has about n log2 n bits
     n = args[0] if args else 0
-    return int(n * max(1.0, math.log2(max(n, 2)))) // 64 if isinstance(n, int) else LIMITS["items"] + 1
+    return _integer(n * max(1.0, math.log2(max(n, 2)))) if isinstance(n, int) else LIMITS["elements"] + 1
 
 
-def _comb(args, kwargs) -> int:
+def _comb(args, kwargs) -> int:        # comb(n, k), perm(n, k): at most about n log2 n bits
     n = args[0] if args else 0
-    return n // 64 if isinstance(n, int) else LIMITS["items"] + 1
+    return _integer(n * max(1.0, math.log2(max(n, 2)))) if isinstance(n, int) else LIMITS["elements"] + 1
 
 
 def _int_power(args, kwargs) -> int:
     if len(args) >= 3:   # pow(a, b, m): bounded by m
         return 1
-    return power_bits(*args[:2]) // 64 if len(args) >= 2 else 1
+    return _integer(power_bits(*args[:2])) if len(args) >= 2 else 1
 
 
 def _product(args, kwargs) -> int:   # math.prod / sum of many integers
     items = args[0] if args else ()
-    return (sum(bits(v) for v in items) // 64 + length(items)) if isinstance(items, (tuple, list, range)) \
-        else _result_of_iterable(args, kwargs)
+    if isinstance(items, range):
+        return length(items)
+    if isinstance(items, (tuple, list)):
+        return max(_integer(sum(bits(v) for v in items)), length(items))
+    return _result_of_iterable(args, kwargs)
 
 
 # Builtins that run on literal data, each with the estimate of its work (items touched or made).
@@ -328,7 +364,7 @@ def is_numpy_scalar_type(fn) -> bool:
     return isinstance(fn, type) and issubclass(fn, np.generic) and fn.__module__ == "numpy"
 
 
-def refusal(fn, args, kwargs) -> Optional[str]:
+def refusal(fn, args, kwargs, budget: Optional[Budget] = None) -> Optional[str]:
     """None when `fn(*args, **kwargs)` may run while a file is read, else why not (a phrase).
 
     It may when `fn` is in a table (or a method of literal data, or a NumPy scalar type) and every
@@ -363,7 +399,7 @@ def refusal(fn, args, kwargs) -> Optional[str]:
     if size > LIMITS["elements"]:
         return f"its result would be too big to compute without running the file (about {size:,} items, limit " \
                f"{LIMITS['elements']:,})"
-    return None
+    return budget.spend(size + total) if budget is not None else None
 
 
 # --- graphjit's own library ----------------------------------------------------------------------
@@ -394,10 +430,17 @@ def is_library_method(fn) -> bool:
 
 
 @contextlib.contextmanager
-def building_library_objects(span=None):
-    """Around a call of graphjit's library code while a file is read: a layer's weights are bounded by
-    `LIMITS['elements']` before they are allocated (nn/init.py), and past it the value is unknown."""
-    token = READING_LIMIT.set(LIMITS["elements"])
+def building_library_objects(span=None, budget: Optional[Budget] = None):
+    """Around a call of graphjit's library code while a file is read: each weight a layer makes is
+    checked before it is allocated (nn/init.py): at most `LIMITS['elements']`, and spent from the file's
+    budget; past either the value is unknown."""
+    def check(size: int) -> Optional[str]:
+        if size > LIMITS["elements"]:
+            return f"a weight of {size:,} elements is more than the {LIMITS['elements']:,} graphjit builds " \
+                   "while it reads a file"
+        return budget.spend(size) if budget is not None else None
+
+    token = READING_LIMIT.set(check)
     try:
         yield
     except WeightTooBig as e:

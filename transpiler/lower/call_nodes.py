@@ -11,7 +11,7 @@ from ...graph import ops as _ops
 from ...graph.diagnostics import LoweringError
 from ...graph.ir import Node
 from ...graph.literals import is_literal
-from ..static_pure import NotComputed, describe_callable, not_computed, refusal
+from ..static_pure import NotComputed, budget_of, describe_callable, not_computed, refusal
 from ..values import Seq, Static, freeze, is_static, static_value
 from .callables import out_by_keyword
 
@@ -59,7 +59,7 @@ def static_call(state, fn, args, kwargs, span):
     """
     try:
         values, keywords = [static_value(a) for a in args], {k: static_value(v) for k, v in kwargs.items()}
-        reason = refusal(fn, values, keywords) if state.sealed else None
+        reason = refusal(fn, values, keywords, budget_of(state.root_globals)) if state.sealed else None
         if reason is not None:
             raise not_computed(f"the result of {describe_callable(fn)}(...)", reason, span)
         return Static(fn(*values, **keywords))
@@ -74,7 +74,7 @@ def try_static_call(state, fn, args, kwargs):
     read from elsewhere (`state.sealed`) may not make this call now (it stays a call at run time)."""
     try:
         values, keywords = [static_value(a) for a in args], {k: static_value(v) for k, v in kwargs.items()}
-        if state.sealed and refusal(fn, values, keywords) is not None:
+        if state.sealed and refusal(fn, values, keywords, budget_of(state.root_globals)) is not None:
             return None
         result = fn(*values, **keywords)
     except NotComputed:

@@ -24,7 +24,7 @@ from ...graph.diagnostics import LoweringError, UnsupportedSyntaxError
 from ...graph.ir import Node
 from ...graph.paths import Path
 from ..rules import rule
-from ..static_pure import NotComputed, building_library_objects, is_library_class, not_computed, refusal
+from ..static_pure import NotComputed, budget_of, building_library_objects, is_library_class, not_computed, refusal
 from ..values import MethodVal, Seq, SeqMethod, SourceFunc, Static, describe_value, is_static, static_value
 from .access import subscript
 from .assign import refresh_array
@@ -204,7 +204,8 @@ def call(state, callee, args: list, kwargs: dict, span) -> Any:
                                    "classes, graphjit's library classes and NumPy scalar types while it reads "
                                    "a file", span)
             try:
-                with building_library_objects(span) if state.sealed else contextlib.nullcontext():
+                with building_library_objects(span, budget_of(state.root_globals)) if state.sealed else \
+                        contextlib.nullcontext():
                     result = fn(*[static_value(a) for a in args],
                                 **{k: static_value(v) for k, v in kwargs.items()})
             except NotComputed:

@@ -11,7 +11,7 @@ from ...graph.ir import Node
 from ...graph.literals import Index
 from ...graph.types import ArrayType, TupleType
 from ..rules import rule
-from ..static_pure import binary_refusal, not_computed, size_of, wide_format
+from ..static_pure import binary_refusal, budget_of, not_computed, size_of, wide_format
 from ..values import Seq, SourceFunc, Static, describe_value, is_static, static_value
 from .access import subscript
 from .branches import ternary
@@ -68,7 +68,7 @@ def lower_binary_operation(state, node: cst.BinaryOperation, frame):
 
 def binary(state, op: str, fn, left, right, span):
     refused = state.sealed and is_static(left) and is_static(right) and \
-        binary_refusal(fn, static_value(left), static_value(right))
+        binary_refusal(fn, static_value(left), static_value(right), budget_of(state.root_globals))
     if refused and getattr(state, "static_only", False):   # the file's module code: say why it is unknown
         raise not_computed("this value", refused, span)
     if is_static(left) and is_static(right) and not refused:
@@ -80,8 +80,10 @@ def binary(state, op: str, fn, left, right, span):
         # `found + sub.items()`: compile-time structure stays compile-time (a loop over it unrolls)
         return Seq(_sequence_items(state, left, span) + _sequence_items(state, right, span), _sequence_kind(left))
     if isinstance(left, Seq) and op == "mul" and is_static(right):
-        if state.sealed and binary_refusal(fn, tuple(left.items), static_value(right)) is not None:
-            raise not_computed("this sequence", binary_refusal(fn, tuple(left.items), static_value(right)), span)
+        refused = state.sealed and binary_refusal(fn, tuple(left.items), static_value(right),
+                                                  budget_of(state.root_globals))
+        if refused:
+            raise not_computed("this sequence", refused, span)
         return Seq(left.items * static_value(right), left.kind)
     return state.emit(op, [left, right], span=span)
 
