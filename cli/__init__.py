@@ -107,7 +107,8 @@ def target_arguments(target, fn, inputs: dict) -> tuple:
     """(args, kwargs, unknown) to compile `fn` with: `--input` values, defaults, else any array.
 
     `unknown` is True when some argument's value is not known (then a problem that depends on the
-    argument's type is a note, not an error). `*args` and `**kwargs` receive nothing.
+    argument's type is a note, not an error). `*args` and `**kwargs` receive nothing; a default only running
+    the file would compute (an `Unresolved` one) is an unknown argument.
     """
     import inspect
 
@@ -132,7 +133,7 @@ def target_arguments(target, fn, inputs: dict) -> tuple:
             continue
         if p.name in inputs:
             value = inputs[p.name]
-        elif p.default is not p.empty:
+        elif p.default is not p.empty and not getattr(type(p.default), "__graphjit_unresolved__", False):
             value = p.default
         else:
             value, unknown = AbstractArray(ANY_ARRAY), True

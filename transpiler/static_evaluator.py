@@ -112,6 +112,8 @@ class StaticEvaluator(LoweringState):
         except GraphjitError:
             raise
         except Exception as e:
+            if isinstance(e.__cause__, GraphjitError):
+                raise e.__cause__ from None
             raise LoweringError(f"{type(e).__name__}: {e}", span) from None
 
     def call(self, callee, args, kwargs, span):

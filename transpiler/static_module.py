@@ -467,7 +467,7 @@ def _code_not_run(qualname: str, span) -> NotComputed:
 
 def _origin(error: GraphjitError) -> str:
     """Where a value the evaluator could not compute comes from, for `Unresolved.why`."""
-    message = getattr(error, "message", None) or str(error).split("\n")[0]
+    message = (getattr(error, "message", None) or str(error)).split("\n")[0]
     if "without running the file: " in message:
         message = message.split("without running the file: ", 1)[1]
     return f"comes from code graphjit does not compute: {message}"

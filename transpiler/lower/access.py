@@ -11,7 +11,7 @@ from ...graph.diagnostics import LoweringError
 from ...graph.ir import Node
 from ...graph.literals import Index, OperandRef
 from ...graph.types import ArrayType, TupleType
-from ..static_pure import module_attribute
+from ..static_pure import NotComputed, module_attribute
 from ..values import ListIndex, MethodVal, Seq, SeqMethod, Static, describe_value, is_static, static_value
 from .control import NeedsStatic
 
@@ -126,6 +126,8 @@ def subscript(state, base, key, span):
         k = _key_value(key)
         try:
             item = base.value[k]
+        except NotComputed:   # `__getitem__`/`__class_getitem__` of a file read without running it
+            raise
         except Exception as e:
             raise LoweringError(f"{type(e).__name__}: {e}", span) from None
         path = base.path.item(k) if base.path and _pathable(k) else None

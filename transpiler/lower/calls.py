@@ -20,11 +20,11 @@ import libcst as cst
 import numpy as np
 
 from ...graph import ops as _ops
-from ...graph.diagnostics import LoweringError, UnsupportedSyntaxError
+from ...graph.diagnostics import LoweringError, UnknownValueError, UnsupportedSyntaxError
 from ...graph.ir import Node
 from ...graph.paths import Path
 from ..rules import rule
-from ..static_pure import NotComputed, budget_of, building_library_objects, is_library_class, not_computed, refusal
+from ..static_pure import budget_of, building_library_objects, is_library_class, not_computed, refusal
 from ..values import MethodVal, Seq, SeqMethod, SourceFunc, Static, describe_value, is_static, static_value
 from .access import subscript
 from .assign import refresh_array
@@ -208,7 +208,7 @@ def call(state, callee, args: list, kwargs: dict, span) -> Any:
                         contextlib.nullcontext():
                     result = fn(*[static_value(a) for a in args],
                                 **{k: static_value(v) for k, v in kwargs.items()})
-            except NotComputed:
+            except UnknownValueError:   # a value of a file read without running it (NotComputed too)
                 raise
             except Exception as e:
                 raise LoweringError(f"{callable_name(fn)}() failed at compile time: {type(e).__name__}: {e}", span) \
