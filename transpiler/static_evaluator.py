@@ -17,7 +17,7 @@ from ..graph.spans import SourceSpan
 from .lower import LoweringState
 from .lower.control import NeedsStatic
 from .lower.dispatch import CONSTRUCTS, STATEMENTS
-from .static_pure import (NotComputed, budget_of, building_library_objects, describe_callable, is_library_class, is_library_function,
+from .static_pure import (SKIPPED_EFFECTS, NotComputed, budget_of, building_library_objects, describe_callable, is_library_class, is_library_function,
                           is_library_method, module_attribute,
                           not_computed, refusal)
 from .values import Static, is_static, static_value
@@ -46,6 +46,13 @@ def refused_call(fn, reason: str, span) -> NotComputed:
     """The error of a call the static view does not make (`os.system(...)`, `np.save(...)`)."""
     return not_computed(f"the result of {describe_callable(fn)}(...)", f"graphjit does not call "
                         f"{describe_callable(fn)} while it reads a file ({reason})", span)
+
+
+def _skipped(fn) -> bool:
+    try:
+        return fn in SKIPPED_EFFECTS
+    except TypeError:   # unhashable
+        return False
 
 
 def may_instantiate(cls) -> bool:
@@ -119,6 +126,8 @@ class StaticEvaluator(LoweringState):
     def call(self, callee, args, kwargs, span):
         if isinstance(callee, Static):
             fn = callee.value
+            if _skipped(fn):
+                return Static(None)
             if fn is super:
                 obj = self.first_arg
                 return Static(super(self.cls, obj))

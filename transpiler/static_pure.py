@@ -324,6 +324,11 @@ NUMPY_MAKERS = {
     np.random.randint: _shape_arg(2, "size"),
 }
 
+# Calls whose only effect is output or the random generator's state, which nothing the static view
+# computes depends on (weights are never compile-time values): in module code or an `__init__` they
+# are skipped (not made; their result is None), so a Cell that prints or seeds is still checked.
+SKIPPED_EFFECTS = frozenset({print, np.random.seed})
+
 # Methods of literal data (`"relu".upper()`, `(1, 2).index(2)`, `arr.astype(np.float32)`) run; these
 # make results bigger than their arguments and get an estimate, and these never run at all.
 _WIDTH_METHODS = {"center", "ljust", "rjust", "zfill", "expandtabs"}
