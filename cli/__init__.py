@@ -112,14 +112,19 @@ def target_arguments(target, fn, inputs: dict) -> tuple:
     """
     import inspect
 
-    from ..graph.diagnostics import GraphjitError
+    from ..graph.diagnostics import GraphjitError, UnsupportedSyntaxError
     from ..graph.types import ANY_ARRAY
     from ..transpiler.lower import AbstractArray
+    from ..transpiler.lower.control import NeedsStatic
+    from ..transpiler.static_pure import not_computed
     args, kwargs, unknown = [], {}, False
     params = list(inspect.signature(fn).parameters.values())
     if target.kind == "cell":
         try:
             instance = target.obj()
+        except (UnsupportedSyntaxError, NeedsStatic) as e:   # past what the static view computes
+            raise not_computed(f"`{target.name}()`", f"its __init__ needs what graphjit computes only by running "
+                               f"it: {e.message}", e.span) from None
         except GraphjitError as e:
             raise e.add_context(f"while building {target.name}() from its __init__")
         except TypeError as e:

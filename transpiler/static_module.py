@@ -245,7 +245,11 @@ class StaticModule:
         """A module-level expression built from constants only (`N = 28 * 28`), else None."""
         evaluator = StaticEvaluator(self)
         frame = Frame(self.parsed, "<module>", {}, self.namespace, {})
-        value = evaluator.lower_expr(expr, frame)
+        try:
+            value = evaluator.lower_expr(expr, frame)
+        except RecursionError:   # calls nested past Python's own limit (`def f(n): return f(n + 1)`)
+            raise not_computed("this value", "it calls functions nested too deeply to follow without running "
+                               "the file", self.span(expr)) from None
         return static_value(value) if is_static(value) else None
 
     def why_unknown(self, expr, error: GraphjitError) -> tuple:
@@ -448,9 +452,13 @@ class StaticModule:
         def __init__(obj, *args, **kwargs):
             evaluator = StaticEvaluator(module, cls=cls)
             frame = Frame(module.parsed, f"{cls.__name__}.__init__", {}, module.namespace, {})
-            evaluator.bind_params(init_node.params, frame, [Static(obj)] + [Static(a) for a in args],
-                                  {k: Static(v) for k, v in kwargs.items()}, signature_fn, module.span(init_node))
-            evaluator.statements(list(init_node.body.body), frame)
+            try:
+                evaluator.bind_params(init_node.params, frame, [Static(obj)] + [Static(a) for a in args],
+                                      {k: Static(v) for k, v in kwargs.items()}, signature_fn, module.span(init_node))
+                evaluator.statements(list(init_node.body.body), frame)
+            except RecursionError:
+                raise not_computed(f"`{cls.__name__}()`", "its __init__ calls functions nested too deeply to follow "
+                                   "without running the file", module.span(init_node)) from None
 
         __init__.__qualname__ = f"{cls.__name__}.__init__"
         return __init__

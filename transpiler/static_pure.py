@@ -119,6 +119,9 @@ _BUILTIN_TYPES = frozenset({bool, int, float, complex, str, bytes, tuple, list, 
                             range, type(None), object})
 
 
+_DICT_VIEWS = (type({}.keys()), type({}.values()), type({}.items()))
+
+
 def size_of(value: Any, depth: int = 0) -> Optional[int]:
     """How many items computing on `value` may touch, or None when it is not literal data.
 
@@ -153,6 +156,8 @@ def size_of(value: Any, depth: int = 0) -> Optional[int]:
         if value.dtype.kind in "OV" or value.size > LIMITS["elements"]:
             return None
         return max(1, value.size)
+    if kind in _DICT_VIEWS:   # `d.keys()`: iterating a view runs nothing
+        return size_of(tuple(value), depth) if len(value) <= LIMITS["items"] else None
     if kind in (tuple, list, set, frozenset, dict):
         if len(value) > LIMITS["items"]:
             return None
@@ -174,6 +179,36 @@ def size_of(value: Any, depth: int = 0) -> Optional[int]:
 def _pair_size(pair, depth: int) -> Optional[int]:
     key, value = size_of(pair[0], depth), size_of(pair[1], depth)
     return None if key is None or value is None else key + value
+
+
+def is_inert(value: Any, depth: int = 0) -> bool:
+    """Whether computing with `value` can run nothing but graphjit's and traps: literal data, the file's
+    own classes, instances and functions (their code is a trap), graphjit's library objects, and
+    containers of these. A function or class from anywhere else (`np.save`, `len`) is not inert."""
+    if depth > LIMITS["depth"]:
+        return False
+    if size_of(value) is not None:
+        return True
+    kind = type(value)
+    if isinstance(value, types.FunctionType):
+        return is_sealed(value.__globals__)
+    if isinstance(value, type):
+        return bool(getattr(value, "__graphjit_static_class__", False)) or is_library_class(value)
+    if getattr(kind, "__graphjit_static_class__", False) or is_library_class(kind):
+        return True
+    if kind in (tuple, list, set, frozenset) + _DICT_VIEWS and len(value) <= LIMITS["items"]:
+        return all(is_inert(v, depth + 1) for v in value)
+    if kind is dict and len(value) <= LIMITS["items"]:
+        return all(is_inert(k, depth + 1) and is_inert(v, depth + 1) for k, v in value.items())
+    return False
+
+
+# Methods of builtin containers that touch only their items (a method of the file's classes among the
+# items is a trap): they run on any inert container with inert arguments (`layers.append(layer)`).
+CONTAINER_METHODS = frozenset({"append", "extend", "insert", "pop", "index", "count", "remove", "reverse", "copy",
+                               "clear", "keys", "values", "items", "get", "setdefault", "update", "add",
+                               "discard", "union", "intersection", "difference", "__getitem__", "__len__",
+                               "__contains__"})
 
 
 def is_literal_data(value: Any) -> bool:
@@ -385,7 +420,11 @@ def refusal(fn, args, kwargs, budget: Optional[Budget] = None) -> Optional[str]:
             (lambda f, o, a, k: broadcast_size(list(a) + list(k.values())))
     elif isinstance(fn, (types.BuiltinMethodType, types.MethodWrapperType)) and owner is not None and \
             not isinstance(owner, (types.ModuleType, type)):
-        if getattr(fn, "__name__", "") in REFUSED_METHODS or size_of(owner) is None:
+        name = getattr(fn, "__name__", "")
+        if type(owner) in (list, dict, set) and name in CONTAINER_METHODS and is_inert(owner) and \
+                all(is_inert(v) for v in list(args) + list(kwargs.values())):
+            return budget.spend(length(owner)) if budget is not None else None
+        if name in REFUSED_METHODS or size_of(owner) is None:
             return "it is a method of a value graphjit does not compute on"
         estimate = _method_size
     else:

@@ -285,6 +285,60 @@ class Net(ms.nn.Cell):
         return self.fc(x)
 """
 
+# Loops and recursion that never end: the compile budget stops them, in bounded time.
+ENDLESS = """
+import graphjit as ms
+from graphjit import nn
+
+def spin():
+    while True:
+        pass
+
+def deep(n):
+    return deep(n + 1)
+
+A = spin()
+B = deep(0)
+C = [i * i for i in range(10**9)]
+
+class Net(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        total = 0
+        for i in range(10**9):
+            total += i
+        self.t = total
+
+    def construct(self, x):
+        return x + A + B + len(C) + self.t
+"""
+
+# What a normal file's Cell does in its `__init__` is still computed: containers of layers, their keys,
+# printing and seeding (skipped), NumPy weights.
+NORMAL = """
+import numpy as np
+import graphjit as ms
+from graphjit import nn
+
+class Net(nn.Cell):
+    def __init__(self, n=3):
+        super().__init__()
+        print("building")
+        np.random.seed(0)
+        layers = []
+        for i in range(n):
+            layers.append(nn.Dense(4, 4))
+        self.layers = nn.CellList(layers)
+        self.table = {"a": nn.ReLU()}
+        self.names = sorted(self.table.keys())
+        self.w = ms.Parameter(np.random.randn(4, 4).astype(np.float32), name="w")
+
+    def construct(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return self.table["a"](x) @ self.w
+"""
+
 FORMS = [("check",), ("transpile", "--emit", "numpy"), ("transpile", "--emit", "graph"),
          ("transpile", "--emit", "dot")]
 
@@ -430,3 +484,27 @@ def test_big_literals_are_refused_not_computed(tmp_path, warmed):
     out = invoke(("check",), path).output
     assert "cannot know `A` without running the module" in out and "too big" in out
     assert "shape (1000000, 1000000): a weight of 1,000,000,000,000 elements is more than" in out
+
+
+def test_endless_code_is_cut_short(tmp_path, warmed):
+    path = tmp_path / "endless.py"
+    path.write_text(ENDLESS)
+    for form in FORMS:
+        start = time.perf_counter()
+        with watch() as seen:
+            invoke(form, path)
+        seen.assert_none()
+        assert time.perf_counter() - start < 30, form
+    out = invoke(("check", "--level", "strict"), path).output
+    assert "cannot know `Net()` without running the file" in out and "1 note" in out
+
+
+def test_a_normal_cell_is_still_checked(tmp_path, warmed):
+    path = tmp_path / "normal.py"
+    path.write_text(NORMAL)
+    with watch() as seen:
+        result = invoke(("check", "--level", "strict"), path)
+    seen.assert_none()
+    assert result.exit_code == 0 and "no problems found" in result.output, result.output
+    result = invoke(("transpile", "--emit", "graph"), path)
+    assert result.exit_code == 0 and "param %w: f32[4,4] = self.w" in result.output, result.output
