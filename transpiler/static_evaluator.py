@@ -75,7 +75,7 @@ class StaticEvaluator(LoweringState):
         self.root_globals = module.namespace
         self.sealed = True
         self.static_only = True   # everything must be computed now: a refusal is an error, never a node
-        self.failure = None   # the error of the statement that failed first (what a fallback would hide)
+        self.failure = None   # the error of the statement that failed last (what a fallback would hide)
 
     def emit(self, op, operands=(), attrs=None, span=None, name="", regions=(), type=None):
         if op == "fallback" and self.failure is not None:   # a statement failed: its own error says why
@@ -199,8 +199,7 @@ def _keeping_failure(lower):
         try:
             return lower(state, stmt, frame)
         except GraphjitError as e:
-            if state.failure is None and not isinstance(e, NotStatic):
-                state.failure = e
+            state.failure = e   # the statement a fallback would now replace: its own error says why
             raise
     return run
 

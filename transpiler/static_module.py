@@ -122,6 +122,8 @@ class StaticModule:
                 self.namespace[stmt.name.value] = cls
                 if getattr(cls, "__graphjit_cell__", False):
                     self.targets.append(Target("cell", stmt.name.value, cls, self.span(stmt)))
+                    for decorator in stmt.decorators:   # a Cell is checked as written
+                        self.note_dropped_decorator(stmt, decorator, stmt.name.value)
             else:
                 self.namespace[stmt.name.value] = Unresolved(stmt.name.value, self.span(stmt), self._class_why)
         else:   # if / for / while / with / try at module level: what they bind is known only when the file runs
@@ -133,7 +135,7 @@ class StaticModule:
         """A decorator graphjit does not run: the function is compiled as written, which the note says."""
         self.diagnostics.append(not_computed(
             f"what `@{_source(decorator.decorator)}` makes of `{qualname}`", "graphjit does not run decorators "
-            "other than jit; the function is checked as written", self.span(decorator)))
+            "other than jit; it is checked as written", self.span(decorator)))
 
     def bind_unresolved(self, target, stmt, why: str) -> None:
         for name in target_names(target):
