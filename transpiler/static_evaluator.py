@@ -30,12 +30,14 @@ class Unresolved:
     name: str
     span: Optional[SourceSpan]
     why: str                   # "comes from a call to os.system", "is imported from `helpers`"...
+    detail: str = ""           # what stopped the static view there: "`os` is imported from `os`, which ..."
     __graphjit_unresolved__ = True
 
     def error(self, use_span=None) -> LoweringError:
-        return UnknownValueError(f"cannot know `{self.name}` without running the module: it {self.why} ({self.span})",
-                                 use_span or self.span, hint="graphjit reads the file without running it: pass "
-                                 "example inputs with --input, or build the value from literals and NumPy")
+        detail = f": {self.detail}" if self.detail else ""
+        return UnknownValueError(f"cannot know `{self.name}` without running the module: it {self.why} ({self.span})"
+                                 f"{detail}", use_span or self.span, hint="graphjit reads the file without running "
+                                 "it: pass example inputs with --input, or build the value from literals and NumPy")
 
 
 class NotStatic(NeedsStatic):
@@ -45,7 +47,7 @@ class NotStatic(NeedsStatic):
 def refused_call(fn, reason: str, span) -> NotComputed:
     """The error of a call the static view does not make (`os.system(...)`, `np.save(...)`)."""
     return not_computed(f"the result of {describe_callable(fn)}(...)", f"graphjit does not call "
-                        f"{describe_callable(fn)} while it reads a file ({reason})", span)
+                        f"{describe_callable(fn)} while it reads a file: {reason}", span)
 
 
 def _skipped(fn) -> bool:

@@ -185,22 +185,22 @@ class StaticModule:
         if isinstance(value, cst.Call) and self.jit_maker(value) is not None:
             self.assign_jit(stmt, targets, value)
             return
-        why, where = "is computed by module code", None
+        why, where, detail = "is computed by module code", None, ""
         try:
             result = self.evaluate(value)
             known = True
         except GraphjitError as e:
             result, known = None, False
-            why, where = self.why_unknown(value, e)
+            why, where, detail = self.why_unknown(value, e)
         for target in targets:
-            self.bind_target(target, result, known and result is not None, stmt, why, where)
+            self.bind_target(target, result, known and result is not None, stmt, why, where, detail)
 
     def bind_target(self, target, value, known: bool, stmt, why: str = "is computed by module code",
-                    where=None) -> None:
+                    where=None, detail: str = "") -> None:
         """Bind `target` (a name, or a tuple/list of targets) to `value`, or to Unresolved names."""
         if isinstance(target, cst.Name):
             self.namespace[target.value] = value if known else Unresolved(target.value, where or self.span(stmt),
-                                                                          why)
+                                                                          why, detail)
             return
         if isinstance(target, (cst.Tuple, cst.List)):
             elements = [e.value for e in target.elements]
@@ -216,7 +216,7 @@ class StaticModule:
                     self.bind_target(element, part, True, stmt)
                 return
         for name in target_names(target):
-            self.namespace[name] = Unresolved(name, where or self.span(stmt), why)
+            self.namespace[name] = Unresolved(name, where or self.span(stmt), why, detail)
 
     def jit_maker(self, call: cst.Call):
         """`jit(...)` or `deco(...)` with `deco = jit(...)`: the call that makes jitted functions, else None."""
@@ -255,9 +255,9 @@ class StaticModule:
         return static_value(value) if is_static(value) else None
 
     def why_unknown(self, expr, error: GraphjitError) -> tuple:
-        """(`comes from a call to os.system`, its span): the call in `expr` the error is about (the
-        innermost call holding the error's place, or the outermost call when the error is elsewhere,
-        inside a helper), else the error's own reason and place."""
+        """(`comes from a call to os.system`, its span, the detail): the call in `expr` the error is
+        about (the innermost call holding the error's place, or the outermost call when the error is
+        elsewhere, inside a helper), else the error's own reason and place."""
         span = getattr(error, "span", None)
         here = span is not None and span.file == self.filename
         best = None
@@ -271,8 +271,8 @@ class StaticModule:
                     (span.end_line, span.end_col) <= (where.end_line, where.end_col) or not span.end_line):
                 best = (call, where)
         if best is not None:
-            return f"comes from a call to {_source(best[0].func)}", best[1]
-        return _origin(error), span or self.span(expr)
+            return f"comes from a call to {_source(best[0].func)}", best[1], _detail(error)
+        return _origin(error), span or self.span(expr), ""
 
     # --- decorators ------------------------------------------------------------------------
     def resolve(self, expr) -> Any:
@@ -322,8 +322,8 @@ class StaticModule:
                 defaults[key] = value if value is not None or _is_none(param.default) else Unresolved(
                     param.name.value, self.span(param.default), "is a default computed by code")
             except GraphjitError as e:
-                why, where = self.why_unknown(param.default, e)
-                defaults[key] = Unresolved(param.name.value, where, why)
+                why, where, detail = self.why_unknown(param.default, e)
+                defaults[key] = Unresolved(param.name.value, where, why, detail)
             return ast.Name(key, ast.Load())
 
         params = node.params
@@ -481,6 +481,17 @@ def _origin(error: GraphjitError) -> str:
     if "without running the file: " in message:
         message = message.split("without running the file: ", 1)[1]
     return f"comes from code graphjit does not compute: {message}"
+
+
+def _detail(error: GraphjitError) -> str:
+    """What stopped the evaluator, in a few words: "`os` is imported from `os`, which graphjit does not
+    import", "an element it would make is too big"."""
+    message = (getattr(error, "message", None) or str(error)).split("\n")[0]
+    head, sep, rest = message.partition(" without running the module: it ")
+    if sep and head.startswith("cannot know "):
+        return f"{head[len('cannot know '):]} {rest}"
+    head, sep, rest = message.partition(" without running the file: ")
+    return rest if sep else message
 
 
 def _calls_in(expr) -> list:

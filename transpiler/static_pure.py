@@ -400,6 +400,21 @@ def _table_entry(fn):
     return False, None
 
 
+def _wide_element(value) -> bool:
+    """A NumPy argument whose elements would be big: a string of more than 64 characters, or a dtype
+    (a name, a tuple spec, a type) of more than 64 bytes or of void/object kind (`np.full(n, "a" * 10**6)`,
+    `np.zeros(n, ("V", 10**9))`)."""
+    if isinstance(value, (str, bytes)) and len(value) > 64:
+        return True
+    if isinstance(value, (str, tuple, type, np.dtype)):
+        try:
+            dtype = np.dtype(value)
+        except Exception:   # noqa: BLE001 - not a dtype: a shape, a name
+            return False
+        return dtype.kind in "OV" or dtype.itemsize > 64
+    return False
+
+
 def is_numpy_scalar_type(fn) -> bool:
     return isinstance(fn, type) and issubclass(fn, np.generic) and fn.__module__ == "numpy"
 
@@ -437,6 +452,9 @@ def refusal(fn, args, kwargs, budget: Optional[Budget] = None) -> Optional[str]:
         total += size
     if total > LIMITS["elements"]:
         return f"its arguments are too big ({total:,} items)"
+    if (found and fn not in PURE_BUILTINS and fn not in PURE_MATH or is_numpy_scalar_type(fn)) and \
+            any(_wide_element(v) for v in list(args) + list(kwargs.values())):
+        return "an element it would make is too big (a long string or a large dtype)"
     if fn is format and len(args) > 1 and wide_format(args[1]):
         return "its field width is too big to compute without running the file"
     size = estimate(fn, owner, args, kwargs)
