@@ -17,9 +17,9 @@ from ..graph.spans import SourceSpan
 from .lower import LoweringState
 from .lower.control import NeedsStatic
 from .lower.dispatch import CONSTRUCTS, STATEMENTS
-from .static_pure import (SKIPPED_EFFECTS, NotComputed, budget_of, building_library_objects, describe_callable, is_library_class, is_library_function,
-                          is_library_method, module_attribute,
-                          not_computed, refusal)
+from .static_pure import (SKIPPED_EFFECTS, NotComputed, budget_of, building_library_objects, describe_callable,
+                          is_library_class, is_library_function, is_library_method, module_attribute, not_computed,
+                          refusal)
 from .values import Static, is_static, static_value
 
 

@@ -7,12 +7,14 @@ A file read from elsewhere is never run: its `def`s become functions whose code 
   library, the standard library's pure-computation modules such as json or functools). Any other
   import, the file's own neighbours and the operating system's modules (os, posix, sys, subprocess,
   io, builtins) included, binds a value only running the file would give; nothing is imported.
-- `PURE_BUILTINS`, `PURE_MATH`, `PURE_NUMPY`, `NUMPY_MAKERS`, `PURE_METHODS`: the functions that
-  run on literal data (numbers, strings, tuples, lists, dicts, dtypes, small arrays), with no effect
-  but their result.
-- `LIMITS` (graph/value_size.py, shared with constant folding): how big a literal, an integer, a sequence or an array may get. The size of a result is
-  estimated from the arguments *before* anything is computed (`10**10**10`, `[0] * 10**10`,
-  `np.zeros((10**6, 10**6))` are refused, not tried).
+- `PURE_BUILTINS`, `PURE_MATH`, `PURE_NUMPY`, `NUMPY_MAKERS`: the functions that run on literal
+  data (numbers, strings, tuples, lists, dicts, dtypes, small arrays), with no effect but their
+  result; methods of literal data run too (`REFUSED_METHODS` never), `CONTAINER_METHODS` on
+  containers of inert values, `INTROSPECTION` on anything; `SKIPPED_EFFECTS` are not made at all.
+- `LIMITS` (graph/value_size.py, shared with constant folding): how big an integer, a sequence or
+  an array may get, and the budget of one file. The size of a result is estimated from the
+  arguments *before* anything is computed (`10**10**10`, `[0] * 10**10`, `np.zeros((10**6, 10**6))`
+  are refused, not tried); a layer's weights are checked the same way (nn/init.py).
 
 Lowering whose globals are a `StaticNamespace` (a read file's) is sealed: every call it would make
 at compile time goes through `refusal(fn, args, kwargs)` first. graphjit's own library classes
@@ -31,9 +33,10 @@ from typing import Any, Optional
 import numpy as np
 
 from ..graph.diagnostics import UnknownValueError
-from ..nn.init import READING_LIMIT, WeightTooBig
 from ..graph.value_size import (LIMITS, bits, broadcast_size, length, operation_size, power_bits, range_length,
                                 too_big, wide_format)
+from ..nn.init import READING_LIMIT, WeightTooBig
+
 
 class Budget:
     """What reading one file may compute in all: `LIMITS['budget']` items (each call or operator made
@@ -114,7 +117,6 @@ def module_attribute(module: types.ModuleType, name: str) -> Any:
 
 # --- literal data ------------------------------------------------------------------------------
 
-_SCALARS = (bool, int, float, complex, str, bytes, type(None), type(Ellipsis), np.generic, np.dtype)
 _BUILTIN_TYPES = frozenset({bool, int, float, complex, str, bytes, tuple, list, dict, set, frozenset, slice,
                             range, type(None), object})
 

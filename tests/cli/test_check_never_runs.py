@@ -1,4 +1,4 @@
-"""`graphjit check` and `graphjit transpile` never run the file they read (docs/diagnostics.md, "Reading without running").
+"""`graphjit check` and `graphjit transpile` never run the file they read (docs/diagnostics.md).
 
 Each case plants a side effect somewhere Python would run it: module level, a class body, a
 default, a decorator, a Cell's `__init__`, a base class, a metaclass, `__init_subclass__`, a
