@@ -20,6 +20,8 @@ import click
 from .. import __version__
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2
+# Diagnostics about a value only running the file would give (transpiler/static_pure.py): notes in `check`.
+UNKNOWN_CAUSES = frozenset({"UnknownValueError", "NotComputed"})
 
 
 class UsageError(Exception):
@@ -107,18 +109,24 @@ def target_arguments(target, fn, inputs: dict) -> tuple:
     """(args, kwargs, unknown) to compile `fn` with: `--input` values, defaults, else any array.
 
     `unknown` is True when some argument's value is not known (then a problem that depends on the
-    argument's type is a note, not an error). `*args` and `**kwargs` receive nothing.
+    argument's type is a note, not an error). `*args` and `**kwargs` receive nothing; a default only running
+    the file would compute (an `Unresolved` one) is an unknown argument.
     """
     import inspect
 
-    from ..graph.diagnostics import GraphjitError
+    from ..graph.diagnostics import GraphjitError, UnsupportedSyntaxError
     from ..graph.types import ANY_ARRAY
     from ..transpiler.lower import AbstractArray
+    from ..transpiler.lower.control import NeedsStatic
+    from ..transpiler.static_pure import not_computed
     args, kwargs, unknown = [], {}, False
     params = list(inspect.signature(fn).parameters.values())
     if target.kind == "cell":
         try:
             instance = target.obj()
+        except (UnsupportedSyntaxError, NeedsStatic) as e:   # past what the static view computes
+            raise not_computed(f"`{target.name}()`", f"its __init__ needs what graphjit computes only by running "
+                               f"it: {e.message}", e.span) from None
         except GraphjitError as e:
             raise e.add_context(f"while building {target.name}() from its __init__")
         except TypeError as e:
@@ -132,7 +140,7 @@ def target_arguments(target, fn, inputs: dict) -> tuple:
             continue
         if p.name in inputs:
             value = inputs[p.name]
-        elif p.default is not p.empty:
+        elif p.default is not p.empty and not getattr(type(p.default), "__graphjit_unresolved__", False):
             value = p.default
         else:
             value, unknown = AbstractArray(ANY_ARRAY), True
@@ -176,11 +184,11 @@ def lower_target(target, inputs: dict, level: str, notes: bool = True, jit_level
     except GraphjitError as e:
         diagnostic = Diagnostic.from_error(e, target.name, level)
         diagnostic = dataclasses.replace(diagnostic, hint=hint_at(level, diagnostic.hint))
-        if notes and ((unknown and depends_on_arguments(diagnostic)) or diagnostic.cause == "UnknownValueError"):
+        if notes and ((unknown and depends_on_arguments(diagnostic)) or diagnostic.cause in UNKNOWN_CAUSES):
             diagnostic = _as_note(diagnostic)
         return name, None, [diagnostic]
     diagnostics = [_as_note(d) if notes and d.severity == "error" and (
-        unknown and depends_on_arguments(d) or d.cause == "UnknownValueError") else d for d in lowered.diagnostics]
+        unknown and depends_on_arguments(d) or d.cause in UNKNOWN_CAUSES) else d for d in lowered.diagnostics]
     return name, lowered, diagnostics
 
 
@@ -192,7 +200,7 @@ def depends_on_arguments(diagnostic) -> bool:
     defined nowhere, does not.
     """
     from ..transpiler.rules import BY_CODE, VALUE_DEPENDENT
-    if diagnostic.cause == "UnknownValueError":
+    if diagnostic.cause in UNKNOWN_CAUSES:
         return True
     row = BY_CODE.get(diagnostic.code)
     if row is not None:
@@ -202,7 +210,7 @@ def depends_on_arguments(diagnostic) -> bool:
 
 def _as_note(diagnostic):
     import dataclasses
-    if diagnostic.cause == "UnknownValueError":   # its hint says what to do already
+    if diagnostic.cause in UNKNOWN_CAUSES:   # its hint says what to do already
         return dataclasses.replace(diagnostic, severity="note")
     return dataclasses.replace(diagnostic, severity="note", hint=_join_hints(
         diagnostic.hint, "whether this is a problem depends on the arguments' types or values, which "
@@ -253,7 +261,8 @@ def _check_file(path: str, level: str, extra_targets: tuple) -> list:
         module = StaticModule(path, text, extra_targets)
     except PythonSyntaxError as e:
         return [Diagnostic("GJ000", "error", e.message, e.span, "", "", level)]
-    diagnostics = [Diagnostic.from_error(d, "", level) for d in module.diagnostics]
+    diagnostics = [_as_note(found) if found.cause in UNKNOWN_CAUSES else found
+                   for found in (Diagnostic.from_error(d, "", level) for d in module.diagnostics)]
     for target in module.targets:
         diagnostics.extend(lower_target(target, {}, level)[2])
     return diagnostics
@@ -310,8 +319,11 @@ def transpile_file(path: str, inputs: dict, jit_level: str = "O1", emit: str = "
         result.graphs.append((name, lowered.graph))
         if emit != "numpy":
             continue
-        problem = assembled.add(fn, name, lowered.graph, lowered.consts, lowered.recipes,
-                                alias=target.name if target.kind == "function" else None)
+        try:
+            problem = assembled.add(fn, name, lowered.graph, lowered.consts, lowered.recipes,
+                                    alias=target.name if target.kind == "function" else None)
+        except ValueError as e:   # a compile-time object the module cannot rebuild from code
+            problem = f"{target.name}: {e}"
         if problem is not None:
             result.diagnostics.append(Diagnostic("GJ002", "error", problem, target.span, target.name))
 

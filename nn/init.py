@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from contextvars import ContextVar
 from typing import Optional
 
 import numpy as np
@@ -55,11 +56,26 @@ def fans(shape) -> tuple:
     return shape[1] * receptive, shape[0] * receptive
 
 
+# While graphjit reads a file without running it (`graphjit check` and `transpile` build the file's
+# layers to know their shapes), `check(size)` says why a weight of `size` elements is refused, or None
+# (transpiler/static_pure.py sets it). None, the default: no limit.
+READING_LIMIT: ContextVar = ContextVar("graphjit_reading_limit", default=None)
+
+
+class WeightTooBig(ValueError):
+    """A weight past READING_LIMIT while graphjit reads a file: refused before it is allocated."""
+
+
 class Initializer:
     """Base class of the initializers: `init(shape, dtype)` returns a new array of that shape.
     `fan_in` (when a layer knows it) overrides the one computed from the shape."""
 
     def __call__(self, shape, dtype=np.float32, fan_in: Optional[int] = None) -> np.ndarray:
+        check = READING_LIMIT.get()
+        if check is not None:
+            problem = check(math.prod(max(int(d), 0) for d in shape))
+            if problem is not None:
+                raise WeightTooBig(f"shape {tuple(shape)}: {problem}")
         return np.asarray(self.sample(tuple(shape), fan_in)).astype(dtype)
 
     def sample(self, shape: tuple, fan_in: Optional[int]):

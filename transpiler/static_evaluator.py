@@ -17,28 +17,57 @@ from ..graph.spans import SourceSpan
 from .lower import LoweringState
 from .lower.control import NeedsStatic
 from .lower.dispatch import CONSTRUCTS, STATEMENTS
+from .static_pure import (SKIPPED_EFFECTS, NotComputed, budget_of, building_library_objects, describe_callable,
+                          is_library_class, is_library_function, is_library_method, module_attribute, not_computed,
+                          refusal)
 from .values import Static, is_static, static_value
+
+
 @dataclass
 class Unresolved:
-    """A module-level name whose value exists only when the file runs."""
+    """A module-level name whose value exists only when the file runs; `why` says where it comes from."""
 
     name: str
     span: Optional[SourceSpan]
-    why: str
+    why: str                   # "comes from a call to os.system", "is imported from `helpers`"...
+    detail: str = ""           # what stopped the static view there: "`os` is imported from `os`, which ..."
     __graphjit_unresolved__ = True
 
     def error(self, use_span=None) -> LoweringError:
-        return UnknownValueError(f"`{self.name}` is {self.why} at {self.span}; graphjit transpile does not run the "
-                             "file", use_span or self.span, hint="pass example inputs with --input, or build the "
-                             "value inside the function from constants")
+        detail = f": {self.detail}" if self.detail else ""
+        return UnknownValueError(f"cannot know `{self.name}` without running the module: it {self.why} ({self.span})"
+                                 f"{detail}", use_span or self.span, hint="graphjit reads the file without running "
+                                 "it: pass example inputs with --input, or build the value from literals and NumPy")
 
 
 class NotStatic(NeedsStatic):
     """Static interpretation of `__init__` met something only running the file could compute."""
 
 
+def refused_call(fn, reason: str, span) -> NotComputed:
+    """The error of a call the static view does not make (`os.system(...)`, `np.save(...)`)."""
+    return not_computed(f"the result of {describe_callable(fn)}(...)", f"graphjit does not call "
+                        f"{describe_callable(fn)} while it reads a file: {reason}", span)
+
+
+def _skipped(fn) -> bool:
+    try:
+        return fn in SKIPPED_EFFECTS
+    except TypeError:   # unhashable
+        return False
+
+
+def may_instantiate(cls) -> bool:
+    """Classes built for real while a file is read: the file's own (their methods never run), graphjit's
+    library classes, and the builtin and NumPy scalar types of the pure tables."""
+    return getattr(cls, "__graphjit_static_class__", False) or is_library_class(cls)
+
+
 class StaticEvaluator(LoweringState):
-    """The lowering machinery restricted to compile-time values: anything run-time is an error."""
+    """The lowering machinery restricted to compile-time values: anything run-time is an error.
+
+    Sealed: only the calls `static_pure` allows are made; everything else is a `NotComputed` error.
+    """
 
     def __init__(self, module, cls=None):
         """`module`: the StaticModule whose namespace names resolve in; `cls`: the Cell class of an `__init__`."""
@@ -46,9 +75,18 @@ class StaticEvaluator(LoweringState):
         self.module = module
         self.cls = cls
         self.root_globals = module.namespace
+        self.sealed = True
+        self.static_only = True   # everything must be computed now: a refusal is an error, never a node
+        self.failure = None   # the error of the statement that failed last (what a fallback would hide)
 
     def emit(self, op, operands=(), attrs=None, span=None, name="", regions=(), type=None):
+        if op == "fallback" and self.failure is not None:   # a statement failed: its own error says why
+            raise self.failure
         raise NotStatic("this needs values that exist only when the file runs", span)
+
+    def reached(self, value, span):
+        """Arrays found here stay the objects they are (a module's weights given to a Cell's `__init__`)."""
+        return value
 
     def lookup(self, name, frame, span):
         value = super().lookup(name, frame, span)
@@ -58,25 +96,40 @@ class StaticEvaluator(LoweringState):
 
     def attribute(self, value, name, span):
         if isinstance(value, Static):
+            obj = value.value
             try:
-                return Static(getattr(value.value, name))
+                if isinstance(obj, types.ModuleType):
+                    return Static(module_attribute(obj, name))
+                return Static(getattr(obj, name))
             except AttributeError as e:
                 raise LoweringError(str(e), span) from None
         return super().attribute(value, name, span)
 
     def op_call(self, op_name, args, kwargs, span, extra=None):
-        """NumPy on constants runs for real here (an `__init__` making its weights)."""
+        """NumPy on constants runs here (an `__init__` making its weights), when the pure tables allow it."""
         if not (all(is_static(a) for a in args) and all(is_static(v) for v in kwargs.values())):
             raise NotStatic("this call needs values that exist only when the file runs", span)
-        fn = resolve_callable(extra["fn"]) if extra else OPS[op_name]
+        fn = resolve_callable(extra["fn"]) if extra else OPS[op_name].fn
+        values = [static_value(a) for a in args]
+        keywords = {k: static_value(v) for k, v in kwargs.items()}
+        reason = refusal(fn, values, keywords, budget_of(self.root_globals)) if fn is not None else \
+            "it is not a function graphjit knows"
+        if reason is not None and not (is_library_function(fn) or is_library_class(fn)):
+            raise refused_call(fn, reason, span)
         try:
-            return Static(fn(*[static_value(a) for a in args], **{k: static_value(v) for k, v in kwargs.items()}))
+            return Static(fn(*values, **keywords))
+        except GraphjitError:
+            raise
         except Exception as e:
+            if isinstance(e.__cause__, GraphjitError):
+                raise e.__cause__ from None
             raise LoweringError(f"{type(e).__name__}: {e}", span) from None
 
     def call(self, callee, args, kwargs, span):
         if isinstance(callee, Static):
             fn = callee.value
+            if _skipped(fn):
+                return Static(None)
             if fn is super:
                 obj = self.first_arg
                 return Static(super(self.cls, obj))
@@ -86,21 +139,35 @@ class StaticEvaluator(LoweringState):
             if real:
                 if not (all(is_static(a) for a in args) and all(is_static(v) for v in kwargs.values())):
                     raise NotStatic("this call needs values that exist only when the file runs", span)
+                values = [static_value(a) for a in args]
+                keywords = {k: static_value(v) for k, v in kwargs.items()}
+                if not self.may_run(fn, values, keywords, budget_of(self.root_globals)):
+                    raise refused_call(fn, refusal(fn, values, keywords) or "it is not graphjit's", span)
                 try:
-                    return Static(fn(*[static_value(a) for a in args],
-                                     **{k: static_value(v) for k, v in kwargs.items()}))
+                    with building_library_objects(span, budget_of(self.root_globals)):
+                        return Static(fn(*values, **keywords))
                 except GraphjitError:
                     raise
                 except Exception as e:
                     raise LoweringError(f"{type(e).__name__}: {e}", span) from None
         return super().call(callee, args, kwargs, span)
 
+    @staticmethod
+    def may_run(fn, values, keywords, budget=None) -> bool:
+        """A builtin or method call `__init__` may make: a pure one, graphjit's library's own methods, or
+        an `__init__` of a class that may be built (`super().__init__()`)."""
+        if is_library_method(fn) or refusal(fn, values, keywords, budget) is None:
+            return True
+        owner = getattr(fn, "__self__", None)
+        name = getattr(getattr(fn, "__func__", None), "__name__", "")
+        return name == "__init__" and isinstance(fn, types.MethodType) and may_instantiate(type(owner))
+
     @property
     def first_arg(self):
         return self._self_obj
 
     def bind_params(self, params, frame, args, kwargs, fn, span):
-        self._self_obj = args[0].value if args else None
+        self._self_obj = args[0].value if args and isinstance(args[0], Static) else None
         super().bind_params(params, frame, args, kwargs, fn, span)
 
     def assign_target(self, target, value, frame):
@@ -110,6 +177,12 @@ class StaticEvaluator(LoweringState):
                 raise NotStatic("attribute assignment on a run-time value", self.span(target, frame))
             if not is_static(value):
                 raise NotStatic("this value exists only when the file runs", self.span(target, frame))
+            if isinstance(obj.value, (type, types.ModuleType, types.FunctionType)) or \
+                    not may_instantiate(type(obj.value)):
+                # a module's, a class's or a library object's state outlives the check: never changed
+                raise not_computed(f"`{cst.Module(body=[]).code_for_node(target)}`", "graphjit changes only "
+                                   "attributes of objects of the file's own classes while it reads a file",
+                                   self.span(target, frame))
             setattr(obj.value, target.attr.value, static_value(value))
             return
         super().assign_target(target, value, frame)
@@ -122,5 +195,17 @@ def _evaluate_expression_statement(state: StaticEvaluator, stmt, frame) -> None:
     state.lower_expr(stmt.value, frame)
 
 
+def _keeping_failure(lower):
+    """A statement's lowering that remembers its error on the evaluator (not hidden by a fallback)."""
+    def run(state, stmt, frame):
+        try:
+            return lower(state, stmt, frame)
+        except GraphjitError as e:
+            state.failure = e   # the statement a fallback would now replace: its own error says why
+            raise
+    return run
+
+
 # the lowering's constructs, but an expression statement is evaluated now (it cannot be a graph effect)
-STATIC_CONSTRUCTS = dataclasses.replace(CONSTRUCTS, statements={**STATEMENTS, cst.Expr: _evaluate_expression_statement})
+STATIC_CONSTRUCTS = dataclasses.replace(CONSTRUCTS, statements={
+    cls: _keeping_failure(fn) for cls, fn in {**STATEMENTS, cst.Expr: _evaluate_expression_statement}.items()})

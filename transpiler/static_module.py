@@ -1,17 +1,22 @@
 """A user's file read without running it: what `graphjit transpile` and `graphjit check` compile.
 
-The module's imports of NumPy, math and graphjit are real; its functions and classes are real
-function and class objects built from their `def`s alone (no decorator, default expression or
-module code runs); a Cell's `__init__` is interpreted statically, so sub-cells come from the
-constant constructor calls in it. Anything else at module level is `Unresolved`: using it in
-compiled code gives a diagnostic naming the line that would have to run.
+Nothing of the file runs. Its imports bind only the modules static_pure's table lists (NumPy's own,
+math, graphjit's library); any other import (the OS, the file's neighbours) binds an `Unresolved`
+value and imports nothing. Its functions are real function objects with the signature, name and
+line of each `def`, whose code is a trap: called for real (by a dunder, a callback, a library), they
+raise `NotComputed` and never run the body (the compiler reads the body from the source). Classes
+are built from those functions and statically evaluated constants; a Cell's `__init__` is
+interpreted statically (static_evaluator.py), so sub-cells come from the constructor calls in it.
+Module-level values are computed by the same evaluator, which calls only static_pure's pure
+functions on literal data. Anything else is `Unresolved`: using it in compiled code gives a
+diagnostic that says where it comes from (`it comes from a call to os.system (m.py:3:5)`).
 """
 
 from __future__ import annotations
 
 import ast
-import importlib
-import sys
+import builtins
+import functools
 import types
 from dataclasses import dataclass, field
 from typing import Any, Optional
@@ -24,15 +29,26 @@ from .cst_queries import target_names
 from .lower import Frame
 from .source import ParsedFile, parse_file, read_text
 from .static_evaluator import StaticEvaluator, Unresolved
+from .static_pure import (NotComputed, StaticNamespace, describe_callable, import_known, is_library_class,
+                          known_module, module_attribute, not_computed)
 from .values import Seq, Static, is_static, static_value
 
-SAFE_IMPORTS = ("numpy", "math", "graphjit")
+# Builtins a `class` line or a decorator may name (resolved without the file's code).
+_BUILTIN_NAMES = frozenset({"object", "type", "int", "float", "str", "tuple", "list", "dict", "Exception",
+                            "ValueError", "TypeError", "RuntimeError", "KeyError", "IndexError",
+                            "NotImplementedError", "ArithmeticError", "property", "staticmethod", "classmethod"})
+# Decorators applied while a file is read: builtins that only wrap (the getter stays a trap).
+WRAPPERS = (property, staticmethod, classmethod)
+# Methods Python calls on its own when an object is collected: never part of the static view.
+DROPPED_METHODS = frozenset({"__del__"})
+# Bases a class of the file may have besides its own classes and graphjit's library classes.
+PLAIN_BASES = frozenset({object, int, float, str, tuple, list, dict, Exception, ValueError, TypeError,
+                         RuntimeError, KeyError, IndexError, NotImplementedError, ArithmeticError})
 
 
 def safe_to_import(module_name: str) -> bool:
-    """NumPy, graphjit and the standard library are imported for real; the user's own modules never."""
-    root = module_name.split(".")[0]
-    return root in SAFE_IMPORTS or root in getattr(sys, "stdlib_module_names", ()) and not root.startswith("_")
+    """Only the modules static_pure's table lists are imported; the user's own modules and the OS never."""
+    return known_module(module_name)
 
 
 @dataclass
@@ -58,12 +74,13 @@ class StaticModule:
 
     def __init__(self, filename: str, text: str, extra_targets: tuple = ()):
         """`extra_targets`: names of top-level functions compiled as if decorated with `jit`."""
+        self._class_why = ""
         self.filename = filename
         self.parsed: ParsedFile = parse_file(filename, text)
-        self.namespace: dict[str, Any] = {"__name__": "__graphjit_static__", "__file__": filename}
+        self.namespace: dict[str, Any] = StaticNamespace(__name__="__graphjit_static__", __file__=filename)
         self.targets: list[Target] = []
         self.diagnostics: list[GraphjitError] = []
-        self.jit = importlib.import_module("graphjit").jit
+        self.jit = import_known("graphjit").jit
         self.extra_targets = set(extra_targets)
         self._python_defs: Optional[dict] = None
         for stmt in self.parsed.module.body:
@@ -88,10 +105,14 @@ class StaticModule:
                 elif isinstance(small, (cst.Assign, cst.AnnAssign)):
                     self.assign(small)
                 elif isinstance(small, cst.AugAssign):
-                    self.bind_unresolved(small.target, small, "changed by module code")
+                    self.bind_unresolved(small.target, small, "is changed by module code")
         elif isinstance(stmt, cst.FunctionDef):
             fn = self.make_function(stmt, self.namespace)
             self.namespace[stmt.name.value] = fn
+            if any(self.is_jit_decorator(d.decorator) for d in stmt.decorators):   # a jitted function
+                for decorator in stmt.decorators:
+                    if not self.is_jit_decorator(decorator.decorator):
+                        self.note_dropped_decorator(stmt, decorator, stmt.name.value)
             if stmt.name.value in self.extra_targets or any(self.is_jit_decorator(d.decorator)
                                                             for d in stmt.decorators):
                 self.targets.append(Target("function", stmt.name.value, fn, self.span(stmt)))
@@ -101,12 +122,20 @@ class StaticModule:
                 self.namespace[stmt.name.value] = cls
                 if getattr(cls, "__graphjit_cell__", False):
                     self.targets.append(Target("cell", stmt.name.value, cls, self.span(stmt)))
+                    for decorator in stmt.decorators:   # a Cell is checked as written
+                        self.note_dropped_decorator(stmt, decorator, stmt.name.value)
             else:
-                self.namespace[stmt.name.value] = Unresolved(stmt.name.value, self.span(stmt),
-                                                             "a class whose bases are known only when the file runs")
+                self.namespace[stmt.name.value] = Unresolved(stmt.name.value, self.span(stmt), self._class_why)
         else:   # if / for / while / with / try at module level: what they bind is known only when the file runs
+            kind = type(stmt).__name__.lower()
             for name in _names_bound_in(stmt):
-                self.namespace[name] = Unresolved(name, self.span(stmt), "bound by module code")
+                self.namespace[name] = Unresolved(name, self.span(stmt), f"is bound by a module-level `{kind}`")
+
+    def note_dropped_decorator(self, stmt, decorator, qualname: str) -> None:
+        """A decorator graphjit does not run: the function is compiled as written, which the note says."""
+        self.diagnostics.append(not_computed(
+            f"what `@{_source(decorator.decorator)}` makes of `{qualname}`", "graphjit does not run decorators "
+            "other than jit; it is checked as written", self.span(decorator)))
 
     def bind_unresolved(self, target, stmt, why: str) -> None:
         for name in target_names(target):
@@ -118,42 +147,35 @@ class StaticModule:
             return
         for name, node in _declared_globals(self.parsed.module):
             if name not in self.namespace:
-                self.namespace[name] = Unresolved(name, self.span(node), "assigned by a function's `global` statement")
+                self.namespace[name] = Unresolved(name, self.span(node), "is assigned by a function's `global` "
+                                                                         "statement")
 
     def do_import(self, module_name: str, alias, stmt) -> None:
         bind = alias.asname.name.value if alias.asname else module_name.split(".")[0]
         root = module_name.split(".")[0]
-        if safe_to_import(module_name):
-            try:
-                self.namespace[bind] = importlib.import_module(module_name if alias.asname else root)
-            except ImportError:
-                self.namespace[bind] = Unresolved(bind, self.span(stmt), f"imported from `{module_name}`")
-        else:
-            self.namespace[bind] = Unresolved(bind, self.span(stmt), f"imported from `{module_name}`")
+        module = import_known(module_name)
+        if module is not None and not alias.asname:
+            module = import_known(root)
+        self.namespace[bind] = module if module is not None else Unresolved(
+            bind, self.span(stmt), f"is imported from `{module_name}`, which graphjit does not import")
 
     def do_import_from(self, stmt: cst.ImportFrom) -> None:
         module_name = ("." * len(stmt.relative)) + (_dotted(stmt.module) if stmt.module else "")
-        safe = not stmt.relative and safe_to_import(module_name)
+        module = None if stmt.relative else import_known(module_name)
         if isinstance(stmt.names, cst.ImportStar):
             return
         for alias in stmt.names:
             name = _dotted(alias.name)
             bind = alias.asname.name.value if alias.asname else name
-            if safe:
-                try:
-                    module = importlib.import_module(module_name)
-                except ImportError:
-                    self.namespace[bind] = Unresolved(bind, self.span(stmt), f"imported from `{module_name}`")
-                    continue
-                if hasattr(module, name):
-                    self.namespace[bind] = getattr(module, name)
-                    continue
-                try:
-                    self.namespace[bind] = importlib.import_module(f"{module_name}.{name}")
-                    continue
-                except ImportError:
-                    pass
-            self.namespace[bind] = Unresolved(bind, self.span(stmt), f"imported from `{module_name}`")
+            try:
+                if module is None:
+                    raise AttributeError(name)
+                self.namespace[bind] = module_attribute(module, name)
+            except AttributeError:
+                self.namespace[bind] = Unresolved(bind, self.span(stmt), f"is imported from `{module_name}`, "
+                                                  "which graphjit does not import" if module is None else
+                                                  f"is imported from `{module_name}`, which has no `{name}` "
+                                                  "graphjit reads")
 
     def assign(self, stmt) -> None:
         targets = [t.target for t in stmt.targets] if isinstance(stmt, cst.Assign) else [stmt.target]
@@ -163,19 +185,22 @@ class StaticModule:
         if isinstance(value, cst.Call) and self.jit_maker(value) is not None:
             self.assign_jit(stmt, targets, value)
             return
+        why, where, detail = "is computed by module code", None, ""
         try:
             result = self.evaluate(value)
             known = True
-        except GraphjitError:
+        except GraphjitError as e:
             result, known = None, False
+            why, where, detail = self.why_unknown(value, e)
         for target in targets:
-            self.bind_target(target, result, known and result is not None, stmt)
+            self.bind_target(target, result, known and result is not None, stmt, why, where, detail)
 
-    def bind_target(self, target, value, known: bool, stmt) -> None:
+    def bind_target(self, target, value, known: bool, stmt, why: str = "is computed by module code",
+                    where=None, detail: str = "") -> None:
         """Bind `target` (a name, or a tuple/list of targets) to `value`, or to Unresolved names."""
         if isinstance(target, cst.Name):
-            self.namespace[target.value] = value if known else Unresolved(target.value, self.span(stmt),
-                                                                          "computed by module code")
+            self.namespace[target.value] = value if known else Unresolved(target.value, where or self.span(stmt),
+                                                                          why, detail)
             return
         if isinstance(target, (cst.Tuple, cst.List)):
             elements = [e.value for e in target.elements]
@@ -190,7 +215,8 @@ class StaticModule:
                 for element, part in zip(elements, parts):
                     self.bind_target(element, part, True, stmt)
                 return
-        self.bind_unresolved(target, stmt, "computed by module code")
+        for name in target_names(target):
+            self.namespace[name] = Unresolved(name, where or self.span(stmt), why, detail)
 
     def jit_maker(self, call: cst.Call):
         """`jit(...)` or `deco(...)` with `deco = jit(...)`: the call that makes jitted functions, else None."""
@@ -215,23 +241,54 @@ class StaticModule:
                 self.targets.append(Target("function", name, inner, self.span(stmt)))
             return
         for name in names:
-            self.namespace[name] = Unresolved(name, self.span(stmt), "made by module code")
+            self.namespace[name] = Unresolved(name, self.span(stmt), "is made by module code")
 
     def evaluate(self, expr) -> Optional[Any]:
         """A module-level expression built from constants only (`N = 28 * 28`), else None."""
         evaluator = StaticEvaluator(self)
         frame = Frame(self.parsed, "<module>", {}, self.namespace, {})
-        value = evaluator.lower_expr(expr, frame)
+        try:
+            value = evaluator.lower_expr(expr, frame)
+        except RecursionError:   # calls nested past Python's own limit (`def f(n): return f(n + 1)`)
+            raise not_computed("this value", "it calls functions nested too deeply to follow without running "
+                               "the file", self.span(expr)) from None
         return static_value(value) if is_static(value) else None
+
+    def why_unknown(self, expr, error: GraphjitError) -> tuple:
+        """(`comes from a call to os.system`, its span, the detail): the call in `expr` the error is
+        about (the innermost call holding the error's place, or the outermost call when the error is
+        elsewhere, inside a helper), else the error's own reason and place."""
+        span = getattr(error, "span", None)
+        here = span is not None and span.file == self.filename
+        best = None
+        for call in _calls_in(expr):
+            where = self.span(call)
+            if where is None:
+                continue
+            if not here:
+                best = best or (call, where)
+            elif (where.line, where.col) <= (span.line, span.col) and (
+                    (span.end_line, span.end_col) <= (where.end_line, where.end_col) or not span.end_line):
+                best = (call, where)
+        if best is not None:
+            return f"comes from a call to {_source(best[0].func)}", best[1], _detail(error)
+        return _origin(error), span or self.span(expr), ""
 
     # --- decorators ------------------------------------------------------------------------
     def resolve(self, expr) -> Any:
         if isinstance(expr, cst.Name):
-            return self.namespace.get(expr.value)
+            if expr.value in self.namespace:
+                return self.namespace[expr.value]
+            return getattr(builtins, expr.value, None) if expr.value in _BUILTIN_NAMES else None
         if isinstance(expr, cst.Attribute):
             base = self.resolve(expr.value)
-            return getattr(base, expr.attr.value, None) if base is not None and not isinstance(
-                base, Unresolved) else None
+            if base is None or isinstance(base, Unresolved):
+                return None
+            try:
+                return module_attribute(base, expr.attr.value) if isinstance(base, types.ModuleType) else \
+                    _class_attribute(base, expr.attr.value)
+            except AttributeError:
+                return None
         return None
 
     def is_jit_call(self, expr) -> bool:
@@ -245,20 +302,28 @@ class StaticModule:
 
     # --- functions and classes built from their definitions ----------------------------------
     def make_function(self, node: cst.FunctionDef, namespace: dict, owner: Optional[str] = None):
-        """A real function object from the `def` alone: decorators, annotations, defaults stripped.
+        """A real function object for a `def`: its signature, name, file and line, with trap code.
 
-        Built from Python's own syntax tree of the file (parsed once), so no source is regenerated.
+        Decorators and annotations are dropped and defaults are evaluated statically (an unknown
+        default is `Unresolved`). The code object is compiled from the `def` with its body replaced
+        by a `raise NotComputed`: the compiler reads the body from the source; anything that calls
+        the function for real (a dunder, a callback, a library) gets the error, never the user's
+        code. Nothing is `exec`uted: the function is made by a factory whose code is ours.
         """
         defaults: dict = {}
+        qualname = f"{owner}.{node.name.value}" if owner else node.name.value
 
         def default_name(param: cst.Param) -> Optional[ast.expr]:
             if param.default is None:
                 return None
             key = f"__graphjit_default_{len(defaults)}"
             try:
-                defaults[key] = self.evaluate(param.default)
-            except GraphjitError:
-                defaults[key] = None
+                value = self.evaluate(param.default)
+                defaults[key] = value if value is not None or _is_none(param.default) else Unresolved(
+                    param.name.value, self.span(param.default), "is a default computed by code")
+            except GraphjitError as e:
+                why, where, detail = self.why_unknown(param.default, e)
+                defaults[key] = Unresolved(param.name.value, where, why, detail)
             return ast.Name(key, ast.Load())
 
         params = node.params
@@ -271,17 +336,25 @@ class StaticModule:
             vararg=_bare_arg(args.vararg) if args.vararg else None,
             kwonlyargs=[_bare_arg(a) for a in args.kwonlyargs], kw_defaults=keyword,
             kwarg=_bare_arg(args.kwarg) if args.kwarg else None, defaults=[d for d in positional if d is not None])
-        bare = type(tree)(name=tree.name, args=bare_args, body=tree.body, decorator_list=[], returns=None,
-                          type_comment=None)   # a FunctionDef, or an AsyncFunctionDef
+        trap = ast.Raise(exc=ast.Call(ast.Name(_TRAP, ast.Load()), [], []), cause=None)
+        bare = type(tree)(name=tree.name, args=bare_args, body=[ast.copy_location(trap, tree)], decorator_list=[],
+                          returns=None, type_comment=None)   # a FunctionDef, or an AsyncFunctionDef
         ast.copy_location(bare, tree)
         bare.end_lineno, bare.end_col_offset = tree.end_lineno, tree.end_col_offset
-        module = ast.Module([ast.fix_missing_locations(bare)], [])
-        env = dict(defaults)   # only the stripped defaults are read when `def` runs; globals are rebound below
-        exec(compile(module, self.filename, "exec"), env)  # defines the function; runs none of its code
-        fn = env[node.name.value]
-        if owner:
-            fn.__qualname__ = f"{owner}.{node.name.value}"
-        return _rebind_globals(fn, namespace)
+        factory_args = ast.arguments(posonlyargs=[], args=[ast.arg(_TRAP)] + [ast.arg(k) for k in defaults],
+                                     vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[])
+        factory = ast.FunctionDef(name="__graphjit_factory__", args=factory_args,
+                                  body=[bare, ast.Return(ast.Name(tree.name, ast.Load()))], decorator_list=[],
+                                  returns=None, type_comment=None)
+        ast.copy_location(factory, tree)
+        module = ast.fix_missing_locations(ast.Module([factory], []))
+        code = compile(module, self.filename, "exec")
+        factory_code = next(c for c in code.co_consts if isinstance(c, types.CodeType))
+        make = types.FunctionType(factory_code, namespace)   # our code: `def` the trap, return it
+        error = functools.partial(_code_not_run, qualname, self.span(node))
+        fn = make(error, *defaults.values())
+        fn.__qualname__ = qualname
+        return fn
 
     def python_def(self, node: cst.FunctionDef) -> ast.FunctionDef:
         """The `ast` node of a `def` of this file (by name and line)."""
@@ -300,25 +373,49 @@ class StaticModule:
         return self._python_defs[(node.name.value, self.parsed.positions[node].start.line)]
 
     def make_class(self, node: cst.ClassDef):
+        """The class of a `class` statement, or None (then `self._class_why` says why).
+
+        Its bases must be the file's own classes, graphjit's library classes or plain builtins (a
+        NumPy or other class could run code when subclassed or built); class keywords (`metaclass=`)
+        run code, so such a class is known only when the file runs. Methods are trap functions,
+        `__init__` is interpreted statically, simple `name = value` lines are evaluated statically.
+        """
         bases = []
         for arg in node.bases:
+            source = cst.Module(body=[]).code_for_node(arg.value)
+            if arg.star:
+                return self._refuse_class(node, f"its bases `{arg.star}{source}` are known only when the file runs")
             base = self.resolve(arg.value)
             if base is None or isinstance(base, Unresolved) or not isinstance(base, type):
-                self.diagnostics.append(LoweringError(
-                    f"class {node.name.value}: base `{cst.Module(body=[]).code_for_node(arg.value)}` cannot be "
-                    "resolved without running the file", self.span(node)))
-                return None
+                return self._refuse_class(node, f"its base `{source}` is known only when the file runs")
+            if not (getattr(base, "__graphjit_static_class__", False) or is_library_class(base)
+                    or base in PLAIN_BASES):
+                return self._refuse_class(node, f"its base `{source}` ({describe_callable(base)}) is a class "
+                                          "graphjit does not subclass while it reads a file")
             bases.append(base)
-        body: dict[str, Any] = {"__module__": "__graphjit_static__", "__qualname__": node.name.value}
+        if node.keywords:
+            keyword = node.keywords[0]
+            return self._refuse_class(node, f"its class keyword `{keyword.keyword.value}=` runs code when the "
+                                      "class is made")
+        body: dict[str, Any] = {"__module__": "__graphjit_static__", "__qualname__": node.name.value,
+                                "__graphjit_static_class__": True}
         init_node = None
         for stmt in node.body.body:
             if isinstance(stmt, cst.FunctionDef):
                 if stmt.name.value == "__init__":
                     init_node = stmt
                     continue
+                if stmt.name.value in DROPPED_METHODS:
+                    continue
                 fn = self.make_function(stmt, self.namespace, owner=node.name.value)
                 if any(self.is_jit_decorator(d.decorator) for d in stmt.decorators):
                     fn = self.jit(fn)
+                for decorator in reversed(stmt.decorators):
+                    wrapper = self.resolve(decorator.decorator)
+                    if wrapper in WRAPPERS:
+                        fn = wrapper(fn)
+                    elif not self.is_jit_decorator(decorator.decorator):
+                        self.note_dropped_decorator(stmt, decorator, f"{node.name.value}.{stmt.name.value}")
                 body[stmt.name.value] = fn
             elif isinstance(stmt, cst.SimpleStatementLine):
                 for small in stmt.body:
@@ -328,12 +425,26 @@ class StaticModule:
                             value = self.evaluate(small.value)
                         except GraphjitError:
                             value = None
-                        if value is not None:
+                        if value is not None and not small.targets[0].target.value.startswith("__graphjit"):
                             body[small.targets[0].target.value] = value
-        cls = type(node.name.value, tuple(bases), body)
+        try:
+            cls = type(node.name.value, tuple(bases), body)
+        except (GraphjitError, RuntimeError) as e:   # a base's `__init_subclass__`, a `__set_name__`: the file's code
+            cause = e if isinstance(e, GraphjitError) else e.__cause__
+            if not isinstance(cause, GraphjitError):
+                raise
+            return self._refuse_class(node, _origin(cause))
+        except (TypeError, ValueError) as e:
+            return self._refuse_class(node, f"Python cannot make it from what graphjit reads ({e})")
         if init_node is not None:
             cls.__init__ = self.static_init(cls, init_node)
         return cls
+
+    def _refuse_class(self, node: cst.ClassDef, why: str):
+        """A class known only when the file runs: a note where it is defined, None for `make_class`."""
+        self._class_why = f"is a class graphjit cannot make without running the file: {why}"
+        self.diagnostics.append(not_computed(f"class `{node.name.value}`", why, self.span(node)))
+        return None
 
     def static_init(self, cls, init_node: cst.FunctionDef):
         """`__init__` interpreted statically: constructor calls and constants only."""
@@ -343,18 +454,74 @@ class StaticModule:
         def __init__(obj, *args, **kwargs):
             evaluator = StaticEvaluator(module, cls=cls)
             frame = Frame(module.parsed, f"{cls.__name__}.__init__", {}, module.namespace, {})
-            evaluator.bind_params(init_node.params, frame, [Static(obj)] + [Static(a) for a in args],
-                                  {k: Static(v) for k, v in kwargs.items()}, signature_fn, module.span(init_node))
-            evaluator.statements(list(init_node.body.body), frame)
+            try:
+                evaluator.bind_params(init_node.params, frame, [Static(obj)] + [Static(a) for a in args],
+                                      {k: Static(v) for k, v in kwargs.items()}, signature_fn, module.span(init_node))
+                evaluator.statements(list(init_node.body.body), frame)
+            except RecursionError:
+                raise not_computed(f"`{cls.__name__}()`", "its __init__ calls functions nested too deeply to follow "
+                                   "without running the file", module.span(init_node)) from None
 
         __init__.__qualname__ = f"{cls.__name__}.__init__"
         return __init__
 
 
-def _rebind_globals(fn, namespace: dict):
-    """Give `fn` the module namespace itself as globals, so later definitions are visible."""
-    return types.FunctionType(fn.__code__, namespace, fn.__name__, fn.__defaults__, fn.__closure__) \
-        if fn.__globals__ is not namespace else fn
+_TRAP = "__graphjit_code_not_run__"
+
+
+def _code_not_run(qualname: str, span) -> NotComputed:
+    """The error a trap function raises when something calls it for real while the file is read."""
+    return not_computed(f"the result of `{qualname}`", f"it is code of the file ({span}), which graphjit reads "
+                        "but never runs", span)
+
+
+def _origin(error: GraphjitError) -> str:
+    """Where a value the evaluator could not compute comes from, for `Unresolved.why`."""
+    message = (getattr(error, "message", None) or str(error)).split("\n")[0]
+    if "without running the file: " in message:
+        message = message.split("without running the file: ", 1)[1]
+    return f"comes from code graphjit does not compute: {message}"
+
+
+def _detail(error: GraphjitError) -> str:
+    """What stopped the evaluator, in a few words: "`os` is imported from `os`, which graphjit does not
+    import", "an element it would make is too big"."""
+    message = (getattr(error, "message", None) or str(error)).split("\n")[0]
+    head, sep, rest = message.partition(" without running the module: it ")
+    if sep and head.startswith("cannot know "):
+        return f"{head[len('cannot know '):]} {rest}"
+    head, sep, rest = message.partition(" without running the file: ")
+    return rest if sep else message
+
+
+def _calls_in(expr) -> list:
+    """The calls in an expression, outermost first."""
+    found = []
+
+    class Calls(cst.CSTVisitor):
+        def visit_Call(self, node) -> None:
+            found.append(node)
+
+    expr.visit(Calls())
+    return found
+
+
+def _source(node) -> str:
+    return cst.Module(body=[]).code_for_node(node)
+
+
+def _is_none(expr) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "None"
+
+
+def _class_attribute(cls, name: str):
+    """`cls.name` for a base or decorator: only from the class's own namespace chain (no descriptor runs)."""
+    if not isinstance(cls, type):
+        raise AttributeError(name)
+    for klass in cls.__mro__:
+        if name in vars(klass):
+            return vars(klass)[name]
+    raise AttributeError(name)
 
 
 def _bare_arg(arg: ast.arg) -> ast.arg:

@@ -13,6 +13,7 @@ from ..evaluate import evaluate
 from ..ir import Graph, Node, literal_const
 from ..literals import is_literal
 from ..types import ArrayType, type_of_value
+from ..value_size import operands_too_big, too_big
 
 # Largest array (in elements) folding will build as an intermediate value. Array results are never
 # kept as constants (only literals are: numbers, tuples, NumPy scalars, dtypes), so a big array is
@@ -117,6 +118,9 @@ def _value(node: Node, known: dict) -> Any:
         return _UNKNOWN
     if not _small_enough(node):
         return _UNKNOWN
+    values = [known[o.id] for o in node.operands]
+    if operands_too_big(values) or len(values) == 2 and too_big(node.opdef.fn, *values):
+        return _UNKNOWN   # `10**10**10`, `"a" * 10**12`: left for run time, as eager Python computes it
     try:
         with warnings.catch_warnings(), np.errstate(all="raise"):
             warnings.simplefilter("error")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from types import ModuleType
+
 import libcst as cst
 import numpy as np
 
@@ -9,6 +11,7 @@ from ...graph.diagnostics import LoweringError
 from ...graph.ir import Node
 from ...graph.literals import Index, OperandRef
 from ...graph.types import ArrayType, TupleType
+from ..static_pure import NotComputed, module_attribute
 from ..values import ListIndex, MethodVal, Seq, SeqMethod, Static, describe_value, is_static, static_value
 from .control import NeedsStatic
 
@@ -31,7 +34,8 @@ def attribute(state, value, name: str, span):
             # this compile writes `<obj>.name`: a compile-time read would go stale
             return state.emit("getattr", [state.object_operand(value, span)], {"name": name}, span, name=name)
         try:
-            result = getattr(value.value, name)
+            result = module_attribute(value.value, name) if state.sealed and isinstance(value.value, ModuleType) \
+                else getattr(value.value, name)
         except AttributeError as e:
             raise LoweringError(str(e), span) from None
         path = value.path.attr(name) if value.path else None
@@ -122,6 +126,8 @@ def subscript(state, base, key, span):
         k = _key_value(key)
         try:
             item = base.value[k]
+        except NotComputed:   # `__getitem__`/`__class_getitem__` of a file read without running it
+            raise
         except Exception as e:
             raise LoweringError(f"{type(e).__name__}: {e}", span) from None
         path = base.path.item(k) if base.path and _pathable(k) else None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import builtins
 import operator
+import types
 
 import numpy as np
 
@@ -11,6 +12,7 @@ from ...graph.diagnostics import LoweringError
 from ...graph.ir import Node
 from ...graph.stand_ins import NoStandIn, stand_in
 from ...graph.types import ArrayType, TupleType
+from ..static_pure import module_attribute
 from ..values import RangeVal, Seq, Static, is_static, static_value
 from .call_nodes import raise_later
 from .control import NeedsStatic
@@ -140,7 +142,7 @@ def introspection(state, fn, args, span):
     if fn in (builtins.getattr, hasattr) and len(args) >= 2 and is_static(args[1]):
         if fn is hasattr:
             if isinstance(target, Static):
-                result = hasattr(target.value, static_value(args[1]))
+                result = has_attribute(state, target.value, static_value(args[1]))
                 state.guards.has(target.path, static_value(args[1]), result, target.value)
                 return Static(result)
             probe = _probe_for(target.type) if isinstance(target, Node) else None
@@ -156,6 +158,17 @@ def introspection(state, fn, args, span):
                 return args[2]
             raise
     return None
+
+
+def has_attribute(state, obj, name) -> bool:
+    """`hasattr(obj, name)`; of a module, without running its `__getattr__` when a file is read."""
+    if state.sealed and isinstance(obj, types.ModuleType):
+        try:
+            module_attribute(obj, name)
+        except AttributeError:
+            return False
+        return True
+    return hasattr(obj, name)
 
 
 def static_iterator(state, fn, args, kwargs, span):

@@ -11,6 +11,7 @@ from ...graph import ops as _ops
 from ...graph.diagnostics import LoweringError
 from ...graph.ir import Node
 from ...graph.literals import is_literal
+from ..static_pure import NotComputed, budget_of, describe_callable, not_computed, refusal
 from ..values import Seq, Static, freeze, is_static, static_value
 from .callables import out_by_keyword
 
@@ -52,17 +53,32 @@ def numpy_operand(state, value):
 
 
 def static_call(state, fn, args, kwargs, span):
-    """A pure call on compile-time values, made now; an exception it raises is raised at run time."""
+    """A pure call on compile-time values, made now; an exception it raises is raised at run time.
+
+    Reading a file from elsewhere (`state.sealed`), only the calls static_pure's tables allow are made.
+    """
     try:
-        return Static(fn(*[static_value(a) for a in args], **{k: static_value(v) for k, v in kwargs.items()}))
+        values, keywords = [static_value(a) for a in args], {k: static_value(v) for k, v in kwargs.items()}
+        reason = refusal(fn, values, keywords, budget_of(state.root_globals)) if state.sealed else None
+        if reason is not None:
+            raise not_computed(f"the result of {describe_callable(fn)}(...)", reason, span)
+        return Static(fn(*values, **keywords))
+    except NotComputed:
+        raise
     except Exception as e:  # noqa: BLE001 - eager Python raises it when the call runs
         return raise_later(state, e, span)
 
 
 def try_static_call(state, fn, args, kwargs):
-    """Compute a call on compile-time values now; None when the result is an array."""
+    """Compute a call on compile-time values now; None when the result is an array, or when a file
+    read from elsewhere (`state.sealed`) may not make this call now (it stays a call at run time)."""
     try:
-        result = fn(*[static_value(a) for a in args], **{k: static_value(v) for k, v in kwargs.items()})
+        values, keywords = [static_value(a) for a in args], {k: static_value(v) for k, v in kwargs.items()}
+        if state.sealed and refusal(fn, values, keywords, budget_of(state.root_globals)) is not None:
+            return None
+        result = fn(*values, **keywords)
+    except NotComputed:
+        raise
     except Exception:
         return None  # raise it at run time, where eager Python raises it
     if isinstance(result, np.ndarray):

@@ -12,6 +12,7 @@ What a call becomes, in order:
 from __future__ import annotations
 
 import builtins
+import contextlib
 import types
 from typing import Any
 
@@ -19,10 +20,11 @@ import libcst as cst
 import numpy as np
 
 from ...graph import ops as _ops
-from ...graph.diagnostics import LoweringError, UnsupportedSyntaxError
+from ...graph.diagnostics import LoweringError, UnknownValueError, UnsupportedSyntaxError
 from ...graph.ir import Node
 from ...graph.paths import Path
 from ..rules import rule
+from ..static_pure import budget_of, building_library_objects, is_library_class, not_computed, refusal
 from ..values import MethodVal, Seq, SeqMethod, SourceFunc, Static, describe_value, is_static, static_value
 from .access import subscript
 from .assign import refresh_array
@@ -197,9 +199,17 @@ def call(state, callee, args: list, kwargs: dict, span) -> Any:
             raise LoweringError(f"{callable_name(fn)}() with run-time arguments cannot run at compile time", span)
         if isinstance(fn, type) and not issubclass(fn, (int, float, str, bool, tuple, list, dict, complex,
                                                           slice, range)):
+            if state.sealed and not may_build(fn, args, kwargs):
+                raise not_computed(f"the {callable_name(fn)} built here", "graphjit builds only the file's own "
+                                   "classes, graphjit's library classes and NumPy scalar types while it reads "
+                                   "a file", span)
             try:
-                result = fn(*[static_value(a) for a in args],
-                            **{k: static_value(v) for k, v in kwargs.items()})
+                with building_library_objects(span, budget_of(state.root_globals)) if state.sealed else \
+                        contextlib.nullcontext():
+                    result = fn(*[static_value(a) for a in args],
+                                **{k: static_value(v) for k, v in kwargs.items()})
+            except UnknownValueError:   # a value of a file read without running it (NotComputed too)
+                raise
             except Exception as e:
                 raise LoweringError(f"{callable_name(fn)}() failed at compile time: {type(e).__name__}: {e}", span) \
                     from None
@@ -207,6 +217,13 @@ def call(state, callee, args: list, kwargs: dict, span) -> Any:
                                               {k: static_value(v) for k, v in kwargs.items()}))
         return static_call(state, fn, args, kwargs, span)
     return opaque_call(state, callee, args, kwargs, span)
+
+
+def may_build(cls, args, kwargs) -> bool:
+    """Whether class `cls` may be built now while a file is read (static_pure decides)."""
+    if getattr(cls, "__graphjit_static_class__", False) or is_library_class(cls):
+        return True
+    return refusal(cls, [static_value(a) for a in args], {k: static_value(v) for k, v in kwargs.items()}) is None
 
 
 def check_builtin(state, fn, span) -> None:

@@ -11,6 +11,7 @@ from ...graph.ir import Node
 from ...graph.literals import Index
 from ...graph.types import ArrayType, TupleType
 from ..rules import rule
+from ..static_pure import binary_refusal, budget_of, not_computed, size_of, wide_format
 from ..values import Seq, SourceFunc, Static, describe_value, is_static, static_value
 from .access import subscript
 from .branches import ternary
@@ -66,7 +67,11 @@ def lower_binary_operation(state, node: cst.BinaryOperation, frame):
 
 
 def binary(state, op: str, fn, left, right, span):
-    if is_static(left) and is_static(right):
+    refused = state.sealed and is_static(left) and is_static(right) and \
+        binary_refusal(fn, static_value(left), static_value(right), budget_of(state.root_globals))
+    if refused and getattr(state, "static_only", False):   # the file's module code: say why it is unknown
+        raise not_computed("this value", refused, span)
+    if is_static(left) and is_static(right) and not refused:
         try:
             return Static(fn(static_value(left), static_value(right)))
         except Exception:
@@ -75,6 +80,10 @@ def binary(state, op: str, fn, left, right, span):
         # `found + sub.items()`: compile-time structure stays compile-time (a loop over it unrolls)
         return Seq(_sequence_items(state, left, span) + _sequence_items(state, right, span), _sequence_kind(left))
     if isinstance(left, Seq) and op == "mul" and is_static(right):
+        refused = state.sealed and binary_refusal(fn, tuple(left.items), static_value(right),
+                                                  budget_of(state.root_globals))
+        if refused:
+            raise not_computed("this sequence", refused, span)
         return Seq(left.items * static_value(right), left.kind)
     return state.emit(op, [left, right], span=span)
 
@@ -258,7 +267,8 @@ def lower_fstring(state, node, frame):
                 conversion = "r"
         pieces.append(("value", value, conversion, fmt))
         values.append(value)
-    if all(is_static(v) for v in values):
+    if all(is_static(v) for v in values) and not (state.sealed and any(
+            p[0] == "value" and wide_format(p[3]) for p in pieces)):   # `f"{x:>1000000000}"`: not built now
         out = []
         for piece in pieces:
             if piece[0] == "text":
@@ -293,6 +303,9 @@ def iterate(state, value, span) -> list:
         return list(value.items)
     if isinstance(value, Static):
         obj = value.value
+        if state.sealed and isinstance(obj, (range, str, bytes)) and size_of(obj) is None:
+            raise not_computed(f"the items of this {type(obj).__name__}", "it has too many to unroll without "
+                               "running the file", span)
         if isinstance(obj, (dict, set, frozenset)):
             state.guards.keys(value.path, obj)   # keys added, removed or replaced recompile
             return [Static(k) for k in obj]
@@ -306,6 +319,8 @@ def iterate(state, value, span) -> list:
             return [state.reached(item, span) for item in items]
         if not hasattr(obj, "__iter__"):
             raise LoweringError(f"{type(obj).__name__} is not iterable", span)
+        if state.sealed and not isinstance(obj, (enumerate, zip, reversed)):
+            raise not_computed(f"the items of this {type(obj).__name__}", "it is not literal data", span)
         if isinstance(obj, (range, str, bytes)) or not value.from_outside:
             # immutable, or made by the function's own compile-time code (`enumerate([...])`)
             return [Static(v) for v in obj]

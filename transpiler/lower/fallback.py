@@ -24,6 +24,7 @@ What a block needs to run as the function would have run it:
 from __future__ import annotations
 
 import textwrap
+import types
 
 import libcst as cst
 
@@ -300,6 +301,8 @@ def _containers_named(stmt, frame) -> list:
             owner = resolve(node.value)
             if owner is None or isinstance(owner, (list, dict, set)):
                 return None
+            if isinstance(owner, types.ModuleType):   # never through a module's `__getattr__` (an import)
+                return vars(owner).get(node.attr.value)
             try:
                 return getattr(owner, node.attr.value, None)
             except Exception:  # noqa: BLE001 - a property that fails is not a container

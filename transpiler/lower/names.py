@@ -34,6 +34,8 @@ def lookup(state, name: str, frame, span) -> Any:
             raise LoweringError(f"`{name}` may be unbound here: {value.reason}", span)
         if isinstance(value, MaybeUnbound):
             return read_maybe_unbound(state, name, value, frame, span)
+        if isinstance(value, Static) and getattr(type(value.value), "__graphjit_unresolved__", False):
+            raise value.value.error(span)   # a default of a file read without running it, known only then
         return value
     if name in frame.closure:
         try:

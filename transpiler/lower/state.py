@@ -29,6 +29,7 @@ from ...graph.types import type_of_value
 from ..budget import CompileBudget
 from ..rules import BY_KEY, EXPRESSION_RULES, LAX, STATEMENT_RULES, rule
 from ..scope import Scope
+from ..static_pure import is_sealed
 from ..values import (MaybeUnbound, MethodVal, RangeVal, Seq, SourceFunc, Static, UNBOUND, Undefined, describe_value,
                       freeze, is_static)
 from .control import NeedsStatic, Poisoned
@@ -78,6 +79,7 @@ class LoweringState:
         self.return_span = None
         self.root_fn = root_fn
         self.root_globals = getattr(root_fn, "__globals__", {})
+        self.sealed = is_sealed(self.root_globals)   # a file read by check/transpile: static_pure decides calls
         self.root_closure = closure_of(root_fn)
         self.pending_warnings: list = []      # (message, category, file, line), issued once lowering is final
         # Python containers (by id) and module globals ((id of the module dict, name)) this compile
