@@ -1,0 +1,706 @@
+"""The ONNX column beside the op table: how each op is written as ONNX operators, or why it cannot be.
+
+`graphjit.export(net, x, file_name=..., file_format="ONNX")` writes the optimized graph with the
+`onnx` package (backends/emit_onnx.py). Per op, `SPELLINGS` holds an `Onnx` row: the ONNX operators
+it becomes (for the docs) and a `build(b, node)` function that emits them through the writer `b`
+and returns the result's ONNX name. `b` gives the operands (`b.x(k, dtype)`: operand k cast to a
+dtype, a compile-time operand written as a constant of that dtype), their compile-time values
+(`b.static(k)`), the result's dtype (`b.out`) and `b.op(type, *inputs, **attrs)`. This module does
+not import `onnx`: rows only name operators.
+
+The graph is specialized to its example inputs, so every shape is known when the file is written:
+- Operands are cast to the result's dtype before arithmetic (NumPy's promotion, NEP 50, already
+  decided it: `x * 2` on float32 is float32), to their common dtype before comparisons.
+- Ops that only select elements of operand 0 by position (`x[::2, 1]`, `sliding_window_view`,
+  `np.flip`, `np.tile`, `np.triu`...) become one `Gather` by an index table the writer computes at
+  export time by running the op on `np.arange` (graph/evaluate.py, as the interpreter runs it), so
+  the selection is NumPy's by construction; positions NumPy fills with zeros (`np.triu`) gather a
+  zero. The table has the result's size.
+- Where ONNX differs from NumPy on NaN (`ReduceMax`, `ArgMax` skip NaN; NumPy propagates it) or
+  precision (`log1p`, `expm1`), the row writes NumPy's meaning out of several operators.
+- A node whose operands are all compile-time values (`np.arange(6)`, `np.zeros(shape)`) is computed
+  when the file is written and stored as a constant.
+
+`NOT_EXPORTED` says, per op, why it has no row; the writer's refusal names the op and the source
+line. docs/onnx.md is generated from these tables (`python docs/gen_onnx.py`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+OPSET = 18      # BitwiseAnd/Or/Xor/Not, ReduceMax with axes as an input
+
+
+class OnnxRefusal(Exception):
+    """A form of an op the file cannot hold faithfully; the message says why."""
+
+
+@dataclass(frozen=True)
+class Onnx:
+    """How one op is written: the ONNX operators it becomes, and the function emitting them."""
+
+    ops: str                        # for the docs: "Add", "Gather (index table)"
+    build: Callable                 # build(b, node) -> the result's ONNX name
+    note: str = ""
+    keywords: frozenset = frozenset()   # the attributes (NumPy keywords) the row writes; "*": all, read by NumPy
+
+
+SPELLINGS: dict[str, Onnx] = {}
+
+
+def _row(names, ops: str, build: Callable, note: str = "", keywords: str = "") -> None:
+    for name in names.split():
+        assert name not in SPELLINGS, name
+        SPELLINGS[name] = Onnx(ops, build, note, frozenset(keywords.split()))
+
+
+# --- elementwise arithmetic: operands cast to the result's dtype ---------------------------------
+def _binary(op_type: str):
+    return lambda b, node: b.op(op_type, b.x(0, b.out), b.x(1, b.out))
+
+
+def _unary(op_type: str):
+    return lambda b, node: b.op(op_type, b.x(0, b.out))
+
+
+def _float_result(build):
+    """Rows ONNX defines on floating types only (NumPy's integer forms give integers: refused)."""
+    def checked(b, node):
+        if b.out.kind != "f":
+            raise OnnxRefusal(f"ONNX defines it on floating-point values only, and the result is {b.out}")
+        return build(b, node)
+    return checked
+
+
+_row("add np_add", "Add", _binary("Add"))
+_row("sub subtract", "Sub", _binary("Sub"))
+_row("mul multiply", "Mul", _binary("Mul"))
+_row("truediv divide true_divide", "Div", _float_result(_binary("Div")), "the result is always floating-point")
+_row("neg negative", "Neg", _unary("Neg"))
+_row("pos", "Identity", _unary("Identity"))
+_row("abs absolute fabs py_abs", "Abs", _unary("Abs"))
+_row("sign", "Sign", _unary("Sign"))
+for _np, _onnx in [("exp", "Exp"), ("log", "Log"), ("sqrt", "Sqrt"), ("sin", "Sin"), ("cos", "Cos"),
+                   ("tan", "Tan"), ("arcsin", "Asin"), ("arccos", "Acos"), ("arctan", "Atan"), ("sinh", "Sinh"),
+                   ("cosh", "Cosh"), ("tanh", "Tanh"), ("arcsinh", "Asinh"), ("arccosh", "Acosh"),
+                   ("arctanh", "Atanh"), ("floor", "Floor"), ("ceil", "Ceil"), ("rint", "Round")]:
+    _row(_np, _onnx, _float_result(_unary(_onnx)), "half to even" if _np == "rint" else "")
+_row("reciprocal", "Reciprocal", _float_result(_unary("Reciprocal")))
+_row("square", "Mul", lambda b, node: (lambda v: b.op("Mul", v, v))(b.x(0, b.out)))
+
+
+def _power(b, node):
+    base, exponent = b.x(0, b.out), b.x(1, b.out)
+    return b.op("Pow", base, exponent)
+
+
+_row("pow power", "Pow", _power)
+_row("float_power", "Pow", _float_result(_power), "float64, as NumPy computes it")
+_row("exp2", "Pow", _float_result(lambda b, node: b.op("Pow", b.const(np.array(2, b.out)), b.x(0, b.out))))
+_row("log2 log10", "Log, Div", _float_result(
+    lambda b, node: b.op("Div", b.op("Log", b.x(0, b.out)),
+                         b.const(np.array(np.log(2.0 if node.op == "log2" else 10.0), b.out)))),
+     "within a rounding of NumPy's")
+_row("deg2rad rad2deg", "Mul", _float_result(
+    lambda b, node: b.op("Mul", b.x(0, b.out),
+                         b.const(np.array(np.pi / 180 if node.op == "deg2rad" else 180 / np.pi, b.out)))))
+_row("cbrt", "Abs, Pow, Mul, Sign", _float_result(
+    lambda b, node: (lambda v: b.op("Mul", b.op("Sign", v),
+                                    b.op("Pow", b.op("Abs", v), b.const(np.array(1 / 3, b.out)))))(b.x(0, b.out))),
+     "within a rounding of NumPy's")
+
+
+def _trunc(b, node):
+    v = b.x(0, b.out)
+    return b.op("Where", b.op("Less", v, b.const(np.array(0, b.out))), b.op("Ceil", v), b.op("Floor", v))
+
+
+_row("trunc", "Where, Ceil, Floor", _float_result(_trunc))
+
+
+def _log1p(b, node):
+    # log(1 + y) loses y where 1 + y rounds to 1; y * log(u) / (u - 1) with u = 1 + y does not (Goldberg)
+    y = b.x(0, b.out)
+    one = b.const(np.array(1, b.out))
+    u = b.op("Add", one, y)
+    d = b.op("Sub", u, one)
+    exact = b.op("Div", b.op("Mul", y, b.op("Log", u)), d)
+    inf = b.op("IsInf", u, detect_negative=0)
+    return b.op("Where", b.op("Or", b.op("Equal", d, b.const(np.array(0, b.out))), inf),
+                b.op("Where", inf, u, y), exact)
+
+
+def _expm1(b, node):
+    # exp(x) - 1 loses x near 0; (u - 1) * x / log(u) with u = exp(x) does not (Kahan)
+    x = b.x(0, b.out)
+    one = b.const(np.array(1, b.out))
+    u = b.op("Exp", x)
+    um1 = b.op("Sub", u, one)
+    exact = b.op("Div", b.op("Mul", um1, x), b.op("Log", u))
+    plain = b.op("Or", b.op("Equal", um1, b.const(np.array(-1, b.out))), b.op("IsInf", u))
+    return b.op("Where", b.op("Equal", u, one), x, b.op("Where", plain, um1, exact))
+
+
+_row("log1p", "Add, Sub, Log, Div, Where", _float_result(_log1p), "accurate near 0 (log(1 + y) is not)")
+_row("expm1", "Exp, Sub, Log, Div, Where", _float_result(_expm1), "accurate near 0 (exp(x) - 1 is not)")
+
+
+def _nan_extreme(op_type: str):
+    """np.maximum / np.minimum: NaN wins (ONNX Max and Min propagate it too: checked by the tests)."""
+    return _binary(op_type)
+
+
+_row("maximum", "Max", _nan_extreme("Max"))
+_row("minimum", "Min", _nan_extreme("Min"))
+
+
+def _fextreme(op_type: str):
+    def build(b, node):
+        a, c = b.x(0, b.out), b.x(1, b.out)
+        if b.out.kind != "f":
+            return b.op(op_type, a, c)
+        return b.op("Where", b.op("IsNaN", a), c, b.op("Where", b.op("IsNaN", c), a, b.op(op_type, a, c)))
+    return build
+
+
+_row("fmax", "Max, IsNaN, Where", _fextreme("Max"), "NaN loses")
+_row("fmin", "Min, IsNaN, Where", _fextreme("Min"), "NaN loses")
+
+
+def _python_extreme(compare: str):
+    """Python's `min(a, b)` / `max(a, b)`: the first unless a later one is strictly smaller / larger."""
+    def build(b, node):
+        if len(node.operands) < 2 or node.attrs.get("kw"):
+            raise OnnxRefusal("only `min(a, b, ...)` / `max(a, b, ...)` of values (not of one iterable, not "
+                              "with `key=` or `default=`) is written")
+        best = b.x(0, b.out)
+        for k in range(1, len(node.operands)):
+            other = b.x(k, b.out)
+            best = b.op("Where", b.op(compare, other, best), other, best)
+        return best
+    return build
+
+
+_row("py_min", "Less, Where", _python_extreme("Less"))
+_row("py_max", "Greater, Where", _python_extreme("Greater"))
+
+
+def _divisor_guard(b, divisor):
+    """Integer division by zero gives 0 in NumPy: divide by 1 there, then select 0."""
+    zero = b.op("Equal", divisor, b.const(np.array(0, b.out)))
+    return zero, b.op("Where", zero, b.const(np.array(1, b.out)), divisor)
+
+
+def _fmod(b, node):
+    a, d = b.x(0, b.out), b.x(1, b.out)
+    if b.out.kind == "f":
+        return b.op("Mod", a, d, fmod=1)
+    zero, safe = _divisor_guard(b, d)
+    return b.op("Where", zero, b.const(np.array(0, b.out)), b.op("Mod", a, safe, fmod=1))
+
+
+def _float_mod_div(b, a, d):
+    """NumPy's divmod on floats (npy_divmod): the remainder has the divisor's sign, the quotient is
+    rounded from (a - mod) / d."""
+    zero = b.const(np.array(0, b.out))
+    mod = b.op("Mod", a, d, fmod=1)
+    div = b.op("Div", b.op("Sub", a, mod), d)
+    wrong_sign = b.op("And", b.op("Not", b.op("Equal", mod, zero)),
+                      b.op("Xor", b.op("Less", d, zero), b.op("Less", mod, zero)))
+    mod = b.op("Where", wrong_sign, b.op("Add", mod, d), mod)
+    div = b.op("Where", wrong_sign, b.op("Sub", div, b.const(np.array(1, b.out))), div)
+    floor = b.op("Floor", div)
+    floor = b.op("Where", b.op("Greater", b.op("Sub", div, floor), b.const(np.array(0.5, b.out))),
+                 b.op("Add", floor, b.const(np.array(1, b.out))), floor)
+    by_zero = b.op("Equal", d, zero)
+    plain = b.op("Div", a, d)           # inf or nan, as NumPy gives for a zero divisor
+    return b.op("Where", by_zero, b.op("Mod", a, d, fmod=1), mod), b.op("Where", by_zero, plain, floor)
+
+
+def _mod(b, node):
+    a, d = b.x(0, b.out), b.x(1, b.out)
+    if b.out.kind == "f":
+        return _float_mod_div(b, a, d)[0]
+    zero, safe = _divisor_guard(b, d)
+    return b.op("Where", zero, b.const(np.array(0, b.out)), b.op("Mod", a, safe, fmod=0))
+
+
+def _floordiv(b, node):
+    a, d = b.x(0, b.out), b.x(1, b.out)
+    if b.out.kind == "f":
+        return _float_mod_div(b, a, d)[1]
+    zero, safe = _divisor_guard(b, d)
+    quotient = b.op("Div", b.op("Sub", a, b.op("Mod", a, safe, fmod=0)), safe)   # exact: a - a mod d divides
+    return b.op("Where", zero, b.const(np.array(0, b.out)), quotient)
+
+
+_row("fmod", "Mod (fmod=1)", _fmod, "integer division by zero gives 0, as in NumPy")
+_row("mod np_mod", "Mod, Where", _mod, "floats: NumPy's divmod (the divisor's sign)")
+_row("floordiv floor_divide", "Mod, Sub, Div, Floor, Where", _floordiv, "floats: NumPy's divmod rounding")
+
+
+def _heaviside(b, node):
+    x, h = b.x(0, b.out), b.x(1, b.out)
+    zero = b.const(np.array(0, b.out))
+    step = b.op("Where", b.op("Less", x, zero), zero,
+                b.op("Where", b.op("Greater", x, zero), b.const(np.array(1, b.out)), h))
+    return b.op("Where", b.op("IsNaN", x), x, step)
+
+
+_row("heaviside", "Less, Greater, IsNaN, Where", _float_result(_heaviside))
+
+
+# --- comparisons and logic -------------------------------------------------------------------------
+def _compare(op_type: str, negate: bool = False):
+    def build(b, node):
+        dtype = b.common_dtype()
+        result = b.op(op_type, b.x(0, dtype), b.x(1, dtype))
+        return b.op("Not", result) if negate else result
+    return build
+
+
+_row("eq equal", "Equal", _compare("Equal"))
+_row("ne not_equal", "Equal, Not", _compare("Equal", negate=True))
+_row("lt less", "Less", _compare("Less"))
+_row("le less_equal", "LessOrEqual", _compare("LessOrEqual"))
+_row("gt greater", "Greater", _compare("Greater"))
+_row("ge greater_equal", "GreaterOrEqual", _compare("GreaterOrEqual"))
+
+
+def _bitwise(logical: str, bitwise: str):
+    def build(b, node):
+        if b.out == np.bool_:
+            return b.op(logical, b.x(0, b.out), b.x(1, b.out))
+        if b.out.kind not in "iu":
+            raise OnnxRefusal(f"defined on booleans and integers, and the result is {b.out}")
+        return b.op(bitwise, b.x(0, b.out), b.x(1, b.out))
+    return build
+
+
+_row("bitand", "And / BitwiseAnd", _bitwise("And", "BitwiseAnd"))
+_row("bitor", "Or / BitwiseOr", _bitwise("Or", "BitwiseOr"))
+_row("bitxor", "Xor / BitwiseXor", _bitwise("Xor", "BitwiseXor"))
+
+
+def _invert(b, node):
+    if b.out == np.bool_:
+        return b.op("Not", b.x(0, b.out))
+    if b.out.kind not in "iu":
+        raise OnnxRefusal(f"defined on booleans and integers, and the result is {b.out}")
+    return b.op("BitwiseNot", b.x(0, b.out))
+
+
+_row("invert", "Not / BitwiseNot", _invert)
+_row("logical_and", "And", lambda b, node: b.op("And", b.x(0, np.bool_), b.x(1, np.bool_)))
+_row("logical_or", "Or", lambda b, node: b.op("Or", b.x(0, np.bool_), b.x(1, np.bool_)))
+_row("logical_xor", "Xor", lambda b, node: b.op("Xor", b.x(0, np.bool_), b.x(1, np.bool_)))
+_row("logical_not not", "Not", lambda b, node: b.op("Not", b.x(0, np.bool_)))
+_row("isnan", "IsNaN", lambda b, node: b.op("IsNaN", b.x(0, b.float_of(0))))
+_row("isinf", "IsInf", lambda b, node: b.op("IsInf", b.x(0, b.float_of(0))))
+_row("isfinite", "IsNaN, IsInf, Or, Not",
+     lambda b, node: (lambda v: b.op("Not", b.op("Or", b.op("IsNaN", v), b.op("IsInf", v))))(b.x(0, b.float_of(0))))
+
+
+def _where(b, node):
+    return b.op("Where", b.x(0, np.bool_), b.x(1, b.out), b.x(2, b.out))
+
+
+_row("where select", "Where", _where)
+
+
+def _clip(b, node):
+    v = b.x(0, b.out)
+    for k, op_type in ((1, "Max"), (2, "Min")):     # np.clip(a, lo, hi) = minimum(maximum(a, lo), hi)
+        if k < len(node.operands) and not (b.is_static(k) and b.static(k) is None):
+            v = b.op(op_type, v, b.x(k, b.out))
+    return v
+
+
+_row("clip", "Max, Min", _clip, "NaN propagates, as in NumPy")
+
+
+# --- reductions ------------------------------------------------------------------------------------
+def _axes(b, node, k=0):
+    """The reduced axes, normalized, or None for all of them."""
+    if any(key not in ("axis", "keepdims", "dtype", "ddof") for key in node.attrs) or len(node.operands) > 1:
+        raise OnnxRefusal("only `axis`, `keepdims`, `dtype` and `ddof` are written (as compile-time values)")
+    axis = node.attrs.get("axis")
+    rank = len(b.shape(k))
+    if axis is None:
+        return tuple(range(rank))
+    axes = axis if isinstance(axis, tuple) else (axis,)
+    return tuple(sorted(a % rank for a in axes)) if rank else ()
+
+
+def _reduce(op_type: str, nan_propagates: bool = False, cast=None):
+    def build(b, node):
+        axes = _axes(b, node)
+        keep = int(bool(node.attrs.get("keepdims", False)))
+        dtype = cast(b) if cast else b.out
+        v = b.x(0, dtype)
+        if not axes:
+            return b.op("Identity", v) if dtype == b.out else b.cast(v, b.out)
+        result = b.op(op_type, v, b.const(np.array(axes, np.int64)), keepdims=keep)
+        if nan_propagates and dtype.kind == "f":   # ONNX ReduceMax/Min skip NaN; NumPy's max/min give NaN
+            nan = b.op("ReduceMax", b.cast(b.op("IsNaN", v), np.int32), b.const(np.array(axes, np.int64)),
+                       keepdims=keep)
+            result = b.op("Where", b.cast(nan, np.bool_), b.const(np.array(np.nan, dtype)), result)
+        return result if dtype == b.out else b.cast(result, b.out)
+    return build
+
+
+_row("sum", "ReduceSum", _reduce("ReduceSum"), "in the result's dtype (NumPy's accumulator: int32 sums in int64)", keywords="axis keepdims dtype")
+_row("prod", "ReduceProd", _reduce("ReduceProd"), keywords="axis keepdims dtype")
+_row("mean", "ReduceMean", _reduce("ReduceMean"), keywords="axis keepdims dtype")
+_row("max amax", "ReduceMax, IsNaN", _reduce("ReduceMax", nan_propagates=True), "NaN propagates, as in NumPy", keywords="axis keepdims")
+_row("min amin", "ReduceMin, IsNaN", _reduce("ReduceMin", nan_propagates=True), "NaN propagates, as in NumPy", keywords="axis keepdims")
+_row("any", "ReduceMax", _reduce("ReduceMax", cast=lambda b: np.dtype(np.int32)), "on 0/1 integers", keywords="axis keepdims")
+_row("all", "ReduceMin", _reduce("ReduceMin", cast=lambda b: np.dtype(np.int32)), "on 0/1 integers", keywords="axis keepdims")
+
+
+def _nansum(b, node):
+    axes = _axes(b, node)
+    v = b.x(0, b.out)
+    if b.out.kind == "f":
+        v = b.op("Where", b.op("IsNaN", v), b.const(np.array(0, b.out)), v)
+    return b.op("ReduceSum", v, b.const(np.array(axes, np.int64)),
+                keepdims=int(bool(node.attrs.get("keepdims", False))))
+
+
+_row("nansum", "IsNaN, Where, ReduceSum", _nansum, keywords="axis keepdims dtype")
+
+
+def _moment(b, node):
+    """np.var / np.std: the mean of squared deviations, times n / (n - ddof)."""
+    axes = _axes(b, node)
+    keep = int(bool(node.attrs.get("keepdims", False)))
+    if b.out.kind != "f":
+        raise OnnxRefusal(f"the result is {b.out}")
+    v = b.x(0, b.out)
+    axes_c = b.const(np.array(axes, np.int64))
+    dev = b.op("Sub", v, b.op("ReduceMean", v, axes_c, keepdims=1))
+    var = b.op("ReduceMean", b.op("Mul", dev, dev), axes_c, keepdims=keep)
+    n = int(np.prod([b.shape(0)[a] for a in axes]))
+    ddof = node.attrs.get("ddof", 0)
+    if ddof:
+        var = b.op("Mul", var, b.const(np.array(n / (n - ddof) if n > ddof else np.inf, b.out)))
+    return b.op("Sqrt", var) if node.op == "std" else var
+
+
+_row("var std", "ReduceMean, Sub, Mul (Sqrt)", _moment, "`ddof` as a compile-time value", keywords="axis keepdims ddof dtype")
+
+
+def _arg_extreme(op_type: str):
+    def build(b, node):
+        if any(key not in ("axis", "keepdims") for key in node.attrs) or len(node.operands) > 1:
+            raise OnnxRefusal("only `axis` and `keepdims` are written (as compile-time values)")
+        axis = node.attrs.get("axis")
+        keep = int(bool(node.attrs.get("keepdims", False)))
+        v = b.x(0)
+        dtype = b.in_dtype(0)
+        if axis is None:
+            v = b.op("Reshape", v, b.const(np.array([-1], np.int64)))
+            axis, keep_here = 0, 0
+        else:
+            keep_here = keep
+        result = b.op(op_type, v, axis=int(axis), keepdims=keep_here, select_last_index=0)
+        if dtype is not None and dtype.kind == "f":    # NumPy: the first NaN; ONNX skips NaN
+            nan = b.cast(b.op("IsNaN", v), np.int32)
+            first_nan = b.op("ArgMax", nan, axis=int(axis), keepdims=keep_here, select_last_index=0)
+            has_nan = b.cast(b.op("ReduceMax", nan, b.const(np.array([axis], np.int64)), keepdims=keep_here), np.bool_)
+            result = b.op("Where", has_nan, first_nan, result)
+        if node.attrs.get("axis") is None and keep:
+            result = b.op("Reshape", result, b.const(np.array(b.out_shape, np.int64)))
+        return b.cast(result, b.out)
+    return build
+
+
+_row("argmax", "ArgMax, IsNaN", _arg_extreme("ArgMax"), "the first NaN, as in NumPy", keywords="axis keepdims")
+_row("argmin", "ArgMin, IsNaN", _arg_extreme("ArgMin"), "the first NaN, as in NumPy", keywords="axis keepdims")
+
+
+def _count_nonzero(b, node):
+    if node.attrs:
+        raise OnnxRefusal("only `np.count_nonzero(a)` without `axis` is written")
+    v = b.x(0)
+    nonzero = b.cast(v, np.bool_)
+    return b.cast(b.op("ReduceSum", b.cast(nonzero, np.int64), keepdims=0), b.out)
+
+
+_row("count_nonzero", "Cast, ReduceSum", _count_nonzero)
+
+
+def _cumsum(b, node):
+    axis = node.attrs.get("axis")
+    if set(node.attrs) - {"axis"} or len(node.operands) > 1:
+        raise OnnxRefusal("only `axis` is written (as a compile-time value)")
+    v = b.x(0, b.out)
+    if axis is None:
+        v = b.op("Reshape", v, b.const(np.array([-1], np.int64)))
+        axis = 0
+    return b.op("CumSum", v, b.const(np.array(axis, np.int64)))
+
+
+_row("cumsum", "CumSum", _cumsum, keywords="axis")
+
+
+# --- linear algebra --------------------------------------------------------------------------------
+_row("matmul", "MatMul", _binary("MatMul"))
+
+
+def _dot(b, node):
+    if len(b.shape(0)) > 2 or len(b.shape(1)) > 2:
+        raise OnnxRefusal("np.dot of operands above 2-d sums over the second-to-last axis of b: not written")
+    if not b.shape(0) or not b.shape(1):
+        return b.op("Mul", b.x(0, b.out), b.x(1, b.out))
+    return b.op("MatMul", b.x(0, b.out), b.x(1, b.out))
+
+
+_row("dot", "MatMul (Mul for scalars)", _dot, "operands up to 2-d")
+
+
+def _outer(b, node):
+    a = b.op("Reshape", b.x(0, b.out), b.const(np.array([-1, 1], np.int64)))
+    c = b.op("Reshape", b.x(1, b.out), b.const(np.array([1, -1], np.int64)))
+    return b.op("Mul", a, c)
+
+
+_row("outer", "Reshape, Mul", _outer)
+
+
+def _einsum(b, node):
+    spec = b.static(0)
+    if not isinstance(spec, str) or node.attrs.get("kw") or b.out.kind != "f":
+        raise OnnxRefusal("only `np.einsum(spec, *arrays)` with a compile-time spec on floats is written")
+    return b.op("Einsum", *[b.x(k, b.out) for k in range(1, len(node.operands))], equation=spec.replace(" ", ""))
+
+
+_row("einsum", "Einsum", _einsum, "a compile-time spec, floating-point operands")
+
+
+# --- shapes and layout -----------------------------------------------------------------------------
+def _reshape_to_result(b, node):
+    """Ops that keep the elements in C order and only change the shape."""
+    if node.attrs.get("order", "C") not in ("C", None) or node.attrs.get("kw"):
+        raise OnnxRefusal("only C order is written")
+    return b.op("Reshape", b.x(0, b.out), b.const(np.array(b.out_shape, np.int64)))
+
+
+_row("reshape ravel copy_flat squeeze expand_dims atleast_1d atleast_2d", "Reshape", _reshape_to_result,
+     "to the result's shape (known when the file is written)", keywords="order axis")
+
+
+def _permute(b, node):
+    """The permutation a transposing op applies, found by applying it to an array of distinct dims."""
+    rank = len(b.shape(0))
+    probe = np.zeros(tuple(range(2, rank + 2)), dtype=np.int8)
+    shape = b.evaluate(probe).shape
+    perm = [d - 2 for d in shape]
+    return b.op("Transpose", b.x(0, b.out), perm=perm)
+
+
+_row("T transpose swapaxes moveaxis", "Transpose", _permute, keywords="axes")
+_row("copy ascontiguousarray as_ndarray as_tensor stop_gradient", "Identity",
+     lambda b, node: b.op("Identity", b.x(0, b.out)), "a new buffer is no concern of ONNX")
+
+
+def _cast(b, node):
+    return b.x(0, b.out)
+
+
+_row("astype asarray array tensor float int bool", "Cast", _cast,
+     "`float`/`int` of a value: float64 / int64, truncating as Python does", keywords="dtype copy")
+_row("item", "Reshape", lambda b, node: b.op("Reshape", b.x(0, b.out), b.const(np.zeros(0, np.int64))))
+
+
+def _round(b, node):
+    if len(node.operands) != 1:
+        raise OnnxRefusal("only `round(x)` (no digits) is written")
+    return b.cast(b.op("Round", b.x(0, b.float_of(0))), b.out)
+
+
+_row("py_round", "Round, Cast", _round, "half to even, as Python rounds")
+
+
+def _gather_table(b, node):
+    """Ops that select elements of operand 0 by position: one Gather by an index table."""
+    for k in range(1, len(node.operands)):
+        b.static(k)     # refuses a run-time operand: the selection must be known when writing
+    shape = b.shape(0)
+    n = int(np.prod(shape))
+    index = np.asarray(b.evaluate(np.arange(1, n + 1, dtype=np.int64).reshape(shape)))
+    if index.dtype != np.int64 or index.shape != tuple(b.out_shape):
+        raise OnnxRefusal("the op does not only select elements (its result is not a selection of positions)")
+    flat = b.op("Reshape", b.x(0, b.out), b.const(np.array([-1], np.int64)))
+    if index.size and index.min() >= 1:
+        return b.op("Gather", flat, b.const(index - 1), axis=0)
+    padded = b.op("Concat", b.const(np.zeros(1, b.out)), flat, axis=0)   # position 0: NumPy's filled zeros
+    return b.op("Gather", padded, b.const(index), axis=0)
+
+
+_SELECTIONS = "sliding_window_view flip roll tile repeat broadcast_to diag triu tril take"
+_row(_SELECTIONS, "Gather (index table)", _gather_table,
+     "the selection computed by NumPy when the file is written; its operands after the first are compile-time", keywords="*")
+
+
+def _getitem(b, node):
+    from .literals import OperandRef
+    index = node.attrs["index"]
+    refs = [k for k, item in enumerate(index) if isinstance(item, OperandRef)
+            or isinstance(item, slice) and any(isinstance(p, OperandRef) for p in (item.start, item.stop, item.step))]
+    dynamic = [k for k in refs if not all(b.is_static(r.index) for r in _refs_of(index[k]))]
+    if not dynamic:
+        return _gather_table(b, node)
+    # one run-time integer index (array or scalar) with whole-axis slices elsewhere: Gather on its axis
+    rest = [item for k, item in enumerate(index) if k != dynamic[0]]
+    item = index[dynamic[0]]
+    if len(dynamic) == 1 and isinstance(item, OperandRef) and all(i == slice(None) for i in rest) \
+            and b.in_dtype(item.index) is not None and b.in_dtype(item.index).kind in "iu" \
+            and Ellipsis not in index:
+        return b.op("Gather", b.x(0, b.out), b.x(item.index, np.int64), axis=dynamic[0])
+    raise OnnxRefusal("an index read at run time is written only as one integer array (or integer) on one axis "
+                      "with `:` elsewhere (a Gather)")
+
+
+def _refs_of(item):
+    from .literals import OperandRef
+    parts = (item.start, item.stop, item.step) if isinstance(item, slice) else (item,)
+    return [p for p in parts if isinstance(p, OperandRef)]
+
+
+_row("getitem", "Gather", _getitem,
+     "a compile-time index: an index table; a run-time integer array on one axis: Gather on that axis")
+
+
+def _concat(b, node):
+    if node.attrs.get("kw"):
+        raise OnnxRefusal("keywords other than `axis` are not written")
+    parts = b.static(0) if b.is_static(0) else None
+    if parts is not None:
+        raise OnnxRefusal("the sequence is a compile-time value")
+    seq = node.operands[0]
+    if seq.op not in ("tuple", "list"):
+        raise OnnxRefusal("the sequence must be written in the call (`np.concatenate((a, b))`)")
+    axis = node.attrs.get("axis", 0)
+    items = [b.x_of(item, b.out) for item in seq.operands]
+    if node.op == "stack":
+        rank = len(b.out_shape)
+        axis = axis % rank
+        items = [b.op("Unsqueeze", v, b.const(np.array([axis], np.int64))) for v in items]
+    elif node.op in ("hstack", "vstack"):
+        ranks = [len(item.type.shape) for item in seq.operands]
+        if node.op == "vstack" and min(ranks) < 2 or node.op == "hstack" and min(ranks) < 1:
+            raise OnnxRefusal("operands of lower rank than the stacking needs are not written")
+        axis = 0 if node.op == "vstack" or ranks[0] == 1 else 1
+    elif axis is None:
+        items = [b.op("Reshape", v, b.const(np.array([-1], np.int64))) for v in items]
+        axis = 0
+    return b.op("Concat", *items, axis=int(axis))
+
+
+_row("concatenate stack hstack vstack", "Concat (Unsqueeze)", _concat, keywords="axis")
+
+
+def _pad(b, node):
+    mode = node.attrs.get("mode", "constant")
+    kw = node.attrs.get("kw", ())
+    if kw and set(kw) - {"mode", "constant_values"} or set(node.attrs) - {"mode", "constant_values", "kw"}:
+        raise OnnxRefusal("only `mode` and `constant_values` are written")
+    rank = len(b.shape(0))
+    width = np.broadcast_to(np.asarray(b.static(1), dtype=np.int64), (rank, 2))
+    pads = b.const(np.concatenate([width[:, 0], width[:, 1]]).astype(np.int64))
+    onnx_mode = {"constant": "constant", "reflect": "reflect", "edge": "edge"}.get(mode)
+    if onnx_mode is None:
+        raise OnnxRefusal(f"mode {mode!r} is not one of constant, reflect, edge")
+    value = node.attrs.get("constant_values", 0)
+    if "constant_values" in kw:
+        value = b.static(len(node.operands) - len(kw) + list(kw).index("constant_values"))
+    if np.ndim(value):
+        raise OnnxRefusal("only one constant value for every side is written")
+    return b.op("Pad", b.x(0, b.out), pads, b.const(np.array(value, b.out)), mode=onnx_mode)
+
+
+_row("pad", "Pad", _pad, "constant (one value), reflect, edge", keywords="mode constant_values")
+
+
+def _static_shape(b, node):
+    return b.static_result(b.evaluate(np.empty(b.shape(0), dtype=np.int8)))
+
+
+_row("shape dim ndim size len", "(a constant)", _static_shape, "the shape is known when the file is written", keywords="*")
+
+
+# --- creation: computed when the file is written when their operands are compile-time ------------------
+def _creation(b, node):
+    """`np.zeros_like(x)` and friends of a run-time array: a constant of the result's shape."""
+    for k in range(1, len(node.operands)):
+        b.static(k)
+    probe = np.zeros(b.shape(0), dtype=b.in_dtype(0) or np.float64)
+    if node.op == "empty_like":
+        node_value = np.zeros(b.out_shape, b.out)      # any contents are right; zeros are reproducible
+    else:
+        node_value = b.evaluate(probe)
+    return b.const(np.asarray(node_value, b.out))
+
+
+_row("zeros_like ones_like empty_like full_like", "(a constant)", _creation,
+     "the shape is known when the file is written", keywords="*")
+_row("zeros ones empty full arange linspace eye", "(a constant)",
+     lambda b, node: b.refuse("its operands must be compile-time values"),
+     "computed when the file is written (its operands are compile-time values)", keywords="*")
+
+# --- structure -----------------------------------------------------------------------------------------
+_row("note", "(nothing)", lambda b, node: None, "a comment in the generated code")
+
+# Ops with no row, and why (the docs list them; the writer's refusal names the reason and the line).
+_PYTHON = "runs Python code or touches Python objects, which an ONNX file cannot hold"
+_WRITES = "writes an array in place; ONNX values are never written after they are made"
+_NEVER = "never reaches a backend"
+NOT_EXPORTED = {
+    **{name: _PYTHON for name in ("fallback", "pycall", "setattr", "getattr", "load_global", "store_global",
+                                  "call", "dict", "format", "isinstance", "tolist", "list", "raise", "assert")},
+    "call": "a function outside the op table (`math.exp`, `np.linalg.norm`): no ONNX spelling is known for it",
+    "raise": "raises a Python exception at run time; ONNX has none",
+    "assert": "checks a condition at run time and raises; ONNX has no exceptions",
+    "list": "a Python list value (a fancy index written as a list is folded before this point)",
+    **{name: _WRITES for name in ("setitem", "inplace", "add_at", "copyto", "put", "place", "putmask", "refresh",
+                                  "append")},
+    "refresh": "follows a change of an array's shape or dtype in place; ONNX values are never written",
+    "append": "the tape of a differentiated loop (training code, not a model)",
+    **{name: _NEVER for name in ("gradient", "gradient_boundary", "replayed")},
+    "scratch": "a buffer kept between calls (a NumPy-only optimization, not made for export)",
+    "sum_to": "a helper of the backward pass (export a model, not its gradient)",
+    "add_reduceat": "a helper of the backward pass (export a model, not its gradient)",
+    "if": "a run-time branch: not written yet (ONNX's If would hold it); write the choice with np.where",
+    "for_range": "a loop that stays a loop: not written yet (ONNX's Loop would hold it); at O2 most loops "
+                 "become whole-array code first",
+    "while": "a run-time loop: not written yet (ONNX's Loop would hold it)",
+    **{name: "`np.histogram`'s steps need `np.bincount`, which ONNX does not have"
+       for name in ("hist_range", "hist_edges", "hist_index", "hist_counts")},
+    "sort": "ONNX sorts with TopK, which does not promise NumPy's order among equal values",
+    "argsort": "ONNX sorts with TopK, which does not promise NumPy's order among equal values",
+    "median": "needs a sort (see `sort`)",
+    "searchsorted": "needs a sort-aware search ONNX does not have",
+    "correlate": "not written yet (a Conv over one axis would hold it)",
+    "tensordot": "not written yet (Einsum would hold it)",
+    "diff": "not written yet (two index tables and a Sub would hold it)",
+    "cumprod": "ONNX has CumSum but no cumulative product",
+    "nanmean": "not written yet", "nanmax": "not written yet", "nanmin": "not written yet",
+    "hypot": "sqrt(a² + b²) overflows where NumPy's hypot does not; not written yet",
+    "arctan2": "ONNX has no Atan2; not written yet",
+    "copysign": "the sign of -0.0 and of NaN cannot be read with ONNX operators",
+    "lshift": "ONNX's BitShift is defined for unsigned integers only",
+    "rshift": "ONNX's BitShift is defined for unsigned integers only",
+}
+# The writer's own: graph inputs, weights, compile-time values and tuples need no row.
+STRUCTURAL = {
+    "arg": "an ONNX graph input (arrays), or a compile-time value",
+    "param": "an initializer holding the weight's value when the file is written",
+    "const": "a constant (an initializer) in the dtype each use needs",
+    "tuple": "several ONNX values: a returned tuple is several graph outputs",
+    "tuple_get": "one of them",
+}
