@@ -105,14 +105,20 @@ class _Writer:
         from onnx import helper
         g = self.graph
         for arg in g.args:
-            dtype, shape = dtype_of(arg.type), shape_of(arg.type)
-            if isinstance(arg.type, ArrayType):
-                if dtype is None or shape is None or dtype.kind not in "biuf":
-                    raise CodegenError(f"cannot export {g.name} to ONNX: argument `{arg.name}` is {arg.type}; "
-                                       "an ONNX input needs a known numeric dtype and shape", arg.span or g.span)
-                name = self.fresh(arg.name or f"input{arg.attrs['index']}")
-                self.inputs.append(helper.make_tensor_value_info(name, _elem(dtype), list(shape)))
-                self.values[arg.id], self.dtypes[name] = name, dtype
+            items = arg.type.items if isinstance(arg.type, TupleType) else None
+            if isinstance(arg.type, ArrayType) or items and all(isinstance(t, ArrayType) for t in items):
+                # an array is one input; a tuple of arrays (`*inputs`, a tuple argument) one input per item
+                names = []
+                for k, t in enumerate(items or (arg.type,)):
+                    dtype, shape = dtype_of(t), shape_of(t)
+                    if dtype is None or shape is None or dtype.kind not in "biuf":
+                        raise CodegenError(f"cannot export {g.name} to ONNX: argument `{arg.name}` is {arg.type}; "
+                                           "an ONNX input needs a known numeric dtype and shape", arg.span or g.span)
+                    name = self.fresh((arg.name or f"input{arg.attrs['index']}") + (f"_{k}" if items else ""))
+                    self.inputs.append(helper.make_tensor_value_info(name, _elem(dtype), list(shape)))
+                    self.dtypes[name] = dtype
+                    names.append(name)
+                self.values[arg.id] = tuple(names) if items else names[0]
             elif g.users(arg) or g.is_output(arg):
                 raise CodegenError(f"cannot export {g.name} to ONNX: argument `{arg.name}` "
                                    f"({arg.type}) is used as a Python object by the graph", arg.span or g.span)
@@ -316,7 +322,7 @@ class _Writer:
         if array.dtype.kind not in "biuf":
             raise OnnxRefusal(f"uses a compile-time {array.dtype} array")
         name = self.fresh(hint)
-        self.initializers.append(numpy_helper.from_array(np.ascontiguousarray(array), name))
+        self.initializers.append(numpy_helper.from_array(np.array(array, order="C"), name))
         self.dtypes[name] = array.dtype
         return name
 

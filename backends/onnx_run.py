@@ -113,7 +113,7 @@ class OnnxGraph:
                 raise GraphjitError(f"{self.__name__}: input {k} must be an array of {want or spec.type} "
                                     f"{tuple(spec.shape)} (the model is specialized to it), got "
                                     f"{array.dtype}{list(array.shape)}")
-            feed[spec.name] = np.ascontiguousarray(array)
+            feed[spec.name] = array if array.flags.c_contiguous else array.copy()
         try:
             results = self.session.run(self.output_names, feed)
         except Exception as e:   # onnxruntime's own exception classes (an index out of range, ...)
