@@ -110,7 +110,7 @@ def _export(fn_or_cell: Any, example_inputs: tuple, file: str, fmt: str, jit_lev
     from .graph.ir import literal_const
     from .graph.literals import format_literal, is_literal
     from .graph.parser import parse
-    from .graph.passes.manager import run_pipeline
+    from .graph.passes.manager import pipeline_for, run_pipeline
     from .graph.paths import Path, Roots, parse_path
     from .graph.types import ArrayType
     from .graph.autodiff.pending import prepare as prepare_gradients
@@ -121,7 +121,8 @@ def _export(fn_or_cell: Any, example_inputs: tuple, file: str, fmt: str, jit_lev
         lowered = lower_function(fn, args, {})
         graph = lowered.graph
         prepare_gradients(graph, level)
-        run_pipeline(graph, level)
+        # ONNX: without the NumPy-only passes (buffers kept between calls, `out=`), as for other namespaces
+        run_pipeline(graph, level, pipeline=pipeline_for(level, False, numpy=fmt != "ONNX"))
     except GraphjitError as e:
         raise e.with_traceback(None) from None
 

@@ -21,7 +21,7 @@ from ..graph.diagnostics import CodegenError
 from ..graph.evaluate import value_of
 from ..graph.ir import Graph, Node
 from ..graph.onnx_ops import NOT_EXPORTED, OPSET, SPELLINGS, STRUCTURAL, OnnxRefusal
-from ..graph.types import ArrayType, ScalarType, TupleType
+from ..graph.types import ArrayType, ScalarType, TupleType, UnionType
 
 IR_VERSION = 8              # the oldest IR version opset 18 allows: readable by the most runtimes
 _SCALAR_DTYPES = {"float": np.dtype(np.float64), "int": np.dtype(np.int64), "bool": np.dtype(np.bool_)}
@@ -226,6 +226,9 @@ class _Writer:
     @property
     def out(self) -> np.dtype:
         dtype = dtype_of(self.node.type)
+        if isinstance(self.node.type, UnionType):
+            raise OnnxRefusal(f"gives a {self.node.type}: which one depends on the values, and an ONNX value has one "
+                              "type")
         if dtype is None:
             raise OnnxRefusal(f"gives a {self.node.type}, not an array or a number")
         return dtype

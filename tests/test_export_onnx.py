@@ -1,0 +1,521 @@
+"""export(..., file_format="ONNX"): every op has an ONNX row or a reason, docs/onnx.md is generated, and
+the written models run in onnxruntime equal to eager execution: the seed Network, LeNet, every layer of
+`graphjit.nn`, and each row on the values where ONNX and NumPy differ (NaN, zero divisors, tiny
+arguments). Loading an ONNX file checks it and runs nothing of it; MINDIR is refused with one error."""
+
+import importlib.util
+import os
+import pathlib
+import sys
+
+import numpy as np
+import pytest
+
+import graphjit as ms
+from graphjit import Tensor, nn
+from graphjit.graph import onnx_ops
+from graphjit.graph.ops import OPS
+from locations import BENCHMARKS
+from side_effects import watch
+
+HAVE_ONNX = all(importlib.util.find_spec(m) is not None for m in ("onnx", "onnxruntime"))
+needs_onnx = pytest.mark.skipif(not HAVE_ONNX, reason="onnx and onnxruntime are not installed (the `test` extra)")
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+RNG = np.random.default_rng(0)
+
+
+def f32(*shape):
+    return RNG.standard_normal(shape).astype(np.float32)
+
+
+def close(got, expected):
+    if isinstance(expected, tuple):
+        assert isinstance(got, tuple) and len(got) == len(expected)
+        for g, e in zip(got, expected):
+            close(g, e)
+        return
+    expected = np.asarray(expected)
+    got = np.asarray(got)
+    assert got.shape == expected.shape and got.dtype == expected.dtype, (got.dtype, got.shape, expected.dtype,
+                                                                         expected.shape)
+    np.testing.assert_allclose(got, expected, rtol=2e-5, atol=1e-6, equal_nan=True)
+
+
+def round_trip(tmp_path, net, *inputs, name="model", **kwargs):
+    """Export to ONNX, load with graphjit.load (onnxruntime), run on the same inputs."""
+    path = ms.export(net, *inputs, file_name=str(tmp_path / name), file_format="ONNX", **kwargs)
+    assert path == str(tmp_path / name) + ".onnx" and os.path.exists(path)
+    return ms.load(path)(*inputs)
+
+
+# --- the column ---------------------------------------------------------------------------------------
+
+def test_every_op_has_an_onnx_row_or_a_reason():
+    for name in OPS:
+        kinds = [name in onnx_ops.SPELLINGS, name in onnx_ops.NOT_EXPORTED, name in onnx_ops.STRUCTURAL]
+        assert kinds.count(True) == 1, f"{name}: needs exactly one of an ONNX row, a reason, or the writer's own"
+        if name in onnx_ops.NOT_EXPORTED:
+            assert len(onnx_ops.NOT_EXPORTED[name]) > 10, name
+    assert set(onnx_ops.SPELLINGS) | set(onnx_ops.NOT_EXPORTED) | set(onnx_ops.STRUCTURAL) <= set(OPS)
+
+
+def test_onnx_md_is_generated_from_the_column():
+    spec = importlib.util.spec_from_file_location("graphjit_docs_gen_onnx", ROOT / "docs" / "gen_onnx.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    text = (ROOT / "docs" / "onnx.md").read_text()
+    assert text == module.render(), "docs/onnx.md is out of date: run `python docs/gen_onnx.py`"
+    for name in OPS:
+        assert f"| `{name}` |" in text, name
+
+
+# --- file names and formats ----------------------------------------------------------------------------
+
+def test_mindir_and_air_are_refused_with_one_error_naming_the_written_formats(tmp_path):
+    for fmt in ("MINDIR", "AIR"):
+        with pytest.raises(ms.GraphjitError, match=f"cannot export to {fmt}: .* it writes GJIR and ONNX"):
+            ms.export(nn.ReLU(), f32(2, 3), file_name=str(tmp_path / "model"), file_format=fmt)
+    assert not list(tmp_path.iterdir())
+    (tmp_path / "model.mindir").write_bytes(b"\x08\x01")
+    with pytest.raises(ms.GraphjitError, match="does not read MindSpore's MindIR"):
+        ms.load(str(tmp_path / "model.mindir"))
+    with pytest.raises(ValueError, match="file_format must be one of"):
+        ms.export(nn.ReLU(), f32(2, 3), file_name=str(tmp_path / "model"), file_format="TFLITE")
+    with pytest.raises(TypeError, match="enc_key"):
+        ms.export(nn.ReLU(), f32(2, 3), file_name=str(tmp_path / "model"), file_format="GJIR", enc_key=b"k" * 16)
+
+
+def test_suffixes_are_added_as_mindspore_adds_them(tmp_path):
+    x = f32(2, 3)
+    assert ms.export(nn.ReLU(), x, file_name=str(tmp_path / "a"), file_format="GJIR") == str(tmp_path / "a.gjir")
+    assert ms.export(nn.ReLU(), x, file_name=str(tmp_path / "b.gjir")) == str(tmp_path / "b.gjir")
+    assert ms.export(nn.ReLU(), x, file=str(tmp_path / "c.bin")) == str(tmp_path / "c.bin")   # graphjit's keyword
+    np.testing.assert_array_equal(ms.load(str(tmp_path / "a.gjir"))(x), np.maximum(x, 0))
+
+
+# --- models in onnxruntime -------------------------------------------------------------------------------
+
+@needs_onnx
+def test_seed_network(tmp_path):
+    sys.path.insert(0, str(ROOT / "samples"))
+    try:
+        from network import Network
+    finally:
+        sys.path.remove(str(ROOT / "samples"))
+    ms.set_seed(0)
+    model = Network()
+    x = f32(64, 1, 28, 28)
+    close(round_trip(tmp_path, model, x), model(x))
+
+
+@needs_onnx
+def test_lenet(tmp_path):
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        import bench_lenet
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+    ms.set_seed(0)
+    model = bench_lenet.LeNet5()
+    x = f32(4, 1, 32, 32)
+    close(round_trip(tmp_path, model, x, jit_level="O2"), model(x))
+
+
+@needs_onnx
+def test_the_saving_and_loading_chapter(tmp_path, monkeypatch):
+    """MindSpore's chapter with file_format="ONNX" (MINDIR is refused): export, load, GraphCell."""
+    monkeypatch.chdir(tmp_path)
+    ms.set_context(mode=ms.GRAPH_MODE, jit_syntax_level=ms.STRICT)
+    try:
+        model = nn.SequentialCell(nn.Flatten(), nn.Dense(28 * 28, 512), nn.ReLU(), nn.Dense(512, 512), nn.ReLU(),
+                                  nn.Dense(512, 10))
+        inputs = Tensor(np.ones([1, 1, 28, 28]).astype(np.float32))
+        ms.export(model, inputs, file_name="model", file_format="ONNX")
+        graph = ms.load("model.onnx")
+        outputs = nn.GraphCell(graph)(inputs)
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE, jit_syntax_level=ms.LAX)
+    assert isinstance(outputs, Tensor) and outputs.shape == (1, 10)
+    close(np.asarray(outputs), np.asarray(model(inputs)))
+    with pytest.raises(TypeError, match="params_init"):
+        nn.GraphCell(graph, params_init={"w": np.ones(1)})
+    with pytest.raises(TypeError, match="graph returned by graphjit.load"):
+        nn.GraphCell(model)
+
+
+LABELS = np.array([0, 1, 5, 2], np.int32)
+
+
+def _layer_cases():
+    """Every Cell of `graphjit.nn`, built with example inputs (several forms for some)."""
+    x4, x2 = f32(2, 3, 9, 9), f32(4, 6)
+    target = (f32(4, 6) > 0).astype(np.float32)
+    weights = np.arange(1, 7).astype(np.float32)
+    ids = np.array([[0, 2], [3, 9]], np.int32)
+    return {
+        "Dense": [(lambda: nn.Dense(6, 5), (x2,)), (lambda: nn.Dense(6, 5, has_bias=False, activation="relu"), (x2,))],
+        "Flatten": [(lambda: nn.Flatten(), (x4,)), (lambda: nn.Flatten(2), (x4,))],
+        "SequentialCell": [(lambda: nn.SequentialCell(nn.Dense(6, 5), nn.ReLU()), (x2,))],
+        "Dropout": [(lambda: nn.Dropout(p=0.3).set_train(True), (x2,))],      # exported in inference mode
+        "Embedding": [(lambda: nn.Embedding(10, 4), (ids,)), (lambda: nn.Embedding(10, 4, padding_idx=0), (ids,)),
+                      (lambda: nn.Embedding(10, 4, use_one_hot=True), (ids,))],
+        "ReLU": [(lambda: nn.ReLU(), (x2,))], "ReLU6": [(lambda: nn.ReLU6(), (x2 * 4,))],
+        "Sigmoid": [(lambda: nn.Sigmoid(), (x2 * 30,))], "Tanh": [(lambda: nn.Tanh(), (x2,))],
+        "Softmax": [(lambda: nn.Softmax(), (x2,)), (lambda: nn.Softmax(0), (x2,))],
+        "LogSoftmax": [(lambda: nn.LogSoftmax(), (x2,))],
+        "GELU": [(lambda: nn.GELU(), (x2,)), (lambda: nn.GELU(approximate=False), (x2,))],
+        "LeakyReLU": [(lambda: nn.LeakyReLU(), (x2,))], "SiLU": [(lambda: nn.SiLU(), (x2 * 30,))],
+        "Softplus": [(lambda: nn.Softplus(), (x2 * 30,)), (lambda: nn.Softplus(beta=2, threshold=5), (x2 * 4,))],
+        "Conv2d": [(lambda: nn.Conv2d(3, 4, 3, has_bias=True), (x4,)),
+                   (lambda: nn.Conv2d(3, 4, 3, stride=2, pad_mode="pad", padding=(1, 0, 2, 1)), (x4,)),
+                   (lambda: nn.Conv2d(3, 6, 3, dilation=2, group=3, pad_mode="valid"), (x4,))],
+        "MaxPool2d": [(lambda: nn.MaxPool2d(2, 2), (x4,)), (lambda: nn.MaxPool2d(3, 2, pad_mode="same"), (x4,)),
+                      (lambda: nn.MaxPool2d(2, 2, ceil_mode=True, return_indices=True), (x4,))],
+        "AvgPool2d": [(lambda: nn.AvgPool2d(2, 2), (x4,)),
+                      (lambda: nn.AvgPool2d(3, 2, pad_mode="pad", padding=1, count_include_pad=False), (x4,)),
+                      (lambda: nn.AvgPool2d(2, 2, ceil_mode=True, divisor_override=3), (x4,))],
+        "BatchNorm1d": [(lambda: nn.BatchNorm1d(6), (x2,))],
+        "BatchNorm2d": [(lambda: nn.BatchNorm2d(3).set_train(True), (x4,))],  # moving statistics in inference
+        "LayerNorm": [(lambda: nn.LayerNorm((6,)), (x2,)),
+                      (lambda: nn.LayerNorm((3, 9, 9), begin_norm_axis=1, begin_params_axis=1), (x4,))],
+        "L1Loss": [(lambda: nn.L1Loss(), (x2, f32(4, 6))), (lambda: nn.L1Loss("sum"), (x2, f32(4, 6)))],
+        "MSELoss": [(lambda: nn.MSELoss(), (x2, f32(4, 6))), (lambda: nn.MSELoss("none"), (x2, f32(4, 6)))],
+        "CrossEntropyLoss": [(lambda: nn.CrossEntropyLoss(), (x2, LABELS)),
+                             (lambda: nn.CrossEntropyLoss(weight=weights, label_smoothing=0.1), (x2, LABELS)),
+                             (lambda: nn.CrossEntropyLoss(ignore_index=1, reduction="sum"), (x2, LABELS)),
+                             (lambda: nn.CrossEntropyLoss(), (x2, np.abs(f32(4, 6))))],
+        "NLLLoss": [(lambda: nn.NLLLoss(), (x2, LABELS)),
+                    (lambda: nn.NLLLoss(weight=weights, reduction="none"), (x2, LABELS))],
+        "BCEWithLogitsLoss": [(lambda: nn.BCEWithLogitsLoss(), (x2 * 30, target)),
+                              (lambda: nn.BCEWithLogitsLoss(weight=weights, pos_weight=weights), (x2, target))],
+        "SoftmaxCrossEntropyWithLogits": [
+            (lambda: nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean"), (x2, LABELS)),
+            (lambda: nn.SoftmaxCrossEntropyWithLogits(), (x2, np.eye(6, dtype=np.float32)[LABELS]))],
+        "WithLossCell": [(lambda: nn.WithLossCell(nn.Dense(6, 6), nn.SoftmaxCrossEntropyWithLogits(sparse=True)),
+                          (x2, LABELS))],
+    }
+
+
+# Cells of graphjit.nn that are not models an ONNX file can hold, and the error each export gives.
+NOT_MODELS = {
+    "Cell": "the base class: no construct of its own",
+    "CellList": "a list of cells: no construct of its own",
+    "GraphCell": "runs a model that is already exported",
+    **{name: "updates its weights in place" for name in ("Optimizer", "SGD", "Momentum", "Adam", "AdamWeightDecay",
+                                                         "AdamW", "TrainOneStepCell")},
+}
+
+
+def test_every_cell_of_nn_is_tested_or_has_a_reason():
+    cells = {name for name in nn.__all__ if isinstance(getattr(nn, name), type) and issubclass(getattr(nn, name),
+                                                                                               nn.Cell)}
+    cases = set(_layer_cases())
+    assert cells == cases | set(NOT_MODELS), (sorted(cells - cases - set(NOT_MODELS)),
+                                              sorted((cases | set(NOT_MODELS)) - cells))
+    assert not cases & set(NOT_MODELS)
+
+
+@needs_onnx
+@pytest.mark.parametrize("layer", sorted(_layer_cases()))
+def test_every_layer_of_nn_equals_eager_in_onnxruntime(layer, tmp_path):
+    for k, (make, inputs) in enumerate(_layer_cases()[layer]):
+        ms.set_seed(k)
+        cell = make()
+        training = cell.training
+        got = round_trip(tmp_path, cell, *inputs, name=f"{layer}{k}")
+        assert cell.training == training               # switched to inference for the export only
+        cell.set_train(False)
+        close(got, cell(*inputs))
+
+
+@needs_onnx
+@pytest.mark.parametrize("name", ["SGD", "Momentum", "Adam", "AdamWeightDecay", "AdamW", "TrainOneStepCell"])
+def test_training_cells_are_refused_at_the_line_that_writes_a_weight(name, tmp_path):
+    net = nn.Dense(6, 6)
+    params = net.trainable_params()
+    if name == "SGD":
+        opt = nn.SGD(params, 0.1)
+    elif name == "Momentum":
+        opt = nn.Momentum(params, 0.1, 0.9)
+    else:
+        opt = getattr(nn, name if name != "TrainOneStepCell" else "Adam")(params)
+    grads = tuple(np.ones_like(p) for p in params)
+    target, inputs = (opt, (grads,))
+    if name == "TrainOneStepCell":
+        target = nn.TrainOneStepCell(nn.WithLossCell(net, nn.SoftmaxCrossEntropyWithLogits(sparse=True,
+                                                                                            reduction="mean")), opt)
+        inputs = (f32(4, 6), LABELS)
+    with pytest.raises(ms.GraphjitError) as info:
+        ms.export(target, *inputs, file_name=str(tmp_path / "opt"), file_format="ONNX")
+    text = str(info.value)
+    assert "writes an array in place" in text and "optim" in text and "-->" in text, text
+    assert not (tmp_path / "opt.onnx").exists()
+
+
+# --- each row where ONNX and NumPy differ --------------------------------------------------------------
+
+SPECIAL = np.array([-3.5, -2.0, -1.0, -0.5, -1e-9, 0.0, 1e-9, 0.5, 1.0, 2.5, 3.0, np.nan, np.inf, -np.inf],
+                   np.float32)
+INTS = np.array([-7, -3, -1, 0, 1, 2, 5, 9], np.int32)
+
+
+def row_floordiv_mod_float(x, y):
+    return x // y, x % y, np.fmod(x, y)
+
+
+def row_floordiv_mod_int(x, y):
+    return x // y, x % y, np.fmod(x, y)
+
+
+def row_divide_int(x, y):
+    return x / (y + 100)
+
+
+def row_log1p_expm1(x):
+    return np.log1p(x), np.expm1(x)
+
+
+def row_log1p_f32(x):
+    return np.log1p(np.abs(x) * 1e-5)
+
+
+def row_max_min_nan(x):
+    return x.max(axis=1), np.min(x), np.argmax(x, axis=1), np.argmin(x)
+
+
+def row_max_keepdims(x):
+    return np.max(x, axis=0, keepdims=True), np.argmax(x, axis=1, keepdims=True)
+
+
+def row_maximum_nan(x, y):
+    return np.maximum(x, y), np.minimum(y, x), np.fmax(x, y), np.fmin(x, y)
+
+
+def row_clip(x):
+    return np.clip(x, -0.5, 0.5), np.clip(x, None, 0.2)
+
+
+def row_rounding(x):
+    return np.trunc(x), np.rint(x), np.floor(x), np.ceil(x), np.sign(x)
+
+
+def row_heaviside(x):
+    return np.heaviside(x, 0.5)
+
+
+def row_transcendental(x):
+    return (np.exp2(x), np.log2(x), np.log10(x), np.cbrt(x - 1), np.deg2rad(x), np.rad2deg(x), np.sqrt(x),
+            np.arctan(x), np.sinh(x), np.reciprocal(x))
+
+
+def row_power(x, y):
+    return x ** 2, np.power(x, y), np.float_power(x, 2), np.square(y)
+
+
+def row_moments(x):
+    return np.var(x, axis=0), np.std(x, ddof=1), x.mean(axis=(0, 1)), np.sum(x, dtype=np.float64)
+
+
+def row_reductions_int(x):
+    return x.sum(), np.prod(x[:3]), np.any(x > 3), np.all(x > -8, axis=0), np.count_nonzero(x), np.cumsum(x)
+
+
+def row_nan_checks(x):
+    return np.isnan(x), np.isinf(x), np.isfinite(x), np.nansum(x)
+
+
+def row_logic(x, y):
+    return ((x > 0) & (y < 0), (x > 0) | ~(y > 0), np.logical_xor(x > 0, y > 0), np.logical_not(x > y),
+            np.where(x > y, x, 0.0))
+
+
+def row_bitwise_int(x, y):
+    return x & y, x | y, x ^ y, ~x
+
+
+def row_compare_mixed(x, y):
+    return x < y, x == 2, y >= 1.5, x != y
+
+
+def row_casts(x):
+    return x.astype(np.int32), (x * 3).astype(np.int64), x.astype(bool), float(x[0, 0]), int(x[1, 1] * 10)
+
+
+def row_py_min_max(x, y):
+    return min(x[0, 0], y[0, 0]), max(x[1, 1], y[1, 1], x[0, 1])
+
+
+def row_linear(x, y):
+    return x @ y.T, np.dot(x[0], y[1]), np.outer(x[0], y[0]), np.einsum("ij,kj->ik", x, y), np.dot(x, y.T)
+
+
+def row_layout(x):
+    return (x.T, np.transpose(x, (1, 0)), np.swapaxes(x[None], 0, 2), np.moveaxis(x[None], 0, -1), x.reshape(4, 3),
+            x.ravel(), x.flatten(), np.expand_dims(x, 1), np.squeeze(x[None]))
+
+
+def row_selections(x):
+    return (np.flip(x, 0), np.roll(x, 2, axis=1), np.tile(x, (2, 1)), np.repeat(x, 2, axis=0), np.triu(x),
+            np.tril(x, -1), np.diag(x), np.diag(x[0]), x[::2, 1:3], x[-1, ::-1], x[:, None, 2],
+            np.take(x, [2, 0], axis=1), np.lib.stride_tricks.sliding_window_view(x, (2, 2)),
+            np.broadcast_to(x[0], (2, 4)))
+
+
+def row_gather_by_run_time_index(x, i):
+    return x[i], x[:, i], x[i[0]]
+
+
+def row_join(x, y):
+    return (np.concatenate((x, y)), np.concatenate([x, y], axis=1), np.stack((x, y), axis=2), np.hstack((x, y)),
+            np.vstack((x, y)), np.concatenate((x, y), axis=None))
+
+
+def row_pad(x):
+    return (np.pad(x, ((1, 2), (0, 1))), np.pad(x, 1, mode="reflect"), np.pad(x, ((2, 0), (1, 1)), mode="edge"),
+            np.pad(x, 1, constant_values=3.0))
+
+
+def row_creation(x):
+    return (np.zeros_like(x), np.ones_like(x, dtype=np.int32), np.full_like(x, 2.5), np.arange(4) + x.shape[0],
+            np.eye(3) * x[0, 0], np.linspace(0, 1, 5))
+
+
+def row_shapes(x):
+    return x.reshape(x.shape[1], -1) * x.ndim + x.size + len(x)
+
+
+def _functions():
+    """(name, the function `row_<name>`, its inputs)."""
+    a, b = f32(3, 4), f32(3, 4)
+    m = f32(3, 4)
+    m[1, 2] = np.nan
+    pos = np.abs(a) + 0.1
+    tiny = np.array([1e-10, -1e-8, 1e-4, 0.3, -0.3, 5.0, 0.0], np.float64)
+    cases = [
+        ("floordiv_mod_float", (SPECIAL[:11], SPECIAL[::-1][3:].copy())),
+        ("floordiv_mod_int", (INTS, INTS[::-1].copy())), ("divide_int", (INTS, INTS)),
+        ("log1p_expm1", (tiny,)), ("log1p_f32", (a,)), ("max_min_nan", (m,)), ("max_keepdims", (a,)),
+        ("maximum_nan", (m, a)), ("clip", (m,)), ("rounding", (SPECIAL,)), ("heaviside", (SPECIAL,)),
+        ("transcendental", (pos,)), ("power", (pos, b)), ("moments", (a,)), ("reductions_int", (INTS,)),
+        ("nan_checks", (SPECIAL,)), ("logic", (a, b)), ("bitwise_int", (INTS, INTS[::-1].copy())),
+        ("compare_mixed", (INTS, INTS.astype(np.float64))), ("casts", (a,)), ("py_min_max", (a, b)),
+        ("linear", (a, b)), ("layout", (a,)), ("selections", (a,)),
+        ("gather_by_run_time_index", (a, np.array([2, 0, -1], np.int64))), ("join", (a, b)), ("pad", (a,)),
+        ("creation", (a,)), ("shapes", (a,)),
+    ]
+    return [(name, globals()[f"row_{name}"], inputs) for name, inputs in cases]
+
+
+FUNCTIONS = _functions()
+
+
+@needs_onnx
+@pytest.mark.parametrize("name,fn,inputs", FUNCTIONS, ids=[f[0] for f in FUNCTIONS])
+def test_each_row_equals_numpy(name, fn, inputs, tmp_path):
+    with np.errstate(all="ignore"):
+        expected = fn(*inputs)
+        got = round_trip(tmp_path, ms.jit(fn), *inputs)
+    if isinstance(expected, tuple):
+        expected = tuple(np.asarray(e) for e in expected)
+    close(got, expected)
+
+
+# --- what the writer refuses ------------------------------------------------------------------------------
+
+def branches(x):
+    if x.sum() > 0:
+        return x * 2
+    return x
+
+
+def writes(x):
+    y = np.zeros_like(x)
+    y[0] = x[0]
+    return y
+
+
+def sorts(x):
+    return np.sort(x)
+
+
+def either_type(x):
+    return max(x[0, 0], 0.0)      # an np.float32 or a Python float, by value
+
+
+@needs_onnx
+@pytest.mark.parametrize("fn,op", [(branches, "if"), (writes, "setitem"), (sorts, "sort"),
+                                   (either_type, "py_max")])
+def test_refusals_name_the_op_and_the_line(fn, op, tmp_path):
+    with pytest.raises(ms.GraphjitError) as info:
+        ms.export(ms.jit(fn, jit_level="O0"), f32(3, 4), file_name=str(tmp_path / "m"), file_format="ONNX")
+    text = str(info.value)
+    assert f"`{op}`" in text and "test_export_onnx.py:" in text, text
+    assert len(info.value.message.splitlines()) == 1
+    assert not (tmp_path / "m.onnx").exists()
+
+
+# --- loading ONNX files from elsewhere -------------------------------------------------------------------
+
+def _model(onnx, nodes, inputs, outputs, initializers=(), opsets=(("", 18),), functions=()):
+    h = onnx.helper
+    graph = h.make_graph(nodes, "g", inputs, outputs, list(initializers))
+    model = h.make_model(graph, opset_imports=[h.make_opsetid(d, v) for d, v in opsets], functions=list(functions))
+    model.ir_version = 8
+    return model.SerializeToString()
+
+
+@needs_onnx
+def test_crafted_files_give_one_clear_error_and_run_nothing(tmp_path, monkeypatch):
+    import onnx
+    import onnxruntime  # noqa: F401  (imported before watching: loading may not import anything new)
+    from graphjit.backends import onnx_run
+    h, T = onnx.helper, onnx.TensorProto
+    x = h.make_tensor_value_info("x", T.FLOAT, [2])
+    y = h.make_tensor_value_info("y", T.FLOAT, [2])
+    external = h.make_tensor("w", T.FLOAT, [2], [1.0, 2.0])
+    external.data_location = T.EXTERNAL
+    external.ClearField("float_data")
+    entry = external.external_data.add()
+    entry.key, entry.value = "location", "../../etc/passwd"
+    fn = h.make_function("custom", "F", ["a"], ["b"], [h.make_node("Relu", ["a"], ["b"])], [h.make_opsetid("", 18)])
+    crafted = {
+        "junk": (b"\xff\xfe not protobuf at all" * 3, "not an ONNX model"),
+        "empty": (b"", "not an ONNX model"),
+        "custom_domain": (_model(onnx, [h.make_node("Evil", ["x"], ["y"], domain="com.evil")], [x], [y],
+                                 opsets=(("", 18), ("com.evil", 1))), "domain 'com.evil'"),
+        "functions": (_model(onnx, [h.make_node("F", ["x"], ["y"], domain="custom")], [x], [y],
+                             opsets=(("", 18), ("custom", 1)), functions=[fn]), "domain 'custom'"),
+        "external_data": (_model(onnx, [h.make_node("Add", ["x", "w"], ["y"])], [x], [y], [external]),
+                          "stored in another file"),
+        "bad_graph": (_model(onnx, [h.make_node("Add", ["x", "missing"], ["y"])], [x], [y]), "onnxruntime refuses"),
+    }
+    for name, (data, message) in crafted.items():
+        path = tmp_path / f"{name}.onnx"
+        path.write_bytes(data)
+        with watch() as seen:
+            with pytest.raises(ms.GraphjitError, match=message) as info:
+                ms.load(str(path))
+        seen.assert_none()
+        assert str(path) in info.value.message and len(info.value.message.splitlines()) == 1, name
+    monkeypatch.setattr(onnx_run, "MAX_BYTES", 10)
+    (tmp_path / "big.onnx").write_bytes(b"\0" * 11)
+    with pytest.raises(ms.GraphjitError, match="larger than 10 bytes"):
+        ms.load(str(tmp_path / "big.onnx"))
+
+
+@needs_onnx
+def test_loading_an_export_runs_nothing_else_and_checks_inputs(tmp_path):
+    import onnx  # noqa: F401
+    import onnxruntime  # noqa: F401
+    x = f32(4, 6)
+    path = ms.export(nn.Dense(6, 3), x, file_name=str(tmp_path / "dense"), file_format="ONNX")
+    with watch() as seen:
+        run = ms.load(path)
+        run(x)
+    seen.assert_none()
+    with pytest.raises(ms.GraphjitError, match=r"input 0 must be an array of float32 \(4, 6\)"):
+        run(x[:2])
+    with pytest.raises(ms.GraphjitError, match="takes 1 input"):
+        run(x, x)
+    with pytest.raises(ms.GraphjitError, match="input 0 must be an array of float32"):
+        run(x.astype(np.float64))
