@@ -71,7 +71,8 @@ def _check_graph(graph, onnx) -> str:
         [s.indices for s in graph.sparse_initializer]
     for node in graph.node:
         if node.domain not in DEFAULT_DOMAINS:
-            return f"node {node.name or node.op_type!r} is of domain {node.domain!r}; only the default ONNX domain is run"
+            return (f"node {node.name or node.op_type!r} is of domain {node.domain!r}; only the default ONNX domain "
+                    "is run")
         for attribute in node.attribute:
             tensors.extend([attribute.t] if attribute.HasField("t") else [])
             tensors.extend(attribute.tensors)

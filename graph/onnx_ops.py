@@ -94,8 +94,10 @@ _row("square", "Mul", lambda b, node: (lambda v: b.op("Mul", v, v))(b.x(0, b.out
 
 
 def _power(b, node):
-    base, exponent = b.x(0, b.out), b.x(1, b.out)
-    return b.op("Pow", base, exponent)
+    if b.out.kind in "iu" and not (b.is_static(1) and np.all(np.asarray(b.static(1)) >= 0)):
+        raise OnnxRefusal("of integers needs a compile-time exponent of at least 0 (NumPy raises for a negative "
+                          "one, ONNX would not)")
+    return b.op("Pow", b.x(0, b.out), b.x(1, b.out))
 
 
 _row("pow power", "Pow", _power)
@@ -336,30 +338,47 @@ def _axes(b, node, k=0):
     return tuple(sorted(a % rank for a in axes)) if rank else ()
 
 
-def _reduce(op_type: str, nan_propagates: bool = False, cast=None):
+def _reduce(op_type: str, nan_propagates: bool = False):
     def build(b, node):
         axes = _axes(b, node)
         keep = int(bool(node.attrs.get("keepdims", False)))
-        dtype = cast(b) if cast else b.out
+        dtype = b.out
         v = b.x(0, dtype)
         if not axes:
-            return b.op("Identity", v) if dtype == b.out else b.cast(v, b.out)
+            return b.op("Identity", v)
         result = b.op(op_type, v, b.const(np.array(axes, np.int64)), keepdims=keep)
         if nan_propagates and dtype.kind == "f":   # ONNX ReduceMax/Min skip NaN; NumPy's max/min give NaN
             nan = b.op("ReduceMax", b.cast(b.op("IsNaN", v), np.int32), b.const(np.array(axes, np.int64)),
                        keepdims=keep)
             result = b.op("Where", b.cast(nan, np.bool_), b.const(np.array(np.nan, dtype)), result)
-        return result if dtype == b.out else b.cast(result, b.out)
+        return result
     return build
 
 
-_row("sum", "ReduceSum", _reduce("ReduceSum"), "in the result's dtype (NumPy's accumulator: int32 sums in int64)", keywords="axis keepdims dtype")
+_row("sum", "ReduceSum", _reduce("ReduceSum"), "in the result's dtype (NumPy's accumulator: int32 sums in int64)",
+     keywords="axis keepdims dtype")
 _row("prod", "ReduceProd", _reduce("ReduceProd"), keywords="axis keepdims dtype")
 _row("mean", "ReduceMean", _reduce("ReduceMean"), keywords="axis keepdims dtype")
-_row("max amax", "ReduceMax, IsNaN", _reduce("ReduceMax", nan_propagates=True), "NaN propagates, as in NumPy", keywords="axis keepdims")
-_row("min amin", "ReduceMin, IsNaN", _reduce("ReduceMin", nan_propagates=True), "NaN propagates, as in NumPy", keywords="axis keepdims")
-_row("any", "ReduceMax", _reduce("ReduceMax", cast=lambda b: np.dtype(np.int32)), "on 0/1 integers", keywords="axis keepdims")
-_row("all", "ReduceMin", _reduce("ReduceMin", cast=lambda b: np.dtype(np.int32)), "on 0/1 integers", keywords="axis keepdims")
+_row("max amax", "ReduceMax, IsNaN", _reduce("ReduceMax", nan_propagates=True), "NaN propagates, as in NumPy",
+     keywords="axis keepdims")
+_row("min amin", "ReduceMin, IsNaN", _reduce("ReduceMin", nan_propagates=True), "NaN propagates, as in NumPy",
+     keywords="axis keepdims")
+
+
+def _truth_reduce(op_type: str):
+    """np.any / np.all: the truth of each element (NaN and 0.5 are true), then the max / min of 0/1."""
+    def build(b, node):
+        axes = _axes(b, node)
+        keep = int(bool(node.attrs.get("keepdims", False)))
+        truth = b.cast(b.x(0, np.bool_), np.int32)
+        if not axes:
+            return b.cast(truth, np.bool_)
+        return b.cast(b.op(op_type, truth, b.const(np.array(axes, np.int64)), keepdims=keep), np.bool_)
+    return build
+
+
+_row("any", "Cast, ReduceMax", _truth_reduce("ReduceMax"), "on 0/1 integers", keywords="axis keepdims")
+_row("all", "Cast, ReduceMin", _truth_reduce("ReduceMin"), "on 0/1 integers", keywords="axis keepdims")
 
 
 def _nansum(b, node):
@@ -391,7 +410,8 @@ def _moment(b, node):
     return b.op("Sqrt", var) if node.op == "std" else var
 
 
-_row("var std", "ReduceMean, Sub, Mul (Sqrt)", _moment, "`ddof` as a compile-time value", keywords="axis keepdims ddof dtype")
+_row("var std", "ReduceMean, Sub, Mul (Sqrt)", _moment, "`ddof` as a compile-time value",
+     keywords="axis keepdims ddof dtype")
 
 
 def _arg_extreme(op_type: str):
@@ -544,7 +564,8 @@ def _gather_table(b, node):
 
 _SELECTIONS = "sliding_window_view flip roll tile repeat broadcast_to diag triu tril take"
 _row(_SELECTIONS, "Gather (index table)", _gather_table,
-     "the selection computed by NumPy when the file is written; its operands after the first are compile-time", keywords="*")
+     "the selection computed by NumPy when the file is written; its operands after the first are compile-time",
+     keywords="*")
 
 
 def _getitem(b, node):
@@ -631,7 +652,8 @@ def _static_shape(b, node):
     return b.static_result(b.evaluate(np.empty(b.shape(0), dtype=np.int8)))
 
 
-_row("shape dim ndim size len", "(a constant)", _static_shape, "the shape is known when the file is written", keywords="*")
+_row("shape dim ndim size len", "(a constant)", _static_shape, "the shape is known when the file is written",
+     keywords="*")
 
 
 # --- creation: computed when the file is written when their operands are compile-time ------------------

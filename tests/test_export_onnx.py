@@ -321,7 +321,7 @@ def row_reductions_int(x):
 
 
 def row_nan_checks(x):
-    return np.isnan(x), np.isinf(x), np.isfinite(x), np.nansum(x)
+    return np.isnan(x), np.isinf(x), np.isfinite(x), np.nansum(x), np.any(x * 0.5), np.all(x), np.any(x[5:6])
 
 
 def row_logic(x, y):
@@ -438,13 +438,18 @@ def sorts(x):
     return np.sort(x)
 
 
+def negative_power(x):
+    k = x.astype(np.int64)
+    return k ** k
+
+
 def either_type(x):
     return max(x[0, 0], 0.0)      # an np.float32 or a Python float, by value
 
 
 @needs_onnx
 @pytest.mark.parametrize("fn,op", [(branches, "if"), (writes, "setitem"), (sorts, "sort"),
-                                   (either_type, "py_max")])
+                                   (either_type, "py_max"), (negative_power, "pow")])
 def test_refusals_name_the_op_and_the_line(fn, op, tmp_path):
     with pytest.raises(ms.GraphjitError) as info:
         ms.export(ms.jit(fn, jit_level="O0"), f32(3, 4), file_name=str(tmp_path / "m"), file_format="ONNX")
