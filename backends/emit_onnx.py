@@ -26,6 +26,7 @@ from ..graph.types import ArrayType, ScalarType, TupleType, UnionType
 IR_VERSION = 8              # the oldest IR version opset 18 allows: readable by the most runtimes
 _SCALAR_DTYPES = {"float": np.dtype(np.float64), "int": np.dtype(np.int64), "bool": np.dtype(np.bool_)}
 _WEAK_SAMPLES = {"float": 0.0, "int": 0, "bool": False}
+_DEAD = (np.dtype(np.int64), ())          # how a region's yielded value nothing reads is carried
 
 
 class Static:
@@ -172,12 +173,10 @@ class _Writer:
         row = SPELLINGS.get(op)
         if row is None:
             self.refuse(NOT_EXPORTED.get(op) or STRUCTURAL.get(op) or "has no ONNX row")
-        if node.regions:
-            self.refuse("holds regions")
         self.check_keywords(node, row)
         operands = [self.values[o.id] for o in node.operands]
         if operands and all(isinstance(v, Static) for v in operands) and node.opdef.pure and \
-                not node.opdef.effect and op != "note":
+                not node.opdef.effect and not node.regions and op != "note":
             try:   # computed now, once: its operands are the same at every call
                 value = value_of(node, [v.value for v in operands])
             except Exception as e:
@@ -190,7 +189,7 @@ class _Writer:
             self.refuse(str(e))
         if result is None:
             return
-        if isinstance(result, Static):
+        if isinstance(result, (Static, tuple)):
             self.values[node.id] = result
             return
         self.values[node.id] = result
@@ -337,6 +336,171 @@ class _Writer:
             made.doc_string = str(self.node.span)
         self.nodes.append(made)
         return name
+
+    # --- regions: `if` as ONNX If, `for_range` and `while` as ONNX Loop ---------------------------------
+    def region_types(self, node: Node) -> list:
+        """The (dtype, shape or None) of each value the region node yields; None for a value nothing reads
+        after it (at O0, the loop variable carried out of a loop), which is carried as a dummy 0."""
+        items = node.type.items if isinstance(node.type, TupleType) else None
+        if items is None:
+            raise OnnxRefusal(f"yields a {node.type}, not a tuple of arrays and numbers")
+        graph = node.graph
+        types = []
+        for k, t in enumerate(items):
+            dtype = dtype_of(t)
+            if dtype is None or isinstance(t, UnionType):
+                readers = [u for u in graph.users(node) if u.op != "tuple_get" or u.attrs["index"] == k]
+                offset = {"for_range": 1, "while": 0}.get(node.op)    # carried k is region argument offset + k
+                inside = [] if offset is None else [r.users(r.args[offset + k]) for r in node.regions
+                                                    if offset + k < len(r.args)]
+                if not any(u.op != "tuple_get" or graph.users(u) or graph.is_output(u) for u in readers) and \
+                        not graph.is_output(node) and not any(inside):
+                    types.append(None)
+                    continue
+            if isinstance(t, UnionType):
+                raise OnnxRefusal(f"gives value {k} as a {t}: which one depends on the values, and an ONNX value "
+                                  "has one type")
+            if dtype is None:
+                raise OnnxRefusal(f"gives value {k} as a {t}, not an array or a number")
+            types.append((dtype, shape_of(t)))
+        return types
+
+    def inline(self, region: Graph, bindings: list) -> list:
+        """Write the region's nodes into the current node list; the values it yields."""
+        for arg, value in zip(region.args, bindings):
+            self.values[arg.id] = value
+            if isinstance(value, str) and dtype_of(arg.type) is not None:
+                self.dtypes.setdefault(value, dtype_of(arg.type))
+        node = self.node
+        for inner in region.nodes:
+            self.write(inner)
+        self.node = node
+        return [self.values[out.id] for out in region.outputs]
+
+    def subgraph(self, region: Graph, bindings: list, types: list, inputs=(), before=None, after=None):
+        """An ONNX subgraph computing the region (outer values are read by name, as ONNX allows)."""
+        from onnx import helper
+        saved = self.nodes, self.value_info
+        self.nodes, self.value_info = [], []
+        try:
+            head = before() if before else []
+            outs = self.inline(region, head + bindings)
+            tail = after(outs) if after else []
+            declared = []
+            for k, (value, kind) in enumerate(zip(tail + outs, types)):
+                dtype, shape = kind or _DEAD
+                source = self.materialize(Static(0) if kind is None else value, dtype)
+                name = self.fresh(f"{region.label or 'region'}_out{k}")
+                self.nodes.append(helper.make_node("Identity", [source], [name]))
+                declared.append(helper.make_tensor_value_info(name, _elem(dtype), list(shape) if shape is not None
+                                                              else None))
+            return helper.make_graph(self.nodes, self.fresh(region.label or "region"), list(inputs), declared,
+                                     value_info=self.value_info)
+        finally:
+            self.nodes, self.value_info = saved
+
+    def condition(self, value) -> str:
+        """Python's truth of a one-element value, as a bool."""
+        name = self.materialize(value, None)
+        return self.cast(name, np.bool_)
+
+    def if_(self, node: Node) -> tuple:
+        from onnx import helper
+        self.check_scalar(0, "the condition of `if`")
+        cond = self.condition(self.values[node.operands[0].id])
+        types = self.region_types(node)
+        outer = [self.values[o.id] for o in node.operands[1:]]
+        regions = {r.label: r for r in node.regions}
+        branches = {label: self.subgraph(regions[label], outer, types) for label in ("then", "else")}
+        outs = [self.fresh(f"{_safe(node.name or 'if')}_{k}") for k in range(len(types))]
+        self.nodes.append(helper.make_node("If", [cond], outs, then_branch=branches["then"],
+                                           else_branch=branches["else"]))
+        for name, kind in zip(outs, types):
+            self.dtypes[name] = (kind or _DEAD)[0]
+        return tuple(outs)
+
+    def check_scalar(self, k: int, what: str) -> None:
+        t = self.node.operands[k].type
+        shape = shape_of(t)
+        if shape is None or int(np.prod(shape)) != 1:
+            raise OnnxRefusal(f"needs {what} to hold one value (it is {t})")
+
+    def loop_inputs(self, types: list) -> tuple:
+        from onnx import helper, TensorProto
+        iteration, cond_in = self.fresh("iteration"), self.fresh("cond_in")
+        carried = [self.fresh("carried") for _ in types]
+        inputs = [helper.make_tensor_value_info(iteration, TensorProto.INT64, []),
+                  helper.make_tensor_value_info(cond_in, TensorProto.BOOL, [])]
+        for name, kind in zip(carried, types):
+            dtype, shape = kind or _DEAD
+            inputs.append(helper.make_tensor_value_info(name, _elem(dtype), list(shape) if shape is not None else None))
+            self.dtypes[name] = dtype
+        self.dtypes[iteration], self.dtypes[cond_in] = np.dtype(np.int64), np.dtype(np.bool_)
+        return iteration, cond_in, carried, inputs
+
+    def loop(self, node: Node, trip, cond, initial: list, body) -> tuple:
+        from onnx import helper
+        types = self.region_types(node)
+        outs = [self.fresh(f"{_safe(node.name or node.op)}_{k}") for k in range(len(types))]
+        initial = [self.materialize(Static(0) if kind is None else v, (kind or _DEAD)[0])
+                   for v, kind in zip(initial, types)]
+        self.nodes.append(helper.make_node("Loop", [trip, cond, *initial], outs, body=body))
+        for name, kind in zip(outs, types):
+            self.dtypes[name] = (kind or _DEAD)[0]
+        return tuple(outs)
+
+    def for_range(self, node: Node) -> tuple:
+        """`for i in range(start, stop, step)`: a Loop of len(range(...)) iterations, i = start + k * step."""
+        n = node.attrs.get("carried", 0)
+        if not self.is_static(2) or not isinstance(self.static(2), (int, np.integer)) or self.static(2) == 0:
+            raise OnnxRefusal("needs the step of `range` as a compile-time integer other than 0")
+        step = int(self.static(2))
+        types = self.region_types(node)
+        if self.is_static(0) and self.is_static(1):
+            trip = self.const(np.array(len(range(int(self.static(0)), int(self.static(1)), step)), np.int64))
+        else:
+            start, stop = self.x(0, np.int64), self.x(1, np.int64)
+            span = self.op("Sub", stop, start) if step > 0 else self.op("Sub", start, stop)
+            ahead = self.op("Add", span, self.const(np.array(abs(step) - 1, np.int64)))
+            trip = self.op("Max", self.op("Div", ahead, self.const(np.array(abs(step), np.int64))),
+                           self.const(np.array(0, np.int64)))   # a negative span truncates to <= 0: no iteration
+        values = [self.values[o.id] for o in node.operands]
+        carried_init, captured = values[3:3 + n], values[3 + n:]
+        iteration, cond_in, carried, inputs = self.loop_inputs(types)
+        start_value = values[0]
+
+        def index():
+            k = self.op("Mul", iteration, self.const(np.array(step, np.int64)))
+            i = self.op("Add", k, self.materialize(start_value, np.dtype(np.int64)))
+            self.dtypes[i] = np.dtype(np.int64)
+            return [i]
+
+        def keep_going(outs):
+            return [cond_in]
+
+        body = self.subgraph(node.regions[0], carried + captured, [(np.dtype(np.bool_), ())] + types, inputs,
+                             before=index, after=keep_going)
+        return self.loop(node, trip, "", carried_init, body)
+
+    def while_(self, node: Node) -> tuple:
+        """`while cond:`: the condition on the initial values, then a Loop whose body ends with it again."""
+        n = node.attrs.get("carried", 0)
+        regions = {r.label: r for r in node.regions}
+        types = self.region_types(node)
+        values = [self.values[o.id] for o in node.operands]
+        captured = values[n:]
+        first = self.inline(regions["cond"], values)
+        self.node = node
+        cond = self.condition(first[0])
+        iteration, cond_in, carried, inputs = self.loop_inputs(types)
+
+        def again(outs):
+            test = self.inline(regions["cond"], list(outs) + captured)
+            return [self.condition(test[0])]
+
+        body = self.subgraph(regions["body"], carried + captured, [(np.dtype(np.bool_), ())] + types, inputs,
+                             after=again)
+        return self.loop(node, "", cond, values[:n], body)
 
     def fresh(self, hint: str) -> str:
         base = _safe(hint)

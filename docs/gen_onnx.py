@@ -84,9 +84,12 @@ each into MindSpore's primitives, which cannot be checked without MindSpore itse
   and `nn.CellList` have no `construct` of their own; `nn.GraphCell` runs a model already exported.
   A BatchNorm with `use_batch_statistics=True` updates its moving statistics at every call: refused
   the same way (in inference mode it exports).
+* **Branches and loops.** A run-time `if` becomes ONNX's `If` (each branch a subgraph), a loop that
+  stays a loop (`for i in range(...)`, `while`) ONNX's `Loop`, with the values the loop carries as
+  its loop-carried values. A value whose type depends on the branch taken (`f32[]|float`) is refused.
 * **Limits.** A model above 2 GiB would need ONNX's external data files, which graphjit does not
-  write. Run-time `if` and loops that stay loops are not written yet (at O2 most loops become
-  whole-array code first).
+  write. Arrays written in place (`a[i] = v`, `a += b` on an array) are refused: write the result as
+  a new value (`np.where`, `np.concatenate`), or let O2 turn the loop into whole-array code.
 
 ## Loading an ONNX file
 

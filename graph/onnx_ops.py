@@ -579,9 +579,10 @@ def _getitem(b, node):
     # one run-time integer index (array or scalar) with whole-axis slices elsewhere: Gather on its axis
     rest = [item for k, item in enumerate(index) if k != dynamic[0]]
     item = index[dynamic[0]]
+    kind = b.in_dtype(item.index).kind if isinstance(item, OperandRef) and b.in_dtype(item.index) is not None \
+        else getattr(node.operands[item.index].type, "kind", "") if isinstance(item, OperandRef) else ""
     if len(dynamic) == 1 and isinstance(item, OperandRef) and all(i == slice(None) for i in rest) \
-            and b.in_dtype(item.index) is not None and b.in_dtype(item.index).kind in "iu" \
-            and Ellipsis not in index:
+            and kind in ("i", "u", "int") and Ellipsis not in index:
         return b.op("Gather", b.x(0, b.out), b.x(item.index, np.int64), axis=dynamic[0])
     raise OnnxRefusal("an index read at run time is written only as one integer array (or integer) on one axis "
                       "with `:` elsewhere (a Gather)")
@@ -675,13 +676,31 @@ _row("zeros ones empty full arange linspace eye", "(a constant)",
      lambda b, node: b.refuse("its operands must be compile-time values"),
      "computed when the file is written (its operands are compile-time values)", keywords="*")
 
-# --- structure -----------------------------------------------------------------------------------------
-_row("note", "(nothing)", lambda b, node: None, "a comment in the generated code")
-
-# Ops with no row, and why (the docs list them; the writer's refusal names the reason and the line).
 _PYTHON = "runs Python code or touches Python objects, which an ONNX file cannot hold"
 _WRITES = "writes an array in place; ONNX values are never written after they are made"
 _NEVER = "never reaches a backend"
+
+
+# --- structure -----------------------------------------------------------------------------------------
+_row("note", "(nothing)", lambda b, node: None, "a comment in the generated code")
+
+
+def _inplace(b, node):
+    from .types import ScalarType
+    if not isinstance(node.operands[0].type, ScalarType):
+        raise OnnxRefusal(_WRITES)
+    return SPELLINGS[node.attrs["op"]].build(b, node)     # `k += 1` on a Python number rebinds `k`
+
+
+_row("inplace", "(its operator's row)", _inplace, "on a Python number (`k += 1`); on arrays refused: " + _WRITES)
+_row("if", "If", lambda b, node: b.if_(node),
+     "branches as subgraphs reading outer values by name; each yielded value keeps one dtype")
+_row("for_range", "Loop", lambda b, node: b.for_range(node),
+     "trip count len(range(...)); the index start + k * step; a compile-time step", keywords="carried")
+_row("while", "Loop", lambda b, node: b.while_(node),
+     "the condition written before the loop and again at the end of the body", keywords="carried")
+
+# Ops with no row, and why (the docs list them; the writer's refusal names the reason and the line).
 NOT_EXPORTED = {
     **{name: _PYTHON for name in ("fallback", "pycall", "setattr", "getattr", "load_global", "store_global",
                                   "call", "dict", "format", "isinstance", "tolist", "list", "raise", "assert")},
@@ -689,7 +708,7 @@ NOT_EXPORTED = {
     "raise": "raises a Python exception at run time; ONNX has none",
     "assert": "checks a condition at run time and raises; ONNX has no exceptions",
     "list": "a Python list value (a fancy index written as a list is folded before this point)",
-    **{name: _WRITES for name in ("setitem", "inplace", "add_at", "copyto", "put", "place", "putmask", "refresh",
+    **{name: _WRITES for name in ("setitem", "add_at", "copyto", "put", "place", "putmask", "refresh",
                                   "append")},
     "refresh": "follows a change of an array's shape or dtype in place; ONNX values are never written",
     "append": "the tape of a differentiated loop (training code, not a model)",
@@ -697,10 +716,6 @@ NOT_EXPORTED = {
     "scratch": "a buffer kept between calls (a NumPy-only optimization, not made for export)",
     "sum_to": "a helper of the backward pass (export a model, not its gradient)",
     "add_reduceat": "a helper of the backward pass (export a model, not its gradient)",
-    "if": "a run-time branch: not written yet (ONNX's If would hold it); write the choice with np.where",
-    "for_range": "a loop that stays a loop: not written yet (ONNX's Loop would hold it); at O2 most loops "
-                 "become whole-array code first",
-    "while": "a run-time loop: not written yet (ONNX's Loop would hold it)",
     **{name: "`np.histogram`'s steps need `np.bincount`, which ONNX does not have"
        for name in ("hist_range", "hist_edges", "hist_index", "hist_counts")},
     "sort": "ONNX sorts with TopK, which does not promise NumPy's order among equal values",

@@ -420,12 +420,76 @@ def test_each_row_equals_numpy(name, fn, inputs, tmp_path):
     close(got, expected)
 
 
+# --- run-time branches and loops: ONNX If and Loop ---------------------------------------------------------
+
+def branch(x):
+    if x.sum() > 0:
+        y = x * 2
+    else:
+        y = x - 1
+    return y + 1
+
+
+def carried_loop(x):
+    s = x[0]
+    for i in range(1, x.shape[0]):
+        s = s * 0.5 + x[i]
+    return s
+
+
+def run_time_bounds(x, n):
+    s = x[0] * 0
+    for i in range(n[0], n[1], 2):
+        s = s + x[i] * i
+    for i in range(n[1], n[0], -3):
+        s = s - x[i]
+    return s
+
+
+def while_loop(x):
+    k = 0
+    while x.sum() < 100:
+        x = x * 2
+        k += 1
+    return x, k
+
+
+def branch_in_loop(x):
+    out = x * 0
+    for i in range(x.shape[0]):
+        if x[i] > 0:
+            out = out + x[i]
+        else:
+            out = out - 1.0
+    return out
+
+
+REGIONS = [(branch, (f32(3, 2),)), (branch, (-np.abs(f32(3, 2)),)), (carried_loop, (f32(5),)),
+           (run_time_bounds, (f32(9), np.array([1, 8]))), (run_time_bounds, (f32(9), np.array([8, 1]))),
+           (while_loop, (np.abs(f32(3)) + 0.1,)), (branch_in_loop, (f32(4),))]
+
+
+@needs_onnx
+@pytest.mark.parametrize("level", ["O0", "O1"])
+@pytest.mark.parametrize("fn,inputs", REGIONS, ids=[f"{fn.__name__}{k}" for k, (fn, _) in enumerate(REGIONS)])
+def test_branches_and_loops_become_if_and_loop(fn, inputs, level, tmp_path):
+    if fn is run_time_bounds and level == "O0":   # O0 carries the loop variable out of the first loop into the
+        with pytest.raises(ms.GraphjitError, match="`for_range` gives value 1 as a object"):   # second: refused
+            ms.export(ms.jit(fn, jit_level=level), *inputs, file_name=str(tmp_path / "m"), file_format="ONNX")
+        return
+    expected = fn(*inputs)
+    got = round_trip(tmp_path, ms.jit(fn, jit_level=level), *inputs)
+    close(got, tuple(np.asarray(e) for e in expected) if isinstance(expected, tuple) else expected)
+
+
 # --- what the writer refuses ------------------------------------------------------------------------------
 
 def branches(x):
     if x.sum() > 0:
-        return x * 2
-    return x
+        y = x.sum()
+    else:
+        y = 0.0
+    return y       # an np.float32 or a Python float, by the branch taken
 
 
 def writes(x):
