@@ -323,6 +323,13 @@ class _Writer:
         array = np.asarray(array)
         if array.dtype.kind not in "biuf":
             raise OnnxRefusal(f"uses a compile-time {array.dtype} array")
+        if array.size >= 64 and hint == "const" and \
+                (array.reshape(-1).view(np.uint8).reshape(array.size, -1) == array.reshape(-1)[:1].view(np.uint8)).all():
+            # one value repeated (`np.zeros(shape)`): the value and the shape, not every element
+            expanded = self.op("Expand", self.const(array.reshape(-1)[:1].reshape(())),
+                               self.const(np.array(array.shape, np.int64)))
+            self.dtypes[expanded] = array.dtype
+            return expanded
         name = self.fresh(hint)
         self.initializers.append(numpy_helper.from_array(np.array(array, order="C"), name))
         self.dtypes[name] = array.dtype

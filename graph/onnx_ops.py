@@ -562,10 +562,86 @@ def _gather_table(b, node):
     return b.op("Gather", padded, b.const(index), axis=0)
 
 
-_SELECTIONS = "sliding_window_view flip roll tile repeat broadcast_to diag triu tril take"
+_SELECTIONS = "flip roll tile repeat diag triu tril take"
 _row(_SELECTIONS, "Gather (index table)", _gather_table,
      "the selection computed by NumPy when the file is written; its operands after the first are compile-time",
      keywords="*")
+
+
+def _windows(b, node):
+    """sliding_window_view: per windowed axis, a Gather by a (windows, window) table (small: the axis's length
+    times the window's), then the window axes moved to the end as NumPy puts them."""
+    if set(node.attrs) - {"axis"} or len(node.operands) != 2:
+        raise OnnxRefusal("only `window_shape` and `axis` are written")
+    rank = len(b.shape(0))
+    window = b.static(1)
+    window = tuple(int(w) for w in (window if isinstance(window, (tuple, list)) else (window,)))
+    axis = node.attrs.get("axis")
+    axes = tuple(range(rank)) if axis is None else tuple(a % rank for a in (axis if isinstance(axis, (tuple, list))
+                                                                            else (axis,)))
+    if len(axes) != len(window) or len(set(axes)) != len(axes):
+        return _gather_table(b, node)        # an axis windowed twice: the table says what NumPy does
+    layout = [("axis", a) for a in range(rank)]
+    v = b.x(0, b.out)
+    for k, (a, w) in enumerate(zip(axes, window)):
+        n = b.shape(0)[a] - w + 1
+        if n < 1:
+            raise OnnxRefusal("has a window larger than the array")
+        table = np.arange(n)[:, None] + np.arange(w)[None, :]
+        position = layout.index(("axis", a))
+        v = b.op("Gather", v, b.const(table.astype(np.int64)), axis=position)
+        layout[position + 1:position + 1] = [("window", k)]
+    order = [("axis", a) for a in range(rank)] + [("window", k) for k in range(len(window))]
+    return b.op("Transpose", v, perm=[layout.index(label) for label in order])
+
+
+_row("sliding_window_view", "Gather, Transpose", _windows,
+     "one small (windows, window) table per windowed axis", keywords="axis")
+
+
+def _broadcast(b, node):
+    b.static(1)
+    return b.op("Expand", b.x(0, b.out), b.const(np.array(b.out_shape, np.int64)))
+
+
+_row("broadcast_to", "Expand", _broadcast, keywords="subok")
+
+
+def _basic_index(b, node) -> str:
+    """`x[1:, ::-2, 0, None]` with a compile-time index of slices, integers, None and `...`: a Slice, then a
+    Reshape to the result's shape (which drops the integers' axes and adds None's)."""
+    index = node.attrs["index"]
+    rank = len(b.shape(0))
+    items = list(index)
+    if items.count(Ellipsis) > 1 or any(not isinstance(i, (slice, int, type(None), type(Ellipsis))) or
+                                        isinstance(i, bool) for i in items):
+        return None
+    taken = sum(1 for i in items if i is not None and i is not Ellipsis)
+    if Ellipsis in items:
+        at = items.index(Ellipsis)
+        items[at:at + 1] = [slice(None)] * (rank - taken)
+    items += [slice(None)] * (rank - sum(1 for i in items if i is not None))
+    starts, ends, axes, steps = [], [], [], []
+    dim = 0
+    for item in items:
+        if item is None:
+            continue
+        n = b.shape(0)[dim]
+        if isinstance(item, int):
+            k = item + n if item < 0 else item
+            if not 0 <= k < n:
+                return None      # NumPy raises IndexError: the table (evaluated by NumPy) reports it
+            item = slice(k, k + 1, 1)
+        start, stop, step = item.indices(n)
+        if (start, stop, step) != (0, n, 1):
+            if step < 0 and stop < 0:
+                stop = np.iinfo(np.int64).min      # "before index 0" (Python's -1 here would mean the last)
+            starts.append(start), ends.append(stop), axes.append(dim), steps.append(step)
+        dim += 1
+    v = b.x(0, b.out)
+    if axes:
+        v = b.op("Slice", v, *(b.const(np.array(part, np.int64)) for part in (starts, ends, axes, steps)))
+    return b.op("Reshape", v, b.const(np.array(b.out_shape, np.int64)))
 
 
 def _getitem(b, node):
@@ -575,7 +651,7 @@ def _getitem(b, node):
             or isinstance(item, slice) and any(isinstance(p, OperandRef) for p in (item.start, item.stop, item.step))]
     dynamic = [k for k in refs if not all(b.is_static(r.index) for r in _refs_of(index[k]))]
     if not dynamic:
-        return _gather_table(b, node)
+        return (not refs and _basic_index(b, node)) or _gather_table(b, node)
     # one run-time integer index (array or scalar) with whole-axis slices elsewhere: Gather on its axis
     rest = [item for k, item in enumerate(index) if k != dynamic[0]]
     item = index[dynamic[0]]

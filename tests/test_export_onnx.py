@@ -122,6 +122,16 @@ def test_lenet(tmp_path):
 
 
 @needs_onnx
+def test_convolutions_and_pools_stay_the_size_of_their_weights(tmp_path):
+    """Windows and strided slices are small Gathers and Slices, not index tables the size of the result."""
+    net = nn.SequentialCell(nn.Conv2d(3, 8, 3, has_bias=True), nn.ReLU(), nn.MaxPool2d(2, 2), nn.AvgPool2d(2, 2))
+    x = f32(8, 3, 64, 64)
+    close(round_trip(tmp_path, net, x), net(x))
+    weights = sum(p.nbytes for p in net.trainable_params())
+    assert os.path.getsize(tmp_path / "model.onnx") < weights + 64 * 1024
+
+
+@needs_onnx
 def test_the_saving_and_loading_chapter(tmp_path, monkeypatch):
     """MindSpore's chapter with file_format="ONNX" (MINDIR is refused): export, load, GraphCell."""
     monkeypatch.chdir(tmp_path)
@@ -361,6 +371,11 @@ def row_selections(x):
             np.broadcast_to(x[0], (2, 4)))
 
 
+def row_basic_index(x):
+    return (x[::-1], x[1:, ::-2], x[-1], x[..., 1], x[None, 1:2, ..., None], x[5:], x[:, -10:2], x[2:0:-1, :1],
+            x[..., ::-3], x[:, 3:-7:-1], x[-2:, None])
+
+
 def row_gather_by_run_time_index(x, i):
     return x[i], x[:, i], x[i[0]]
 
@@ -401,7 +416,7 @@ def _functions():
         ("compare_mixed", (INTS, INTS.astype(np.float64))), ("casts", (a,)), ("py_min_max", (a, b)),
         ("linear", (a, b)), ("layout", (a,)), ("selections", (a,)),
         ("gather_by_run_time_index", (a, np.array([2, 0, -1], np.int64))), ("join", (a, b)), ("pad", (a,)),
-        ("creation", (a,)), ("shapes", (a,)),
+        ("creation", (a,)), ("shapes", (a,)), ("basic_index", (a,)),
     ]
     return [(name, globals()[f"row_{name}"], inputs) for name, inputs in cases]
 
