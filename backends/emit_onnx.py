@@ -323,10 +323,11 @@ class _Writer:
         array = np.asarray(array)
         if array.dtype.kind not in "biuf":
             raise OnnxRefusal(f"uses a compile-time {array.dtype} array")
+        flat = np.ascontiguousarray(array).reshape(-1)
         if array.size >= 64 and hint == "const" and \
-                (array.reshape(-1).view(np.uint8).reshape(array.size, -1) == array.reshape(-1)[:1].view(np.uint8)).all():
+                (flat.view(np.uint8).reshape(array.size, -1) == flat[:1].view(np.uint8)).all():   # bit for bit
             # one value repeated (`np.zeros(shape)`): the value and the shape, not every element
-            expanded = self.op("Expand", self.const(array.reshape(-1)[:1].reshape(())),
+            expanded = self.op("Expand", self.const(flat[:1].reshape(())),
                                self.const(np.array(array.shape, np.int64)))
             self.dtypes[expanded] = array.dtype
             return expanded
