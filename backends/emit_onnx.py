@@ -170,10 +170,6 @@ class _Writer:
             k = node.attrs["index"]
             self.values[node.id] = source[k] if isinstance(source, tuple) else Static(source.value[k])
             return
-        row = SPELLINGS.get(op)
-        if row is None:
-            self.refuse(NOT_EXPORTED.get(op) or STRUCTURAL.get(op) or "has no ONNX row")
-        self.check_keywords(node, row)
         operands = [self.values[o.id] for o in node.operands]
         if operands and all(isinstance(v, Static) for v in operands) and node.opdef.pure and \
                 not node.opdef.effect and not node.regions and op != "note":
@@ -181,8 +177,14 @@ class _Writer:
                 value = value_of(node, [v.value for v in operands])
             except Exception as e:
                 self.refuse(f"cannot be computed when the file is written ({type(e).__name__}: {e})")
+            if op in ("empty", "empty_like"):   # any contents are right; zeros make the file reproducible
+                value = np.zeros_like(value)
             self.values[node.id] = Static(value)
             return
+        row = SPELLINGS.get(op)
+        if row is None:
+            self.refuse(NOT_EXPORTED.get(op) or STRUCTURAL.get(op) or "has no ONNX row")
+        self.check_keywords(node, row)
         try:
             result = row.build(self, node)
         except OnnxRefusal as e:

@@ -240,6 +240,47 @@ def _floordiv(b, node):
     return b.op("Where", zero, b.const(np.array(0, b.out)), quotient)
 
 
+def _hypot(b, node):
+    """sqrt(a² + b²) scaled by the larger magnitude, so it overflows only where NumPy's hypot does; inf wins
+    over NaN, as in NumPy."""
+    x, y = b.op("Abs", b.x(0, b.out)), b.op("Abs", b.x(1, b.out))
+    zero = b.const(np.array(0, b.out))
+    big, small = b.op("Max", x, y), b.op("Min", x, y)
+    safe = b.op("Where", b.op("Equal", big, zero), b.const(np.array(1, b.out)), big)
+    ratio = b.op("Div", small, safe)
+    result = b.op("Mul", big, b.op("Sqrt", b.op("Add", b.const(np.array(1, b.out)), b.op("Mul", ratio, ratio))))
+    result = b.op("Where", b.op("Equal", big, zero), zero, result)
+    inf = b.op("Or", b.op("IsInf", x), b.op("IsInf", y))
+    return b.op("Where", inf, b.const(np.array(np.inf, b.out)), result)
+
+
+_row("hypot", "Abs, Max, Min, Div, Sqrt, Mul, Where", _float_result(_hypot),
+     "scaled: no overflow NumPy does not have; within a rounding of NumPy's")
+
+
+def _diff(b, node):
+    """np.diff(a, n, axis): n times the difference of neighbours along the axis (Slice, Sub)."""
+    if node.attrs.get("kw") or set(node.attrs) - {"n", "axis"} or len(node.operands) > 2:
+        raise OnnxRefusal("only `n` and `axis` (compile-time) are written")
+    n = int(b.static(1) if len(node.operands) > 1 else node.attrs.get("n", 1))
+    axis = node.attrs.get("axis", -1)
+    rank = len(b.shape(0))
+    axis = axis % rank
+    v = b.x(0, b.out)
+    length = b.shape(0)[axis]
+    for _ in range(n):
+        if length < 1:
+            break
+        later = b.op("Slice", v, *(b.const(np.array([p], np.int64)) for p in (1, length, axis)))
+        earlier = b.op("Slice", v, *(b.const(np.array([p], np.int64)) for p in (0, length - 1, axis)))
+        v = b.op("Xor" if b.out == np.bool_ else "Sub", later, earlier)   # NumPy: `!=` of booleans
+        length -= 1
+    return v
+
+
+_row("diff", "Slice, Sub", _diff, "compile-time `n` and `axis`", keywords="n axis")
+
+
 _row("fmod", "Mod (fmod=1)", _fmod, "integer division by zero gives 0, as in NumPy")
 _row("mod np_mod", "Mod, Where", _mod, "floats: NumPy's divmod (the divisor's sign)")
 _row("floordiv floor_divide", "Mod, Sub, Div, Floor, Where", _floordiv, "floats: NumPy's divmod rounding")
@@ -393,6 +434,32 @@ def _nansum(b, node):
 _row("nansum", "IsNaN, Where, ReduceSum", _nansum, keywords="axis keepdims dtype")
 
 
+def _nan_reduce(b, node):
+    """np.nanmax / nanmin / nanmean: NaN left out; a slice of NaN only gives NaN, as NumPy does (with its warning)."""
+    axes = _axes(b, node)
+    keep = int(bool(node.attrs.get("keepdims", False)))
+    v = b.x(0, b.out)
+    if b.out.kind != "f" or not axes:
+        raise OnnxRefusal("is written for floating-point values reduced over at least one axis")
+    nan = b.op("IsNaN", v)
+    axes_c = b.const(np.array(axes, np.int64))
+    present = b.cast(b.op("Not", nan), b.out)
+    count = b.op("ReduceSum", present, axes_c, keepdims=keep)
+    if node.op == "nanmean":
+        total = b.op("ReduceSum", b.op("Where", nan, b.const(np.array(0, b.out)), v), axes_c, keepdims=keep)
+        result = b.op("Div", total, count)
+    else:
+        fill = np.array(-np.inf if node.op == "nanmax" else np.inf, b.out)
+        result = b.op("ReduceMax" if node.op == "nanmax" else "ReduceMin", b.op("Where", nan, b.const(fill), v),
+                      axes_c, keepdims=keep)
+    none = b.op("Equal", count, b.const(np.array(0, b.out)))
+    return b.op("Where", none, b.const(np.array(np.nan, b.out)), result)
+
+
+_row("nanmax nanmin nanmean", "IsNaN, Where, ReduceMax / ReduceMin / ReduceSum", _nan_reduce,
+     "a slice of NaN only gives NaN", keywords="axis keepdims")
+
+
 def _moment(b, node):
     """np.var / np.std: the mean of squared deviations, times n / (n - ddof)."""
     axes = _axes(b, node)
@@ -490,6 +557,29 @@ def _outer(b, node):
 
 
 _row("outer", "Reshape, Mul", _outer)
+
+
+def _tensordot(b, node):
+    """np.tensordot(a, b, axes): an Einsum contracting the named axes (compile-time), in NumPy's result order."""
+    if b.out.kind != "f" or node.attrs.get("kw") or set(node.attrs) - {"axes"}:
+        raise OnnxRefusal("is written for floating-point operands with compile-time `axes`")
+    axes = node.attrs["axes"] if "axes" in node.attrs else (b.static(2) if len(node.operands) > 2 else 2)
+    ra, rb = len(b.shape(0)), len(b.shape(1))
+    if isinstance(axes, (int, np.integer)):
+        pairs = (list(range(ra - int(axes), ra)), list(range(int(axes))))
+    else:
+        pairs = [list(p) if isinstance(p, (tuple, list)) else [p] for p in axes]
+    first, second = ([a % r for a in p] for p, r in zip(pairs, (ra, rb)))
+    letters = iter("abcdefghijklmnopqrstuvwxyz")
+    left = [next(letters) for _ in range(ra)]
+    right = [next(letters) for _ in range(rb)]
+    for i, j in zip(first, second):
+        right[j] = left[i]
+    out = [c for k, c in enumerate(left) if k not in first] + [c for k, c in enumerate(right) if k not in second]
+    return b.op("Einsum", b.x(0, b.out), b.x(1, b.out), equation=f"{''.join(left)},{''.join(right)}->{''.join(out)}")
+
+
+_row("tensordot", "Einsum", _tensordot, "compile-time axes, floating-point operands", keywords="axes")
 
 
 def _einsum(b, node):
@@ -799,11 +889,7 @@ NOT_EXPORTED = {
     "median": "needs a sort (see `sort`)",
     "searchsorted": "needs a sort-aware search ONNX does not have",
     "correlate": "not written yet (a Conv over one axis would hold it)",
-    "tensordot": "not written yet (Einsum would hold it)",
-    "diff": "not written yet (two index tables and a Sub would hold it)",
     "cumprod": "ONNX has CumSum but no cumulative product",
-    "nanmean": "not written yet", "nanmax": "not written yet", "nanmin": "not written yet",
-    "hypot": "sqrt(a² + b²) overflows where NumPy's hypot does not; not written yet",
     "arctan2": "ONNX has no Atan2; not written yet",
     "copysign": "the sign of -0.0 and of NaN cannot be read with ONNX operators",
     "lshift": "ONNX's BitShift is defined for unsigned integers only",
