@@ -42,8 +42,11 @@ def to_onnx(graph: Graph, weights: dict, producer_version: str = "") -> bytes:
     Raises:
         CodegenError: a node has no faithful ONNX form (names the op, the reason, the source line).
     """
-    import onnx
-
+    try:
+        import onnx
+    except ImportError:
+        raise CodegenError(f"cannot export {graph.name} to ONNX: the onnx package is not installed "
+                           "(pip install onnx, or graphjit[onnx])", graph.span) from None
     writer = _Writer(graph, weights)
     writer.run()
     model = onnx.helper.make_model(

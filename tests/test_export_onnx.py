@@ -86,6 +86,16 @@ def test_mindir_and_air_are_refused_with_one_error_naming_the_written_formats(tm
         ms.export(nn.ReLU(), f32(2, 3), file_name=str(tmp_path / "model"), file_format="GJIR", enc_key=b"k" * 16)
 
 
+def test_without_the_onnx_packages_the_errors_say_what_to_install(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "onnx", None)
+    with pytest.raises(ms.GraphjitError, match="the onnx package is not installed"):
+        ms.export(nn.ReLU(), f32(2, 3), file_name=str(tmp_path / "m"), file_format="ONNX")
+    assert not (tmp_path / "m.onnx").exists()
+    (tmp_path / "m.onnx").write_bytes(b"")
+    with pytest.raises(ms.GraphjitError, match="needs the onnx and onnxruntime packages"):
+        ms.load(str(tmp_path / "m.onnx"))
+
+
 def test_suffixes_are_added_as_mindspore_adds_them(tmp_path):
     x = f32(2, 3)
     assert ms.export(nn.ReLU(), x, file_name=str(tmp_path / "a"), file_format="GJIR") == str(tmp_path / "a.gjir")
