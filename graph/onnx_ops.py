@@ -11,15 +11,20 @@ not import `onnx`: rows only name operators.
 The graph is specialized to its example inputs, so every shape is known when the file is written:
 - Operands are cast to the result's dtype before arithmetic (NumPy's promotion, NEP 50, already
   decided it: `x * 2` on float32 is float32), to their common dtype before comparisons.
-- Ops that only select elements of operand 0 by position (`x[::2, 1]`, `sliding_window_view`,
-  `np.flip`, `np.tile`, `np.triu`...) become one `Gather` by an index table the writer computes at
-  export time by running the op on `np.arange` (graph/evaluate.py, as the interpreter runs it), so
-  the selection is NumPy's by construction; positions NumPy fills with zeros (`np.triu`) gather a
-  zero. The table has the result's size.
-- Where ONNX differs from NumPy on NaN (`ReduceMax`, `ArgMax` skip NaN; NumPy propagates it) or
-  precision (`log1p`, `expm1`), the row writes NumPy's meaning out of several operators.
+- Layout is written with ONNX's own operators (Reshape, Transpose, Slice, Expand, Concat, Pad;
+  `sliding_window_view` as one small Gather per windowed axis). Other ops that only select elements
+  of operand 0 by position (`np.flip`, `np.tile`, `np.triu`, an advanced compile-time index...) become
+  one `Gather` by an index table the writer computes by running the op on `np.arange`
+  (graph/evaluate.py, as the interpreter runs it), so the selection is NumPy's by construction;
+  positions NumPy fills with zeros (`np.triu`) gather a zero. That table has the result's size.
+- Where ONNX differs from NumPy on NaN (`ReduceMax`, `ArgMax` skip NaN; NumPy propagates it), on
+  integer division by zero, or in precision (`log1p`, `expm1`, `hypot`), the row writes NumPy's
+  meaning out of several operators.
 - A node whose operands are all compile-time values (`np.arange(6)`, `np.zeros(shape)`) is computed
-  when the file is written and stored as a constant.
+  when the file is written (whatever its row) and stored as a constant; a constant of one repeated
+  value is written as that value and an `Expand`.
+- `if`, `for_range` and `while` hold regions: the writer turns them into ONNX `If` and `Loop`
+  subgraphs (`b.if_`, `b.for_range`, `b.while_`).
 
 `NOT_EXPORTED` says, per op, why it has no row; the writer's refusal names the op and the source
 line. docs/onnx.md is generated from these tables (`python docs/gen_onnx.py`).
@@ -151,13 +156,9 @@ _row("log1p", "Add, Sub, Log, Div, Where", _float_result(_log1p), "accurate near
 _row("expm1", "Exp, Sub, Log, Div, Where", _float_result(_expm1), "accurate near 0 (exp(x) - 1 is not)")
 
 
-def _nan_extreme(op_type: str):
-    """np.maximum / np.minimum: NaN wins (ONNX Max and Min propagate it too: checked by the tests)."""
-    return _binary(op_type)
-
-
-_row("maximum", "Max", _nan_extreme("Max"))
-_row("minimum", "Min", _nan_extreme("Min"))
+# np.maximum / np.minimum: NaN wins, and ONNX's Max and Min propagate it too (tests/test_export_onnx.py checks)
+_row("maximum", "Max", _binary("Max"), "NaN propagates, as in NumPy")
+_row("minimum", "Min", _binary("Min"), "NaN propagates, as in NumPy")
 
 
 def _fextreme(op_type: str):
