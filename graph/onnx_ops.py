@@ -92,8 +92,22 @@ _row("sign", "Sign", _unary("Sign"))
 for _np, _onnx in [("exp", "Exp"), ("log", "Log"), ("sqrt", "Sqrt"), ("sin", "Sin"), ("cos", "Cos"),
                    ("tan", "Tan"), ("arcsin", "Asin"), ("arccos", "Acos"), ("arctan", "Atan"), ("sinh", "Sinh"),
                    ("cosh", "Cosh"), ("tanh", "Tanh"), ("arcsinh", "Asinh"), ("arccosh", "Acosh"),
-                   ("arctanh", "Atanh"), ("floor", "Floor"), ("ceil", "Ceil"), ("rint", "Round")]:
-    _row(_np, _onnx, _float_result(_unary(_onnx)), "half to even" if _np == "rint" else "")
+                   ("arctanh", "Atanh")]:
+    _row(_np, _onnx, _float_result(_unary(_onnx)))
+
+
+def _rounding(op_type: str):
+    """floor / ceil / rint: on integers NumPy gives them back (as integers, or as floats for rint)."""
+    def build(b, node):
+        if b.out.kind != "f":
+            return b.op("Identity", b.x(0, b.out))
+        return b.op(op_type, b.x(0, b.out))
+    return build
+
+
+_row("floor", "Floor", _rounding("Floor"), "integers unchanged")
+_row("ceil", "Ceil", _rounding("Ceil"), "integers unchanged")
+_row("rint", "Round", _rounding("Round"), "half to even")
 _row("reciprocal", "Reciprocal", _float_result(_unary("Reciprocal")))
 _row("square", "Mul", lambda b, node: (lambda v: b.op("Mul", v, v))(b.x(0, b.out)))
 
@@ -126,7 +140,8 @@ def _trunc(b, node):
     return b.op("Where", b.op("Less", v, b.const(np.array(0, b.out))), b.op("Ceil", v), b.op("Floor", v))
 
 
-_row("trunc", "Where, Ceil, Floor", _float_result(_trunc))
+_row("trunc", "Where, Ceil, Floor", lambda b, node: _trunc(b, node) if b.out.kind == "f" else
+     b.op("Identity", b.x(0, b.out)), "integers unchanged")
 
 
 def _log1p(b, node):
