@@ -87,6 +87,9 @@ each into MindSpore's primitives, which cannot be checked without MindSpore itse
 * **Branches and loops.** A run-time `if` becomes ONNX's `If` (each branch a subgraph), a loop that
   stays a loop (`for i in range(...)`, `while`) ONNX's `Loop`, with the values the loop carries as
   its loop-carried values. A value whose type depends on the branch taken (`f32[]|float`) is refused.
+* **onnxruntime's gaps.** Its CPU provider has no float64 kernel for `Tan`, `Asin`, `Acos`, `Atan`,
+  `Sinh`, `Cosh`, `Asinh`, `Acosh` and `Atanh`: a float64 model using them is valid ONNX that
+  onnxruntime refuses to load (its error, naming the operator, in one `GraphjitError`).
 * **Limits.** A model above 2 GiB would need ONNX's external data files, which graphjit does not
   write. Arrays written in place (`a[i] = v`, `a += b` on an array) are refused: write the result as
   a new value (`np.where`, `np.concatenate`), or let O2 turn the loop into whole-array code.
