@@ -338,7 +338,8 @@ def row_moments(x):
 
 
 def row_reductions_int(x):
-    return np.floor(x), np.trunc(x), np.rint(x), np.ceil(x), x.sum(), np.prod(x[:3]), np.any(x > 3), np.all(x > -8, axis=0), np.count_nonzero(x), np.cumsum(x)
+    return (np.floor(x), np.trunc(x), np.rint(x), np.ceil(x), x.sum(), np.prod(x[:3]), np.any(x > 3),
+            np.all(x > -8, axis=0), np.count_nonzero(x), np.cumsum(x))
 
 
 def row_nan_checks(x):
