@@ -187,6 +187,9 @@ class _Writer:
         row = SPELLINGS.get(op)
         if row is None:
             self.refuse(NOT_EXPORTED.get(op) or STRUCTURAL.get(op) or "has no ONNX row")
+        if node.written_positions and not (op == "inplace" and isinstance(node.operands[0].type, ScalarType)):
+            self.refuse(f"writes an array in place (its operand {node.written_positions[0]}); ONNX values are never "
+                        "written after they are made")
         self.check_keywords(node, row)
         try:
             result = row.build(self, node)

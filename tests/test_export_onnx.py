@@ -599,6 +599,12 @@ def writes(x):
     return y
 
 
+def writes_out(x):
+    y = np.zeros_like(x)
+    np.add(x, 1.0, y)
+    return y
+
+
 def sorts(x):
     return np.sort(x)
 
@@ -613,7 +619,7 @@ def either_type(x):
 
 
 @needs_onnx
-@pytest.mark.parametrize("fn,op", [(branches, "if"), (writes, "setitem"), (sorts, "sort"),
+@pytest.mark.parametrize("fn,op", [(branches, "if"), (writes, "setitem"), (writes_out, "np_add"), (sorts, "sort"),
                                    (either_type, "py_max"), (negative_power, "pow")])
 def test_refusals_name_the_op_and_the_line(fn, op, tmp_path):
     with pytest.raises(ms.GraphjitError) as info:
