@@ -119,6 +119,34 @@ def test_seed_network(tmp_path):
     close(round_trip(tmp_path, model, x), model(x))
 
 
+def _sample(name):
+    spec = importlib.util.spec_from_file_location(f"onnx_sample_{name}", ROOT / "samples" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@needs_onnx
+@pytest.mark.parametrize("name,level", [("graph_mode", "O2"), ("jit_construct", "O2"), ("jit_function", "O2"),
+                                        ("jit_transform", "O1")])
+def test_the_static_graph_chapter_samples(name, level, tmp_path):
+    """The samples of "Accelerating with Static Graphs": a jitted construct, a jitted function building its
+    network at compile time, `ms.jit(fn)`; each exported equals its eager run."""
+    module = _sample(name)
+    x = f32(8, 1, 28, 28)
+    ms.set_seed(0)
+    if hasattr(module, "run"):
+        target = module.run if name == "jit_function" else module.run_with_jit
+        plain = getattr(module.run, "__wrapped__", module.run)
+        expected = plain(x)
+        ms.set_seed(0)
+    else:
+        target = module.Network()
+        construct = getattr(module.Network.construct, "__graphjit_fn__", module.Network.construct)
+        expected = construct(target, x)
+    close(np.asarray(round_trip(tmp_path, target, x, jit_level=level)), np.asarray(expected))
+
+
 @needs_onnx
 def test_lenet(tmp_path):
     sys.path.insert(0, str(BENCHMARKS))
