@@ -100,7 +100,10 @@ each into MindSpore's primitives, which cannot be checked without MindSpore itse
 package, refuses operators of any domain but ONNX's own (custom operators would load code),
 model-local functions and tensors stored in other files (external data), and gives the bytes (not
 the path) to onnxruntime's CPU session, which writes nothing. Any failure is one `GraphjitError`
-naming the file. The callable checks its inputs' dtypes and shapes.
+naming the file. The callable checks its inputs' dtypes and shapes. Reading is bounded; running is
+the model's own computation in onnxruntime: a model from elsewhere can still loop as long, and
+allocate as much, as its operators say (a `Loop` with a huge trip count, an `Expand` to a huge
+shape), as any ONNX runtime would.
 
 ## Each op in ONNX
 
