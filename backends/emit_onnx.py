@@ -103,6 +103,7 @@ class _Writer:
         self.dtypes: dict[str, np.dtype] = {}  # ONNX name -> dtype, where known
         self.taken: set[str] = set()
         self.node: Optional[Node] = None
+        self.carried_writes: set[int] = set()   # region arguments whose writes the If/Loop carries out
 
     # --- walking the graph ---------------------------------------------------------------------
     def run(self) -> None:
@@ -166,7 +167,9 @@ class _Writer:
             self.values[node.id] = Static(node.attrs["value"])
             return
         if op == "tuple":
-            self.values[node.id] = tuple(self.values[o.id] for o in node.operands)
+            items = tuple(self.values[o.id] for o in node.operands)
+            self.values[node.id] = Static(tuple(v.value for v in items)) if all(isinstance(v, Static) for v in items) \
+                else items
             return
         if op == "tuple_get":
             source = self.values[node.operands[0].id]
@@ -187,7 +190,8 @@ class _Writer:
         row = SPELLINGS.get(op)
         if row is None:
             self.refuse(NOT_EXPORTED.get(op) or STRUCTURAL.get(op) or "has no ONNX row")
-        if node.written_positions and not (op == "inplace" and isinstance(node.operands[0].type, ScalarType)):
+        if node.written_positions and op != "setitem" and \
+                not (op == "inplace" and isinstance(node.operands[0].type, ScalarType)):
             self.refuse(f"writes an array in place (its operand {node.written_positions[0]}); ONNX values are never "
                         "written after they are made")
         self.check_keywords(node, row)
@@ -393,8 +397,11 @@ class _Writer:
         self.node = node
         return [self.values[out.id] for out in region.outputs]
 
-    def subgraph(self, region: Graph, bindings: list, types: list, inputs=(), before=None, after=None):
-        """An ONNX subgraph computing the region (outer values are read by name, as ONNX allows)."""
+    def subgraph(self, region: Graph, bindings: list, types: list, inputs=(), before=None, after=None,
+                 written=()):
+        """An ONNX subgraph computing the region (outer values are read by name, as ONNX allows); its
+        outputs: `after(outs)`, the region's own, then the final value of each array of `written`
+        (operands of the region node) the region writes."""
         from onnx import helper
         saved = self.nodes, self.value_info
         self.nodes, self.value_info = [], []
@@ -402,8 +409,10 @@ class _Writer:
             head = before() if before else []
             outs = self.inline(region, head + bindings)
             tail = after(outs) if after else []
+            finals = [self.values[arg.id] for operand in written for arg, o in self.region_args(region)
+                      if o is operand]
             declared = []
-            for k, (value, kind) in enumerate(zip(tail + outs, types)):
+            for k, (value, kind) in enumerate(zip(tail + outs + finals, types)):
                 dtype, shape = kind or _DEAD
                 source = self.materialize(Static(0) if kind is None else value, dtype)
                 name = self.fresh(f"{region.label or 'region'}_out{k}")
@@ -415,6 +424,79 @@ class _Writer:
         finally:
             self.nodes, self.value_info = saved
 
+    def check_rebindable(self, target: Node, write: Node) -> None:
+        """May a write into `target` become a new value that later reads read? Only when the graph made
+        the array itself (a fresh buffer, not an argument or a weight; in a branch or loop, an array of the
+        enclosing graph it writes, carried as a value of the If or Loop) and nothing read after the write
+        can see the old buffer: every view of it, and every branch or loop reading it, comes after the last
+        write."""
+        graph = write.graph
+        made_here = target.op not in ("arg", "param") and target.opdef.result == "fresh"
+        if target.graph is not graph or not (made_here or target.id in self.carried_writes):
+            raise OnnxRefusal("writes an array in place that the graph did not make here (an argument, a weight, "
+                              "or a view); ONNX values are never written after they are made")
+        order = graph.positions()
+        writers = sorted((u for u in graph.users(target) if self.writes_to(u, target)), key=lambda u: order[u.id])
+        for user in graph.users(target):
+            if user in writers or (user.opdef.result == "fresh" and not user.regions and target not in user.writes):
+                continue
+            later = [w for w in writers if order[w.id] > order[user.id]]
+            if not later:
+                continue                       # made after the last write: it sees the final value
+            # a view made before a write is harmless when all its reads are copies made before that write
+            reads = graph.users(user)
+            if user.regions or graph.is_output(user) or any(
+                    r.regions or r.opdef.result != "fresh" or order[r.id] > order[later[0].id] for r in reads):
+                raise OnnxRefusal(f"writes an array that `{user.op}` (a view, or a region that reads it) sees "
+                                  "before the write and reads after it; ONNX values are never written after "
+                                  "they are made")
+
+    def writes_to(self, node: Node, target: Node) -> bool:
+        """`node` is `target[...] = v`, or a branch or loop writing `target` inside."""
+        if node.op == "setitem":
+            return node.operands[0] is target
+        return any(target is operand for operand in self.region_writes(node))
+
+    def region_writes(self, node: Node) -> list:
+        """The operands of region node `node` whose arrays its regions write (`out[i] = v` in a loop body),
+        in operand order."""
+        from ..graph.alias import arg_mapping
+        if not node.regions:
+            return []
+        written = []
+        for region in node.regions:
+            for arg, operand in zip(region.args, arg_mapping(node, region)):
+                if operand is not None and operand not in written and \
+                        any(self.writes_to(user, arg) for user in region.users(arg)):
+                    written.append(operand)
+        return sorted(written, key=lambda o: next(k for k, x in enumerate(node.operands) if x is o))
+
+    def rebind(self, target: Node, name: str, dtype) -> None:
+        """Later reads of `target` read `name` (its value after a write)."""
+        self.values[target.id] = name
+        self.dtypes[name] = np.dtype(dtype)
+
+    def region_args(self, region: Graph) -> list:
+        """(region argument, the operand of the region node it receives)."""
+        from ..graph.alias import arg_mapping
+        return list(zip(region.args, arg_mapping(region.parent, region)))
+
+    def carry_writes(self, node: Node) -> tuple:
+        """The arrays the regions of `node` write: (operands, their (dtype, shape)), each checked as the
+        enclosing graph's write; their region arguments may then be written."""
+        written = self.region_writes(node)
+        for operand in written:
+            self.check_rebindable(operand, node)
+            for region in node.regions:
+                for arg, o in self.region_args(region):
+                    if o is operand:
+                        self.carried_writes.add(arg.id)
+        return written, [(dtype_of(o.type), shape_of(o.type)) for o in written]
+
+    def rebind_all(self, written: list, names: list) -> None:
+        for operand, name in zip(written, names):
+            self.rebind(operand, name, dtype_of(operand.type))
+
     def condition(self, value) -> str:
         """Python's truth of a one-element value, as a bool."""
         name = self.materialize(value, None)
@@ -425,15 +507,18 @@ class _Writer:
         self.check_scalar(0, "the condition of `if`")
         cond = self.condition(self.values[node.operands[0].id])
         types = self.region_types(node)
+        written, written_types = self.carry_writes(node)
         outer = [self.values[o.id] for o in node.operands[1:]]
         regions = {r.label: r for r in node.regions}
-        branches = {label: self.subgraph(regions[label], outer, types) for label in ("then", "else")}
-        outs = [self.fresh(f"{_safe(node.name or 'if')}_{k}") for k in range(len(types))]
+        branches = {label: self.subgraph(regions[label], outer, types + written_types, written=written)
+                    for label in ("then", "else")}
+        outs = [self.fresh(f"{_safe(node.name or 'if')}_{k}") for k in range(len(types) + len(written))]
         self.nodes.append(helper.make_node("If", [cond], outs, then_branch=branches["then"],
                                            else_branch=branches["else"]))
-        for name, kind in zip(outs, types):
+        for name, kind in zip(outs, types + written_types):
             self.dtypes[name] = (kind or _DEAD)[0]
-        return tuple(outs)
+        self.rebind_all(written, outs[len(types):])
+        return tuple(outs[:len(types)])
 
     def check_scalar(self, k: int, what: str) -> None:
         t = self.node.operands[k].type
@@ -454,16 +539,19 @@ class _Writer:
         self.dtypes[iteration], self.dtypes[cond_in] = np.dtype(np.int64), np.dtype(np.bool_)
         return iteration, cond_in, carried, inputs
 
-    def loop(self, node: Node, trip, cond, initial: list, body) -> tuple:
+    def loop(self, node: Node, trip, cond, initial: list, body, types: list, written: list) -> tuple:
+        """The Loop node; `types` and `initial` include the written arrays, carried after the loop's own."""
         from onnx import helper
-        types = self.region_types(node)
+        initial = initial + [self.values[o.id] for o in written]
         outs = [self.fresh(f"{_safe(node.name or node.op)}_{k}") for k in range(len(types))]
         initial = [self.materialize(Static(0) if kind is None else v, (kind or _DEAD)[0])
                    for v, kind in zip(initial, types)]
         self.nodes.append(helper.make_node("Loop", [trip, cond, *initial], outs, body=body))
         for name, kind in zip(outs, types):
             self.dtypes[name] = (kind or _DEAD)[0]
-        return tuple(outs)
+        own = len(types) - len(written)
+        self.rebind_all(written, outs[own:])
+        return tuple(outs[:own])
 
     def for_range(self, node: Node) -> tuple:
         """`for i in range(start, stop, step)`: a Loop of len(range(...)) iterations, i = start + k * step."""
@@ -481,8 +569,12 @@ class _Writer:
             trip = self.op("Max", self.op("Div", ahead, self.const(np.array(abs(step), np.int64))),
                            self.const(np.array(0, np.int64)))   # a negative span truncates to <= 0: no iteration
         values = [self.values[o.id] for o in node.operands]
-        carried_init, captured = values[3:3 + n], values[3 + n:]
+        written, written_types = self.carry_writes(node)
+        types = types + written_types
+        carried_init = values[3:3 + n]
         iteration, cond_in, carried, inputs = self.loop_inputs(types)
+        captured = [carried[len(types) - len(written) + written.index(o)] if o in written else v
+                    for o, v in zip(node.operands[3 + n:], values[3 + n:])]
         start_value = values[0]
 
         def index():
@@ -494,9 +586,9 @@ class _Writer:
         def keep_going(outs):
             return [cond_in]
 
-        body = self.subgraph(node.regions[0], carried + captured, [(np.dtype(np.bool_), ())] + types, inputs,
-                             before=index, after=keep_going)
-        return self.loop(node, trip, "", carried_init, body)
+        body = self.subgraph(node.regions[0], carried[:n] + captured, [(np.dtype(np.bool_), ())] + types, inputs,
+                             before=index, after=keep_going, written=written)
+        return self.loop(node, trip, "", carried_init, body, types, written)
 
     def while_(self, node: Node) -> tuple:
         """`while cond:`: the condition on the initial values, then a Loop whose body ends with it again."""
@@ -504,19 +596,23 @@ class _Writer:
         regions = {r.label: r for r in node.regions}
         types = self.region_types(node)
         values = [self.values[o.id] for o in node.operands]
-        captured = values[n:]
         first = self.inline(regions["cond"], values)
         self.node = node
         cond = self.condition(first[0])
+        written, written_types = self.carry_writes(node)
+        types = types + written_types
         iteration, cond_in, carried, inputs = self.loop_inputs(types)
-
+        captured = [carried[len(types) - len(written) + written.index(o)] if o in written else v
+                    for o, v in zip(node.operands[n:], values[n:])]
         def again(outs):
-            test = self.inline(regions["cond"], list(outs) + captured)
+            after_body = [self.values[arg.id] if o in written else v
+                          for (arg, o), v in zip(self.region_args(regions["body"])[n:], captured)]
+            test = self.inline(regions["cond"], list(outs) + after_body)
             return [self.condition(test[0])]
 
-        body = self.subgraph(regions["body"], carried + captured, [(np.dtype(np.bool_), ())] + types, inputs,
-                             after=again)
-        return self.loop(node, "", cond, values[:n], body)
+        body = self.subgraph(regions["body"], carried[:n] + captured, [(np.dtype(np.bool_), ())] + types, inputs,
+                             after=again, written=written)
+        return self.loop(node, "", cond, values[:n], body, types, written)
 
     def fresh(self, hint: str) -> str:
         base = _safe(hint)

@@ -57,7 +57,7 @@ def load_onnx(file) -> "OnnxGraph":
     if problem:
         raise bad(problem)
     options = onnxruntime.SessionOptions()
-    options.log_severity_level = 3
+    options.log_severity_level = 4   # only fatal messages: errors reach the user as one GraphjitError
     try:
         session = onnxruntime.InferenceSession(data, options, providers=["CPUExecutionProvider"])
     except Exception as e:   # onnxruntime's own exception classes
@@ -87,8 +87,9 @@ def _check_graph(graph, onnx) -> str:
 
 
 def _first_line(e: Exception) -> str:
-    text = str(e).strip().splitlines()
-    return (text[0] if text else type(e).__name__)[:300]
+    """onnxruntime's message on one line (it spans several), at most 400 characters."""
+    text = " ".join(str(e).split())
+    return (text or type(e).__name__)[:400]
 
 
 class OnnxGraph:

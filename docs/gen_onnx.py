@@ -90,9 +90,15 @@ each into MindSpore's primitives, which cannot be checked without MindSpore itse
 * **onnxruntime's gaps.** Its CPU provider has no float64 kernel for `Tan`, `Asin`, `Acos`, `Atan`,
   `Sinh`, `Cosh`, `Asinh`, `Acosh` and `Atanh`: a float64 model using them is valid ONNX that
   onnxruntime refuses to load (its error, naming the operator, in one `GraphjitError`).
+* **Writes into arrays.** `a[index] = v` into an array the function made itself (`np.zeros`,
+  `x.copy()`, any fresh result) becomes a `ScatterND` giving a new value, which every later read of
+  `a` reads; in a branch or a loop body, the written array is carried out of the `If` or `Loop` as a
+  value. The index may read integers at run time (`out[i, j] = v`): one that is out of range makes
+  onnxruntime fail, as NumPy raises `IndexError`. Refused, with the line: writes into arguments and
+  weights (an ONNX model has no state to update), into views, and into an array a view of which is
+  read after the write (the view would not see it); `a += b` on an array; `out=`.
 * **Limits.** A model above 2 GiB would need ONNX's external data files, which graphjit does not
-  write. Arrays written in place (`a[i] = v`, `a += b` on an array) are refused: write the result as
-  a new value (`np.where`, `np.concatenate`), or let O2 turn the loop into whole-array code.
+  write.
 
 ## Loading an ONNX file
 

@@ -750,6 +750,55 @@ def _basic_index(b, node) -> str:
     return b.op("Reshape", v, b.const(np.array(b.out_shape, np.int64)))
 
 
+def _positions(b, node, shape) -> tuple:
+    """Flat positions (in `shape`, C order) of what `node.attrs['index']` selects, when the index's run-time
+    parts are integers (one value each): NumPy's indexing of `np.arange` with each such integer taken as 0,
+    plus each integer times its axis's stride. An integer out of its axis's range makes every position
+    out of range, so the Gather or ScatterND fails at run time as NumPy raises IndexError.
+    Returns (a compile-time array, or an ONNX name of that shape; the positions with each integer taken as 0)."""
+    from .evaluate import build_index
+    from .literals import OperandRef
+    index = node.attrs["index"]
+    vals = [None] * len(node.operands)
+    scalars = []    # (axis, operand)
+    axis = 0
+    for item in index:
+        for ref in _refs_of(item):
+            if b.is_static(ref.index):
+                vals[ref.index] = b.static(ref.index)
+            elif isinstance(item, OperandRef) and _is_integer(node.operands[ref.index].type):
+                vals[ref.index] = 0
+                scalars.append((axis, ref.index))
+            else:
+                raise OnnxRefusal("is written when what the index reads at run time is integers (one value "
+                                  "each); an array or a slice bound read at run time is not")
+        if item is Ellipsis:
+            axis = len(shape) - sum(1 for i in index if i is not None and i is not Ellipsis) + axis
+        elif item is not None:
+            axis += 1
+    n = int(np.prod(shape))
+    table = np.asarray(np.arange(n, dtype=np.int64).reshape(shape)[build_index(node, index, vals)])
+    if not scalars:
+        return table, table
+    flat = b.const(table)
+    valid = None
+    for axis, k in scalars:
+        i = b.x(k, np.int64)
+        size = b.const(np.array(shape[axis], np.int64))
+        inside = b.op("And", b.op("GreaterOrEqual", i, b.op("Neg", size)), b.op("Less", i, size))
+        valid = inside if valid is None else b.op("And", valid, inside)
+        i = b.op("Where", b.op("Less", i, b.const(np.array(0, np.int64))), b.op("Add", i, size), i)
+        flat = b.op("Add", flat, b.op("Mul", i, b.const(np.array(int(np.prod(shape[axis + 1:])), np.int64))))
+    return b.op("Where", valid, flat, b.const(np.array(n, np.int64))), table
+
+
+def _is_integer(t) -> bool:
+    """A Python int or a 0-d integer array: one integer."""
+    if getattr(t, "kind", "") == "int":
+        return True
+    return getattr(t, "shape", None) == () and np.dtype(getattr(t, "dtype", None) or "O").kind in "iu"
+
+
 def _getitem(b, node):
     from .literals import OperandRef
     index = node.attrs["index"]
@@ -762,12 +811,13 @@ def _getitem(b, node):
     rest = [item for k, item in enumerate(index) if k != dynamic[0]]
     item = index[dynamic[0]]
     kind = b.in_dtype(item.index).kind if isinstance(item, OperandRef) and b.in_dtype(item.index) is not None \
-        else getattr(node.operands[item.index].type, "kind", "") if isinstance(item, OperandRef) else ""
+        else ""
     if len(dynamic) == 1 and isinstance(item, OperandRef) and all(i == slice(None) for i in rest) \
-            and kind in ("i", "u", "int") and Ellipsis not in index:
+            and kind in ("i", "u") and b.shape(item.index) != () and Ellipsis not in index:
         return b.op("Gather", b.x(0, b.out), b.x(item.index, np.int64), axis=dynamic[0])
-    raise OnnxRefusal("an index read at run time is written only as one integer array (or integer) on one axis "
-                      "with `:` elsewhere (a Gather)")
+    positions, _ = _positions(b, node, b.shape(0))     # integers read at run time: x[i, j], x[i, 1:]
+    flat = b.op("Reshape", b.x(0, b.out), b.const(np.array([-1], np.int64)))
+    return b.op("Gather", flat, positions if isinstance(positions, str) else b.const(positions), axis=0)
 
 
 def _refs_of(item):
@@ -864,7 +914,8 @@ _NEVER = "never reaches a backend"
 
 
 # --- structure -----------------------------------------------------------------------------------------
-_row("note", "(nothing)", lambda b, node: None, "a comment in the generated code")
+# The passes' notes (`vectorize=` on a loop, `text=` of a note) describe; they do not change meaning.
+_row("note", "(nothing)", lambda b, node: None, "a comment in the generated code", keywords="*")
 
 
 def _inplace(b, node):
@@ -874,13 +925,54 @@ def _inplace(b, node):
     return SPELLINGS[node.attrs["op"]].build(b, node)     # `k += 1` on a Python number rebinds `k`
 
 
+def _setitem(b, node):
+    """`a[index] = v` on an array this graph made and nothing else sees yet: a ScatterND into a new value,
+    which every later read of `a` reads (b.rebind). Positions come from NumPy's own indexing of `np.arange`
+    (the last of repeated positions wins, as in NumPy)."""
+    target = node.operands[0]
+    b.check_rebindable(target, node)
+    shape, dtype = b.shape(0), b.in_dtype(0)
+    value = b.x(1, dtype)
+    positions, table = _positions(b, node, shape)
+    selection = table.shape
+    try:
+        spread = np.broadcast_shapes(b.shape(1), selection)
+    except ValueError:
+        raise OnnxRefusal(f"assigns a value of shape {b.shape(1)} to a selection of shape {selection}") from None
+    if int(np.prod(spread)) != int(np.prod(selection)):
+        raise OnnxRefusal(f"assigns a value of shape {b.shape(1)} to a selection of shape {selection}")
+    updates = b.op("Reshape", b.op("Expand", value, b.const(np.array(selection, np.int64))),
+                   b.const(np.array([-1], np.int64)))
+    flat = table.reshape(-1)
+    keep = np.sort(len(flat) - 1 - np.unique(flat[::-1], return_index=True)[1])
+    if len(keep) != len(flat):                       # repeated positions: the last assignment wins
+        updates = b.op("Gather", updates, b.const(keep.astype(np.int64)), axis=0)
+    if isinstance(positions, str):                   # moved by the integers read at run time
+        where = b.op("Reshape", positions, b.const(np.array([-1, 1], np.int64)))
+        if len(keep) != len(flat):
+            where = b.op("Gather", where, b.const(keep.astype(np.int64)), axis=0)
+    else:
+        where = b.const(flat[keep][:, None])
+    written = b.op("ScatterND", b.op("Reshape", b.x(0, dtype), b.const(np.array([-1], np.int64))), where, updates)
+    b.rebind(target, b.op("Reshape", written, b.const(np.array(shape, np.int64))), dtype)
+    return None
+
+
+_row("setitem", "ScatterND", _setitem,
+     "on an array the graph made (np.zeros, a.copy(), ...) with no view of it read after the write; an "
+     "index whose run-time parts are integers")
+
+
 _row("inplace", "(its operator's row)", _inplace, "on a Python number (`k += 1`); on arrays refused: " + _WRITES)
 _row("if", "If", lambda b, node: b.if_(node),
-     "branches as subgraphs reading outer values by name; each yielded value keeps one dtype")
+     "branches as subgraphs reading outer values by name; each yielded value keeps one dtype; an array a "
+     "branch writes is carried out as a value", keywords="*")
 _row("for_range", "Loop", lambda b, node: b.for_range(node),
-     "trip count len(range(...)); the index start + k * step; a compile-time step", keywords="carried")
+     "trip count len(range(...)); the index start + k * step; a compile-time step; an array the body writes "
+     "is a loop-carried value", keywords="*")
 _row("while", "Loop", lambda b, node: b.while_(node),
-     "the condition written before the loop and again at the end of the body", keywords="carried")
+     "the condition written before the loop and again at the end of the body; an array the body writes is a "
+     "loop-carried value", keywords="*")
 
 # Ops with no row, and why (the docs list them; the writer's refusal names the reason and the line).
 NOT_EXPORTED = {
@@ -890,7 +982,7 @@ NOT_EXPORTED = {
     "raise": "raises a Python exception at run time; ONNX has none",
     "assert": "checks a condition at run time and raises; ONNX has no exceptions",
     "list": "a Python list value (a fancy index written as a list is folded before this point)",
-    **{name: _WRITES for name in ("setitem", "add_at", "copyto", "put", "place", "putmask", "refresh",
+    **{name: _WRITES for name in ("add_at", "copyto", "put", "place", "putmask", "refresh",
                                   "append")},
     "refresh": "follows a change of an array's shape or dtype in place; ONNX values are never written",
     "append": "the tape of a differentiated loop (training code, not a model)",

@@ -611,6 +611,88 @@ def test_branches_and_loops_become_if_and_loop(fn, inputs, level, tmp_path):
     close(got, tuple(np.asarray(e) for e in expected) if isinstance(expected, tuple) else expected)
 
 
+# --- writes into arrays the graph made: ScatterND into a new value ------------------------------------------
+
+def writes(x):
+    y = np.zeros_like(x)
+    y[0] = x[0]
+    y[1:, ::2] = 5
+    y[[0, 0, 2], 1] = x[0, :3]      # repeated positions: the last wins
+    z = y * 2
+    y[-1] = z[0]
+    return y, z
+
+
+def writes_at_run_time_positions(x, i):
+    y = x.copy()
+    y[i[0]] = -1.0
+    y[:, i[1]] = 7
+    y[i[0], i[1] - 1] = x[0, 0]
+    return y, x[i[0], i[1]], x[i[1], 1:]
+
+
+def loop_writes(x):
+    y = np.zeros_like(x)
+    y[0] = x[0]
+    for i in range(1, x.shape[0]):
+        y[i] = y[i - 1] * 0.5 + x[i]
+    return y
+
+
+def branch_writes(x):
+    y = np.zeros_like(x)
+    if x.sum() > 0:
+        y[0] = 1.0
+    else:
+        y[1] = 2.0
+    return y
+
+
+def while_writes(x):
+    y = np.zeros(5)
+    k = 0
+    while y.sum() < 10:
+        y[k % 5] = y[k % 5] + x[0]
+        k += 1
+    return y, k
+
+
+def nested_writes(x):
+    out = np.zeros((x.shape[0], x.shape[0]))
+    for i in range(x.shape[0]):
+        for j in range(x.shape[0]):
+            if x[i] > x[j]:
+                out[i, j] = x[i] - x[j]
+    return out
+
+
+WRITES = [(writes, (f32(3, 4),)), (writes_at_run_time_positions, (f32(3, 4), np.array([-1, 2]))),
+          (loop_writes, (f32(3, 4),)), (branch_writes, (f32(2, 2) + 5,)), (branch_writes, (f32(2, 2) - 5,)),
+          (while_writes, (np.array([3.0]),)), (nested_writes, (f32(4),))]
+
+
+@needs_onnx
+@pytest.mark.parametrize("level", ["O0", "O1", "O2"])
+@pytest.mark.parametrize("fn,inputs", WRITES, ids=[f"{fn.__name__}{k}" for k, (fn, _) in enumerate(WRITES)])
+def test_writes_into_arrays_the_graph_made(fn, inputs, level, tmp_path):
+    expected = fn(*inputs)
+    got = round_trip(tmp_path, ms.jit(fn, jit_level=level), *inputs)
+    close(got, tuple(np.asarray(e) for e in expected) if isinstance(expected, tuple) else expected)
+
+
+@needs_onnx
+def test_a_run_time_index_out_of_range_fails_as_numpy_raises(tmp_path):
+    x = f32(3, 4)
+    run = ms.load(ms.export(ms.jit(writes_at_run_time_positions), x, np.array([0, 1]),
+                            file_name=str(tmp_path / "w"), file_format="ONNX"))
+    close(run(x, np.array([-3, 2])), writes_at_run_time_positions(x, np.array([-3, 2])))
+    for bad in ([3, 1], [-4, 1], [0, 4]):
+        with pytest.raises(IndexError):
+            writes_at_run_time_positions(x, np.array(bad))
+        with pytest.raises(ms.GraphjitError, match="onnxruntime failed: .*(out of data bounds|invalid indice)"):
+            run(x, np.array(bad))
+
+
 # --- what the writer refuses ------------------------------------------------------------------------------
 
 def branches(x):
@@ -621,10 +703,11 @@ def branches(x):
     return y       # an np.float32 or a Python float, by the branch taken
 
 
-def writes(x):
+def view_read_after_write(x):
     y = np.zeros_like(x)
+    v = y[0]
     y[0] = x[0]
-    return y
+    return v * 2      # NumPy: the view sees the write
 
 
 def writes_out(x):
@@ -647,7 +730,7 @@ def either_type(x):
 
 
 @needs_onnx
-@pytest.mark.parametrize("fn,op", [(branches, "if"), (writes, "setitem"), (writes_out, "np_add"), (sorts, "sort"),
+@pytest.mark.parametrize("fn,op", [(branches, "if"), (view_read_after_write, "setitem"), (writes_out, "np_add"), (sorts, "sort"),
                                    (either_type, "py_max"), (negative_power, "pow")])
 def test_refusals_name_the_op_and_the_line(fn, op, tmp_path):
     with pytest.raises(ms.GraphjitError) as info:
