@@ -450,6 +450,20 @@ class _Writer:
                 raise OnnxRefusal(f"writes an array that `{user.op}` (a view, or a region that reads it) sees "
                                   "before the write and reads after it; ONNX values are never written after "
                                   "they are made")
+        if target.id in self.carried_writes:
+            # the next iteration writes it again: no view of it may outlive this one (yielded, or kept by a
+            # branch or loop inside)
+            for user in graph.users(target):
+                if user in writers or (user.opdef.result == "fresh" and not user.regions):
+                    continue
+                escapes = graph.is_output(user) or any(
+                    r.regions or r.opdef.result != "fresh" or graph.is_output(r) for r in graph.users(user)) \
+                    if not user.regions else any(
+                        not (o.opdef.result == "fresh" or isinstance(o.type, ScalarType) or o.op == "arg")
+                        for region in user.regions for o in region.outputs)
+                if escapes:
+                    raise OnnxRefusal(f"writes, in a branch or loop, an array a view of which (`{user.op}`) may "
+                                      "outlive the write; ONNX values are never written after they are made")
 
     def writes_to(self, node: Node, target: Node) -> bool:
         """`node` is `target[...] = v`, or a branch or loop writing `target` inside."""

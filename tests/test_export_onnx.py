@@ -716,6 +716,28 @@ def writes_out(x):
     return y
 
 
+def stale_view_in_loop(x):
+    y = np.zeros(3)
+    v = y[0:2]
+    s = 0.0
+    for i in range(3):
+        s = s + v.sum()      # NumPy: v is a view of y, and sees the write of the previous iteration
+        y[i] = x[i]
+        v = y[0:2]
+    return s
+
+
+def view_carried_across_iterations(x):
+    y = np.zeros(3)
+    s = 0.0
+    v = x[0:2] * 0
+    for i in range(3):
+        y[i] = x[i]
+        s = s + v.sum()      # NumPy: the view made last iteration sees this iteration's write
+        v = y[0:2]
+    return s
+
+
 def sorts(x):
     return np.sort(x)
 
@@ -730,7 +752,8 @@ def either_type(x):
 
 
 @needs_onnx
-@pytest.mark.parametrize("fn,op", [(branches, "if"), (view_read_after_write, "setitem"), (writes_out, "np_add"), (sorts, "sort"),
+@pytest.mark.parametrize("fn,op", [(branches, "if"), (view_read_after_write, "setitem"),
+                                   (stale_view_in_loop, "for_range"), (view_carried_across_iterations, "setitem"), (writes_out, "np_add"), (sorts, "sort"),
                                    (either_type, "py_max"), (negative_power, "pow")])
 def test_refusals_name_the_op_and_the_line(fn, op, tmp_path):
     with pytest.raises(ms.GraphjitError) as info:
