@@ -177,8 +177,11 @@ class _Writer:
             self.values[node.id] = source[k] if isinstance(source, tuple) else Static(source.value[k])
             return
         operands = [self.values[o.id] for o in node.operands]
+        # A write computed now happens once: right in the function's own body, not in a branch (which may
+        # not run) or a loop (which may run it again after reads)
+        once = not node.written_positions or node.graph.parent is None
         if operands and all(isinstance(v, Static) for v in operands) and node.opdef.pure and \
-                not node.opdef.effect and not node.regions and op != "note":
+                not node.opdef.effect and not node.regions and op != "note" and once:
             try:   # computed now, once: its operands are the same at every call
                 value = value_of(node, [v.value for v in operands])
             except Exception as e:
@@ -457,7 +460,7 @@ class _Writer:
                 if user in writers or (user.opdef.result == "fresh" and not user.regions):
                     continue
                 escapes = graph.is_output(user) or any(
-                    r.regions or r.opdef.result != "fresh" or graph.is_output(r) for r in graph.users(user)) \
+                    r.regions or r.opdef.result != "fresh" for r in graph.users(user)) \
                     if not user.regions else any(
                         not (o.opdef.result == "fresh" or isinstance(o.type, ScalarType) or o.op == "arg")
                         for region in user.regions for o in region.outputs)

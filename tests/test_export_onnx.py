@@ -666,7 +666,20 @@ def nested_writes(x):
     return out
 
 
-WRITES = [(writes, (f32(3, 4),)), (writes_at_run_time_positions, (f32(3, 4), np.array([-1, 2]))),
+def constant_writes_in_regions(x):
+    y = np.zeros(3)
+    if x[0] > 0:
+        y[1] = 5.0               # a compile-time write in a branch that may not run
+    z = np.ones(2)
+    s = 0.0
+    for i in range(3):
+        s = s + z[0]             # NumPy: 1 the first time, 7 after the write below
+        z[0] = 7.0
+    return y, s
+
+
+WRITES = [(constant_writes_in_regions, (np.array([1.0]),)), (constant_writes_in_regions, (np.array([-1.0]),)),
+          (writes, (f32(3, 4),)), (writes_at_run_time_positions, (f32(3, 4), np.array([-1, 2]))),
           (loop_writes, (f32(3, 4),)), (branch_writes, (f32(2, 2) + 5,)), (branch_writes, (f32(2, 2) - 5,)),
           (while_writes, (np.array([3.0]),)), (nested_writes, (f32(4),))]
 
