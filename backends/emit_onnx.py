@@ -13,6 +13,7 @@ and the user's source line.
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any, Optional
 
 import numpy as np
@@ -104,6 +105,7 @@ class _Writer:
         self.taken: set[str] = set()
         self.node: Optional[Node] = None
         self.carried_writes: set[int] = set()   # region arguments whose writes the If/Loop carries out
+        self.out_override: Optional[np.dtype] = None
 
     # --- walking the graph ---------------------------------------------------------------------
     def run(self) -> None:
@@ -193,8 +195,7 @@ class _Writer:
         row = SPELLINGS.get(op)
         if row is None:
             self.refuse(NOT_EXPORTED.get(op) or STRUCTURAL.get(op) or "has no ONNX row")
-        if node.written_positions and op != "setitem" and \
-                not (op == "inplace" and isinstance(node.operands[0].type, ScalarType)):
+        if node.written_positions and op not in ("setitem", "inplace"):
             self.refuse(f"writes an array in place (its operand {node.written_positions[0]}); ONNX values are never "
                         "written after they are made")
         self.check_keywords(node, row)
@@ -239,6 +240,8 @@ class _Writer:
     # --- the builder interface the rows use ------------------------------------------------------
     @property
     def out(self) -> np.dtype:
+        if self.out_override is not None:
+            return self.out_override
         dtype = dtype_of(self.node.type)
         if isinstance(self.node.type, UnionType):
             raise OnnxRefusal(f"gives a {self.node.type}: which one depends on the values, and an ONNX value has one "
@@ -290,6 +293,30 @@ class _Writer:
             else:
                 raise OnnxRefusal(f"operand {k} is a {operand.type}")
         return np.result_type(*parts)
+
+    @contextlib.contextmanager
+    def computing(self, dtype):
+        """Rows compute in `dtype` instead of the node's (an in-place operator computes in NumPy's dtype,
+        then casts to the array's)."""
+        self.out_override = np.dtype(dtype)
+        try:
+            yield
+        finally:
+            self.out_override = None
+
+    def probe(self, k: int):
+        """A stand-in for operand k with its dtype (a Python number for a Python number): NumPy's result
+        dtype of an op on probes is the dtype it computes in."""
+        value = self.values[self.node.operands[k].id]
+        dtype = self.in_dtype(k)
+        if dtype is not None:
+            return np.zeros(1, dtype)
+        if isinstance(value, Static):
+            return value.value
+        kind = getattr(self.node.operands[k].type, "kind", None)
+        if kind in _WEAK_SAMPLES:
+            return _WEAK_SAMPLES[kind]
+        raise OnnxRefusal(f"operand {k} is a {self.node.operands[k].type}")
 
     def is_static(self, k: int) -> bool:
         return isinstance(self.values[self.node.operands[k].id], Static)
@@ -432,46 +459,63 @@ class _Writer:
         the array itself (a fresh buffer, not an argument or a weight; in a branch or loop, an array of the
         enclosing graph it writes, carried as a value of the If or Loop) and nothing read after the write
         can see the old buffer: every view of it, and every branch or loop reading it, comes after the last
-        write."""
+        write. `a += b` results are the same array (`alias_group`)."""
         graph = write.graph
-        made_here = target.op not in ("arg", "param") and target.opdef.result == "fresh"
-        if target.graph is not graph or not (made_here or target.id in self.carried_writes):
+        group = self.alias_group(target)
+        root = group[0]
+        made_here = root.op not in ("arg", "param") and root.opdef.result == "fresh"
+        if root.graph is not graph or not (made_here or root.id in self.carried_writes):
             raise OnnxRefusal("writes an array in place that the graph did not make here (an argument, a weight, "
                               "or a view); ONNX values are never written after they are made")
         order = graph.positions()
-        writers = sorted((u for u in graph.users(target) if self.writes_to(u, target)), key=lambda u: order[u.id])
-        for user in graph.users(target):
-            if user in writers or (user.opdef.result == "fresh" and not user.regions and target not in user.writes):
+        users = [(u, m) for m in group for u in graph.users(m)]
+        writers = {u.id for u, m in users if self.writes_to(u, m)}
+        for u, m in users:
+            if u.id in writers or (u.opdef.result == "fresh" and not u.regions and m not in u.writes):
                 continue
-            later = [w for w in writers if order[w.id] > order[user.id]]
+            later = sorted(order[w] for w in writers if order[w] > order[u.id])
             if not later:
                 continue                       # made after the last write: it sees the final value
             # a view made before a write is harmless when all its reads are copies made before that write
-            reads = graph.users(user)
-            if user.regions or graph.is_output(user) or any(
-                    r.regions or r.opdef.result != "fresh" or order[r.id] > order[later[0].id] for r in reads):
-                raise OnnxRefusal(f"writes an array that `{user.op}` (a view, or a region that reads it) sees "
+            reads = graph.users(u)
+            if u.regions or graph.is_output(u) or any(
+                    r.regions or r.opdef.result != "fresh" or order[r.id] > later[0] for r in reads):
+                raise OnnxRefusal(f"writes an array that `{u.op}` (a view, or a region that reads it) sees "
                                   "before the write and reads after it; ONNX values are never written after "
                                   "they are made")
-        if target.id in self.carried_writes:
+        if root.id in self.carried_writes:
             # the next iteration writes it again: no view of it may outlive this one (yielded, or kept by a
             # branch or loop inside)
-            for user in graph.users(target):
-                if user in writers or (user.opdef.result == "fresh" and not user.regions):
+            for u, m in users:
+                if u.id in writers or (u.opdef.result == "fresh" and not u.regions):
                     continue
-                escapes = graph.is_output(user) or any(
-                    r.regions or r.opdef.result != "fresh" for r in graph.users(user)) \
-                    if not user.regions else any(
+                escapes = graph.is_output(u) or any(
+                    r.regions or r.opdef.result != "fresh" for r in graph.users(u)) \
+                    if not u.regions else any(
                         not (o.opdef.result == "fresh" or isinstance(o.type, ScalarType) or o.op == "arg")
-                        for region in user.regions for o in region.outputs)
+                        for region in u.regions for o in region.outputs)
                 if escapes:
-                    raise OnnxRefusal(f"writes, in a branch or loop, an array a view of which (`{user.op}`) may "
+                    raise OnnxRefusal(f"writes, in a branch or loop, an array a view of which (`{u.op}`) may "
                                       "outlive the write; ONNX values are never written after they are made")
+
+    def alias_group(self, node: Node) -> list:
+        """The nodes that are one array: its root and the `a op= b` results chained from it (root first)."""
+        root = node
+        while root.op == "inplace" and not isinstance(root.operands[0].type, ScalarType):
+            root = root.operands[0]
+        group, frontier = [root], [root]
+        while frontier:
+            current = frontier.pop()
+            for user in current.graph.users(current):
+                if user.op == "inplace" and user.operands[0] is current:
+                    group.append(user)
+                    frontier.append(user)
+        return group
 
     def writes_to(self, node: Node, target: Node) -> bool:
         """`node` is `target[...] = v`, or a branch or loop writing `target` inside."""
-        if node.op == "setitem":
-            return node.operands[0] is target
+        if node.op == "setitem" or node.op == "inplace" and not isinstance(node.operands[0].type, ScalarType):
+            return node.operands[0] is target    # (`k += 1` on a Python number rebinds `k`: no write)
         return any(target is operand for operand in self.region_writes(node))
 
     def region_writes(self, node: Node) -> list:
@@ -489,8 +533,9 @@ class _Writer:
         return sorted(written, key=lambda o: next(k for k, x in enumerate(node.operands) if x is o))
 
     def rebind(self, target: Node, name: str, dtype) -> None:
-        """Later reads of `target` read `name` (its value after a write)."""
-        self.values[target.id] = name
+        """Later reads of `target` (and of the `a op= b` results that are the same array) read `name`."""
+        for node in self.alias_group(target):
+            self.values[node.id] = name
         self.dtypes[name] = np.dtype(dtype)
 
     def region_args(self, region: Graph) -> list:

@@ -96,7 +96,8 @@ each into MindSpore's primitives, which cannot be checked without MindSpore itse
   value. The index may read integers at run time (`out[i, j] = v`): one that is out of range makes
   onnxruntime fail, as NumPy raises `IndexError`. Refused, with the line: writes into arguments and
   weights (an ONNX model has no state to update), into views, and into an array a view of which is
-  read after the write (the view would not see it); `a += b` on an array; `out=`.
+  read after the write (the view would not see it); `out=`. `a += b` on such an array is the same
+  write (computed in NumPy's dtype and cast back; `int_array += 1.5`, which NumPy refuses, is refused).
 * **Limits.** A model above 2 GiB would need ONNX's external data files, which graphjit does not
   write.
 

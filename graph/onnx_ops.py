@@ -919,10 +919,26 @@ _row("note", "(nothing)", lambda b, node: None, "a comment in the generated code
 
 
 def _inplace(b, node):
+    """`a op= b`: on a Python number, `a = a op b`; on an array the graph made, the same write into a new
+    value as `a[...] = a op b` (b.rebind), computed in NumPy's dtype and cast back as NumPy casts
+    (`same_kind`: `int_array += 1.5` raises in NumPy, and is refused here)."""
+    from .ops import OPS
     from .types import ScalarType
-    if not isinstance(node.operands[0].type, ScalarType):
-        raise OnnxRefusal(_WRITES)
-    return SPELLINGS[node.attrs["op"]].build(b, node)     # `k += 1` on a Python number rebinds `k`
+    row = SPELLINGS[node.attrs["op"]]
+    if isinstance(node.operands[0].type, ScalarType):
+        return row.build(b, node)       # `k += 1` on a Python number rebinds `k`
+    target = node.operands[0]
+    b.check_rebindable(target, node)
+    dtype = b.in_dtype(0)
+    with np.errstate(all="ignore"):
+        computed = np.asarray(OPS[node.attrs["op"]].fn(*(b.probe(k) for k in range(2)))).dtype
+    if not np.can_cast(computed, dtype, "same_kind"):
+        raise OnnxRefusal(f"computes {computed} into a {dtype} array, which NumPy refuses (same_kind casting)")
+    with b.computing(computed):
+        value = row.build(b, node)
+    value = b.cast(value, dtype)
+    b.rebind(target, value, dtype)
+    return value
 
 
 def _setitem(b, node):
@@ -963,7 +979,8 @@ _row("setitem", "ScatterND", _setitem,
      "index whose run-time parts are integers")
 
 
-_row("inplace", "(its operator's row)", _inplace, "on a Python number (`k += 1`); on arrays refused: " + _WRITES)
+_row("inplace", "(its operator's row)", _inplace,
+     "on a Python number (`k += 1`); on an array the graph made, a new value as for `setitem`")
 _row("if", "If", lambda b, node: b.if_(node),
      "branches as subgraphs reading outer values by name; each yielded value keeps one dtype; an array a "
      "branch writes is carried out as a value", keywords="*")

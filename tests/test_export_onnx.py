@@ -678,7 +678,20 @@ def constant_writes_in_regions(x):
     return y, s
 
 
-WRITES = [(constant_writes_in_regions, (np.array([1.0]),)), (constant_writes_in_regions, (np.array([-1.0]),)),
+def in_place_operators(x):
+    s = np.zeros(x.shape[1])
+    for i in range(x.shape[0]):
+        s += x[i]                # float64 += float32, as NumPy computes it
+    t = x.copy()
+    t *= 2
+    t -= x
+    t[0] = -1.0
+    u = np.arange(4)
+    u //= 3
+    return s, t, u
+
+
+WRITES = [(in_place_operators, (f32(3, 2),)), (constant_writes_in_regions, (np.array([1.0]),)), (constant_writes_in_regions, (np.array([-1.0]),)),
           (writes, (f32(3, 4),)), (writes_at_run_time_positions, (f32(3, 4), np.array([-1, 2]))),
           (loop_writes, (f32(3, 4),)), (branch_writes, (f32(2, 2) + 5,)), (branch_writes, (f32(2, 2) - 5,)),
           (while_writes, (np.array([3.0]),)), (nested_writes, (f32(4),))]
@@ -751,6 +764,17 @@ def view_carried_across_iterations(x):
     return s
 
 
+def int_array_plus_float(x):
+    k = np.zeros(3, np.int64)
+    k += x[0]                # NumPy raises (same_kind casting)
+    return k
+
+
+def writes_an_argument(x):
+    x += 1
+    return x
+
+
 def sorts(x):
     return np.sort(x)
 
@@ -768,6 +792,7 @@ def either_type(x):
 @pytest.mark.parametrize("fn,op", [(branches, "if"), (view_read_after_write, "setitem"),
                                    (stale_view_in_loop, "for_range"), (view_carried_across_iterations, "setitem"),
                                    (writes_out, "np_add"), (sorts, "sort"), (either_type, "py_max"),
+                                   (int_array_plus_float, "inplace"), (writes_an_argument, "inplace"),
                                    (negative_power, "pow")])
 def test_refusals_name_the_op_and_the_line(fn, op, tmp_path):
     x = np.array([1.0, 2.0, 3.0]) if fn in (stale_view_in_loop, view_carried_across_iterations) else f32(3, 4)
