@@ -691,7 +691,8 @@ def in_place_operators(x):
     return s, t, u
 
 
-WRITES = [(in_place_operators, (f32(3, 2),)), (constant_writes_in_regions, (np.array([1.0]),)), (constant_writes_in_regions, (np.array([-1.0]),)),
+WRITES = [(in_place_operators, (f32(3, 2),)), (constant_writes_in_regions, (np.array([1.0]),)),
+          (constant_writes_in_regions, (np.array([-1.0]),)),
           (writes, (f32(3, 4),)), (writes_at_run_time_positions, (f32(3, 4), np.array([-1, 2]))),
           (loop_writes, (f32(3, 4),)), (branch_writes, (f32(2, 2) + 5,)), (branch_writes, (f32(2, 2) - 5,)),
           (while_writes, (np.array([3.0]),)), (nested_writes, (f32(4),))]
