@@ -7,8 +7,10 @@ becomes several outputs. Every value is declared with the type the graph gives i
 checked with ONNX's own full check (its shape and type inference must agree with every declaration),
 so a row that computed another dtype or shape than NumPy's is an error, not a different model.
 
-An op with no row, or a form of one the file cannot hold, is a `CodegenError` naming the op, why,
-and the user's source line.
+Writes into arrays the graph made become new values (backends/onnx_writes.py says when that is
+NumPy's meaning); branches and loops become If and Loop subgraphs, an array a region writes carried
+out as a value. An op with no row, or a form of one the file cannot hold, is a `CodegenError`
+naming the op, why, and the user's source line.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from ..graph.evaluate import value_of
 from ..graph.ir import Graph, Node
 from ..graph.onnx_ops import NOT_EXPORTED, OPSET, SPELLINGS, STRUCTURAL, OnnxRefusal
 from ..graph.types import ArrayType, ScalarType, TupleType, UnionType
+from .onnx_writes import alias_group, check_rebindable, region_writes
 
 IR_VERSION = 8              # the oldest IR version opset 18 allows: readable by the most runtimes
 _SCALAR_DTYPES = {"float": np.dtype(np.float64), "int": np.dtype(np.int64), "bool": np.dtype(np.bool_)}
@@ -455,86 +458,11 @@ class _Writer:
             self.nodes, self.value_info = saved
 
     def check_rebindable(self, target: Node, write: Node) -> None:
-        """May a write into `target` become a new value that later reads read? Only when the graph made
-        the array itself (a fresh buffer, not an argument or a weight; in a branch or loop, an array of the
-        enclosing graph it writes, carried as a value of the If or Loop) and nothing read after the write
-        can see the old buffer: every view of it, and every branch or loop reading it, comes after the last
-        write. `a += b` results are the same array (`alias_group`)."""
-        graph = write.graph
-        group = self.alias_group(target)
-        root = group[0]
-        made_here = root.op not in ("arg", "param") and root.opdef.result == "fresh"
-        if root.graph is not graph or not (made_here or root.id in self.carried_writes):
-            raise OnnxRefusal("writes an array in place that the graph did not make here (an argument, a weight, "
-                              "or a view); ONNX values are never written after they are made")
-        order = graph.positions()
-        users = [(u, m) for m in group for u in graph.users(m)]
-        writers = {u.id for u, m in users if self.writes_to(u, m)}
-        for u, m in users:
-            if u.id in writers or (u.opdef.result == "fresh" and not u.regions and m not in u.writes):
-                continue
-            later = sorted(order[w] for w in writers if order[w] > order[u.id])
-            if not later:
-                continue                       # made after the last write: it sees the final value
-            # a view made before a write is harmless when all its reads are copies made before that write
-            reads = graph.users(u)
-            if u.regions or graph.is_output(u) or any(
-                    r.regions or r.opdef.result != "fresh" or order[r.id] > later[0] for r in reads):
-                raise OnnxRefusal(f"writes an array that `{u.op}` (a view, or a region that reads it) sees "
-                                  "before the write and reads after it; ONNX values are never written after "
-                                  "they are made")
-        if root.id in self.carried_writes:
-            # the next iteration writes it again: no view of it may outlive this one (yielded, or kept by a
-            # branch or loop inside)
-            for u, m in users:
-                if u.id in writers or (u.opdef.result == "fresh" and not u.regions):
-                    continue
-                escapes = graph.is_output(u) or any(
-                    r.regions or r.opdef.result != "fresh" for r in graph.users(u)) \
-                    if not u.regions else any(
-                        not (o.opdef.result == "fresh" or isinstance(o.type, ScalarType) or o.op == "arg")
-                        for region in u.regions for o in region.outputs)
-                if escapes:
-                    raise OnnxRefusal(f"writes, in a branch or loop, an array a view of which (`{u.op}`) may "
-                                      "outlive the write; ONNX values are never written after they are made")
-
-    def alias_group(self, node: Node) -> list:
-        """The nodes that are one array: its root and the `a op= b` results chained from it (root first)."""
-        root = node
-        while root.op == "inplace" and not isinstance(root.operands[0].type, ScalarType):
-            root = root.operands[0]
-        group, frontier = [root], [root]
-        while frontier:
-            current = frontier.pop()
-            for user in current.graph.users(current):
-                if user.op == "inplace" and user.operands[0] is current:
-                    group.append(user)
-                    frontier.append(user)
-        return group
-
-    def writes_to(self, node: Node, target: Node) -> bool:
-        """`node` is `target[...] = v`, or a branch or loop writing `target` inside."""
-        if node.op == "setitem" or node.op == "inplace" and not isinstance(node.operands[0].type, ScalarType):
-            return node.operands[0] is target    # (`k += 1` on a Python number rebinds `k`: no write)
-        return any(target is operand for operand in self.region_writes(node))
-
-    def region_writes(self, node: Node) -> list:
-        """The operands of region node `node` whose arrays its regions write (`out[i] = v` in a loop body),
-        in operand order."""
-        from ..graph.alias import arg_mapping
-        if not node.regions:
-            return []
-        written = []
-        for region in node.regions:
-            for arg, operand in zip(region.args, arg_mapping(node, region)):
-                if operand is not None and operand not in written and \
-                        any(self.writes_to(user, arg) for user in region.users(arg)):
-                    written.append(operand)
-        return sorted(written, key=lambda o: next(k for k, x in enumerate(node.operands) if x is o))
+        check_rebindable(target, write, self.carried_writes)
 
     def rebind(self, target: Node, name: str, dtype) -> None:
         """Later reads of `target` (and of the `a op= b` results that are the same array) read `name`."""
-        for node in self.alias_group(target):
+        for node in alias_group(target):
             self.values[node.id] = name
         self.dtypes[name] = np.dtype(dtype)
 
@@ -546,7 +474,7 @@ class _Writer:
     def carry_writes(self, node: Node) -> tuple:
         """The arrays the regions of `node` write: (operands, their (dtype, shape)), each checked as the
         enclosing graph's write; their region arguments may then be written."""
-        written = self.region_writes(node)
+        written = region_writes(node)
         for operand in written:
             self.check_rebindable(operand, node)
             for region in node.regions:
