@@ -604,6 +604,17 @@ class _Writer:
                              after=again, written=written)
         return self.loop(node, "", cond, values[:n], body, types, written)
 
+    def op_n(self, op_type: str, n: int, *inputs: str, **attrs) -> list:
+        """An operator with `n` outputs (TopK: values and indices)."""
+        from onnx import helper
+        base = _safe(self.node.name or self.node.op) if self.node is not None else op_type.lower()
+        names = [self.fresh(f"{base}_{k}") for k in range(n)]
+        made = helper.make_node(op_type, list(inputs), names, **attrs)
+        if self.node is not None and self.node.span is not None:
+            made.doc_string = str(self.node.span)
+        self.nodes.append(made)
+        return names
+
     def fresh(self, hint: str) -> str:
         base = _safe(hint)
         name, k = base, 1

@@ -537,6 +537,100 @@ def _count_nonzero(b, node):
 _row("count_nonzero", "Cast, ReduceSum", _count_nonzero)
 
 
+def _sort_axis(b, node):
+    """(the sorted operand, its axis, its length): np.sort(a, axis=None) sorts the flattened array."""
+    if set(node.attrs) - {"axis", "kind"} or len(node.operands) > 1 or node.attrs.get("kw"):
+        raise OnnxRefusal("only `axis` and `kind` are written (as compile-time values)")
+    v = b.x(0)
+    shape = b.shape(0)
+    axis = node.attrs.get("axis", -1)
+    if axis is None:
+        v = b.op("Reshape", v, b.const(np.array([-1], np.int64)))
+        shape, axis = (int(np.prod(shape)),), 0
+    axis = axis % len(shape)
+    return v, shape, axis
+
+
+def _ascending(b, v, dtype, shape, axis):
+    """TopK ascending (equal values in index order, as ONNX specifies); NaN last, as NumPy sorts it.
+    Returns (values with NaN as +inf, indices, the NaN count along the axis or None)."""
+    k = b.const(np.array([shape[axis]], np.int64))
+    nan = None
+    if dtype.kind == "f":
+        nan = b.op("IsNaN", v)
+        v = b.op("Where", nan, b.const(np.array(np.inf, dtype)), v)
+    elif dtype == np.bool_:
+        v = b.cast(v, np.int32)
+    values, indices = b.op_n("TopK", 2, v, k, axis=axis, largest=0, sorted=1)
+    return values, indices, nan
+
+
+def _sort(b, node):
+    v, shape, axis = _sort_axis(b, node)
+    dtype = b.in_dtype(0)
+    values, _, nan = _ascending(b, v, dtype, shape, axis)
+    if nan is not None:        # the last `count` places along the axis hold NaN
+        count = b.op("ReduceSum", b.cast(nan, np.int64), b.const(np.array([axis], np.int64)), keepdims=1)
+        place = np.arange(shape[axis]).reshape([-1 if d == axis else 1 for d in range(len(shape))])
+        last = b.op("GreaterOrEqual", b.const(place.astype(np.int64)),
+                    b.op("Sub", b.const(np.array(shape[axis], np.int64)), count))
+        values = b.op("Where", last, b.const(np.array(np.nan, dtype)), values)
+    return b.cast(values, b.out)
+
+
+def _argsort(b, node):
+    if node.attrs.get("kind") not in ("stable", "mergesort"):
+        raise OnnxRefusal("is written with kind='stable': NumPy's default sort does not promise an order "
+                          "among equal values, and ONNX's TopK keeps them in index order")
+    v, shape, axis = _sort_axis(b, node)
+    dtype = b.in_dtype(0)
+    if dtype.kind == "f":
+        if dtype.itemsize >= 8:
+            raise OnnxRefusal("of float64 values is not written: NaN must sort after +inf, and float64 has no "
+                              "wider type to hold that order")
+        # in float64, +inf becomes the largest finite value and NaN +inf: NumPy's order, ties kept
+        wide = b.cast(v, np.float64)
+        wide = b.op("Where", b.op("IsInf", wide, detect_negative=0), b.const(np.array(np.finfo(np.float64).max)),
+                    wide)
+        v, dtype = wide, np.dtype(np.float64)
+    _, indices, _ = _ascending(b, v, dtype, shape, axis)
+    return b.cast(indices, b.out)
+
+
+def _median(b, node):
+    """The middle of the sorted values (the mean of the two middles for an even count); NaN if any is NaN."""
+    if set(node.attrs) - {"axis", "keepdims"} or len(node.operands) > 1 or node.attrs.get("kw"):
+        raise OnnxRefusal("only `axis` and `keepdims` are written (as compile-time values)")
+    shape = b.shape(0)
+    axis = node.attrs.get("axis")
+    v = b.x(0, b.out)
+    if axis is None or isinstance(axis, tuple):
+        if isinstance(axis, tuple) and sorted(a % len(shape) for a in axis) != list(range(len(shape))):
+            raise OnnxRefusal("over some of the axes is not written (all of them, or one)")
+        v = b.op("Reshape", v, b.const(np.array([-1], np.int64)))
+        reduced, axis = (int(np.prod(shape)),), 0
+    else:
+        reduced, axis = shape, axis % len(shape)
+    n = reduced[axis]
+    if n == 0:
+        raise OnnxRefusal("of an empty array is not written")
+    values, _, nan = _ascending(b, v, b.out, reduced, axis)
+    middle = [n // 2 - 1, n // 2] if n % 2 == 0 else [n // 2]
+    picked = b.op("Gather", values, b.const(np.array(middle, np.int64)), axis=axis)
+    result = b.op("ReduceMean", picked, b.const(np.array([axis], np.int64)), keepdims=1)
+    if nan is not None:
+        any_nan = b.cast(b.op("ReduceMax", b.cast(nan, np.int32), b.const(np.array([axis], np.int64)), keepdims=1),
+                         np.bool_)
+        result = b.op("Where", any_nan, b.const(np.array(np.nan, b.out)), result)
+    return b.op("Reshape", result, b.const(np.array(b.out_shape, np.int64)))
+
+
+_row("sort", "TopK, IsNaN, Where", _sort, "NaN last, as NumPy sorts it", keywords="axis kind")
+_row("argsort", "TopK", _argsort, "kind='stable' (equal values in index order); float32, integers, booleans",
+     keywords="axis kind")
+_row("median", "TopK, Gather, ReduceMean", _median, "NaN if any value is NaN, as in NumPy", keywords="axis keepdims")
+
+
 def _cumsum(b, node):
     axis = node.attrs.get("axis")
     if set(node.attrs) - {"axis"} or len(node.operands) > 1:
@@ -1009,9 +1103,6 @@ NOT_EXPORTED = {
     "add_reduceat": "a helper of the backward pass (export a model, not its gradient)",
     **{name: "`np.histogram`'s steps need `np.bincount`, which ONNX does not have"
        for name in ("hist_range", "hist_edges", "hist_index", "hist_counts")},
-    "sort": "ONNX sorts with TopK, which does not promise NumPy's order among equal values",
-    "argsort": "ONNX sorts with TopK, which does not promise NumPy's order among equal values",
-    "median": "needs a sort (see `sort`)",
     "searchsorted": "needs a sort-aware search ONNX does not have",
     "correlate": "not written yet (a Conv over one axis would hold it)",
     "cumprod": "ONNX has CumSum but no cumulative product",
