@@ -61,9 +61,10 @@ def to_onnx(graph: Graph, weights: dict, producer_version: str = "") -> bytes:
     model.ir_version = IR_VERSION
     try:
         onnx.checker.check_model(model, full_check=True)
-    except Exception as e:   # ONNX's checker raises its own classes; any is our bug, said plainly
-        raise CodegenError(f"cannot export {graph.name} to ONNX: the written model does not check "
-                           f"({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})", graph.span) from None
+    except Exception as e:   # ONNX's checker raises its own classes; any is a writer's bug, said plainly
+        reason = " ".join(str(e).split())[:300]
+        raise CodegenError(f"cannot export {graph.name} to ONNX: ONNX's checker rejects the model graphjit wrote "
+                           f"(a graphjit bug, please report it): {type(e).__name__}: {reason}", graph.span) from None
     try:
         return model.SerializeToString()
     except ValueError as e:
