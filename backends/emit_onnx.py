@@ -147,7 +147,12 @@ class _Writer:
         for k, (value, t) in enumerate(results):
             name = self.fresh("output" if len(results) == 1 else f"output{k}")
             dtype = dtype_of(t) if t is not None else None
-            source = self.materialize(value, dtype)
+            try:
+                source = self.materialize(value, dtype)
+            except OnnxRefusal:
+                what = type(value.value).__name__ if isinstance(value, Static) else str(t)
+                raise CodegenError(f"cannot export {g.name} to ONNX: it returns a {what} (output {k}); an ONNX "
+                                   "output is an array or a number", g.span) from None
             self.nodes.append(helper.make_node("Identity", [source], [name]))
             dtype = dtype or self.dtypes.get(source)
             shape = shape_of(t) if t is not None else None

@@ -1035,6 +1035,9 @@ def _inplace(b, node):
     return value
 
 
+from .literals import OperandRef as _OperandRef   # noqa: E402  (the index's `$k`)
+
+
 def _setitem(b, node):
     """`a[index] = v` on an array this graph made and nothing else sees yet: a ScatterND into a new value,
     which every later read of `a` reads (b.rebind). Positions come from NumPy's own indexing of `np.arange`
@@ -1043,6 +1046,15 @@ def _setitem(b, node):
     b.check_rebindable(target, node)
     shape, dtype = b.shape(0), b.in_dtype(0)
     value = b.x(1, dtype)
+    index = node.attrs["index"]
+    mask = index[0].index if len(index) == 1 and isinstance(index[0], _OperandRef) else None
+    if mask is not None and not b.is_static(mask) and b.in_dtype(mask) == np.bool_ and b.shape(mask) == shape:
+        # `a[mask] = v` with a mask of a's shape and one value: a Where
+        if int(np.prod(b.shape(1))) != 1:
+            raise OnnxRefusal("with a mask is written for one value (the masked count is known at run time only)")
+        one = b.op("Reshape", value, b.const(np.zeros(0, np.int64)))
+        b.rebind(target, b.op("Where", b.x(mask), one, b.x(0, dtype)), dtype)
+        return None
     positions, table = _positions(b, node, shape)
     selection = table.shape
     try:

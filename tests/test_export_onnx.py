@@ -562,6 +562,48 @@ def test_every_elementwise_row_equals_numpy(dtype, tmp_path, tmp_path_factory):
     assert checked >= 40
 
 
+# --- the construct corpus: exported, each equals eager, or is refused with one clear error ----------------
+
+def _corpus():
+    import programs
+    return sorted(programs.CASES.items())
+
+
+# Programs whose graphs hold what ONNX cannot (the reason is the refusal's), and nothing else may refuse
+CORPUS_REFUSED = {
+    "indexing": "`getitem` is written when what the index reads at run time is integers",   # x[x > 0.5]
+    "ternary": "`if` gives value 0 as a bool[]|float",          # `a if c else b` of two types
+    "numpy_calls": "`call` a function outside the op table",
+    "tuple_return": "it returns a NoneType",
+}
+
+
+@needs_onnx
+@pytest.mark.parametrize("level", ["O0", "O1", "O2"])
+@pytest.mark.parametrize("name,case", _corpus(), ids=[name for name, _ in _corpus()])
+def test_the_construct_corpus_equals_eager_or_is_refused(name, case, level, tmp_path):
+    fn, make = case
+    args = make(np.random.default_rng(0))
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        expected = fn(*[a.copy() if isinstance(a, np.ndarray) else a for a in args])
+        try:
+            path = ms.export(ms.jit(fn, jit_level=level), *args, file_name=str(tmp_path / name), file_format="ONNX")
+        except ms.GraphjitError as e:
+            assert name in CORPUS_REFUSED and CORPUS_REFUSED[name] in e.message, e
+            assert len(e.message.splitlines()) == 1
+            return
+        assert name not in CORPUS_REFUSED
+        got = ms.load(path)(*[a for a in args if isinstance(a, np.ndarray)])
+    expected = tuple(np.asarray(e) for e in expected) if isinstance(expected, (tuple, list)) else np.asarray(expected)
+    if isinstance(expected, tuple) and not isinstance(got, tuple):
+        got = (got,)
+    for g, e in zip(got if isinstance(got, tuple) else (got,), expected if isinstance(expected, tuple) else (expected,)):
+        np.testing.assert_allclose(np.asarray(g, dtype=np.float64), np.asarray(e, dtype=np.float64), rtol=1e-5,
+                                   atol=1e-6, equal_nan=True)
+        assert np.shape(g) == np.shape(e)
+
+
 # --- run-time branches and loops: ONNX If and Loop ---------------------------------------------------------
 
 def branch(x):
