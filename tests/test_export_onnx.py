@@ -595,13 +595,22 @@ def test_the_construct_corpus_equals_eager_or_is_refused(name, case, level, tmp_
             return
         assert name not in CORPUS_REFUSED
         got = ms.load(path)(*[a for a in args if isinstance(a, np.ndarray)])
-    expected = tuple(np.asarray(e) for e in expected) if isinstance(expected, (tuple, list)) else np.asarray(expected)
-    if isinstance(expected, tuple) and not isinstance(got, tuple):
-        got = (got,)
-    for g, e in zip(got if isinstance(got, tuple) else (got,), expected if isinstance(expected, tuple) else (expected,)):
+    flat = list(_leaves(expected))
+    got = got if isinstance(got, tuple) else (got,)
+    assert len(got) == len(flat)
+    for g, e in zip(got, flat):
+        assert np.shape(g) == np.shape(e)
         np.testing.assert_allclose(np.asarray(g, dtype=np.float64), np.asarray(e, dtype=np.float64), rtol=1e-5,
                                    atol=1e-6, equal_nan=True)
-        assert np.shape(g) == np.shape(e)
+
+
+def _leaves(value):
+    """A returned value's arrays and numbers in order, tuples flattened (as the ONNX outputs are)."""
+    if isinstance(value, (tuple, list)):
+        for item in value:
+            yield from _leaves(item)
+    else:
+        yield np.asarray(value)
 
 
 # --- run-time branches and loops: ONNX If and Loop ---------------------------------------------------------
