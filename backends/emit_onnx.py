@@ -73,7 +73,11 @@ def to_onnx(graph: Graph, weights: dict, producer_version: str = "") -> bytes:
 
 
 def dtype_of(t) -> Optional[np.dtype]:
-    """The NumPy dtype of a value of graph type `t` in the ONNX file (Python numbers: 64-bit)."""
+    """The NumPy dtype of a value of graph type `t` in the ONNX file (Python numbers: 64-bit). A union
+    whose members are one ONNX value (`f64[]|float`: a float64 either way) has that dtype."""
+    if isinstance(t, UnionType):
+        kinds = {(dtype_of(m), shape_of(m)) for m in t.members}
+        return next(iter(kinds))[0] if len(kinds) == 1 else None
     if isinstance(t, ArrayType) and t.dtype is not None:
         return np.dtype(t.dtype)
     if isinstance(t, ScalarType):
@@ -82,6 +86,9 @@ def dtype_of(t) -> Optional[np.dtype]:
 
 
 def shape_of(t) -> Optional[tuple]:
+    if isinstance(t, UnionType):
+        shapes = {shape_of(m) for m in t.members}
+        return next(iter(shapes)) if len(shapes) == 1 and dtype_of(t) is not None else None
     if isinstance(t, ArrayType):
         return t.shape if t.shape is not None and None not in t.shape else None
     if isinstance(t, ScalarType) and t.kind in _SCALAR_DTYPES:
@@ -252,7 +259,7 @@ class _Writer:
         if self.out_override is not None:
             return self.out_override
         dtype = dtype_of(self.node.type)
-        if isinstance(self.node.type, UnionType):
+        if isinstance(self.node.type, UnionType) and dtype is None:
             raise OnnxRefusal(f"gives a {self.node.type}: which one depends on the values, and an ONNX value has one "
                               "type")
         if dtype is None:
@@ -363,7 +370,8 @@ class _Writer:
 
     def cast(self, name: str, dtype) -> str:
         dtype = np.dtype(dtype)
-        if self.dtypes.get(name) == dtype:
+        known = self.dtypes.get(name)
+        if known is not None and known == dtype:    # (not `get(name) == dtype`: np.dtype(None) is float64)
             return name
         result = self.op("Cast", name, to=_elem(dtype))
         self.dtypes[result] = dtype
@@ -407,7 +415,7 @@ class _Writer:
         types = []
         for k, t in enumerate(items):
             dtype = dtype_of(t)
-            if dtype is None or isinstance(t, UnionType):
+            if dtype is None:
                 readers = [u for u in graph.users(node) if u.op != "tuple_get" or u.attrs["index"] == k]
                 offset = {"for_range": 1, "while": 0}.get(node.op)    # carried k is region argument offset + k
                 inside = [] if offset is None else [r.users(r.args[offset + k]) for r in node.regions
@@ -416,7 +424,7 @@ class _Writer:
                         not graph.is_output(node) and not any(inside):
                     types.append(None)
                     continue
-            if isinstance(t, UnionType):
+            if isinstance(t, UnionType) and dtype is None:
                 raise OnnxRefusal(f"gives value {k} as a {t}: which one depends on the values, and an ONNX value "
                                   "has one type")
             if dtype is None:
