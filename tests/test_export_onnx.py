@@ -420,6 +420,9 @@ def row_nan_reductions(x):
     return np.nanmax(x, axis=1), np.nanmin(x, axis=0, keepdims=True), np.nanmean(x, axis=1), np.nanmax(x)
 
 
+row_nan_reductions_f64 = row_nan_reductions
+
+
 def row_more_math(x, y):
     return (np.hypot(x, y), np.hypot(x * 1e30, y * 1e30), np.tensordot(x, y, axes=((1,), (1,))),
             np.tensordot(x[:2, :2], y[:2, :2]), np.diff(x), np.diff(x, 2, axis=0))
@@ -479,6 +482,7 @@ def _functions():
         ("nan_reductions", (np.where(np.isnan(m), np.nan, np.array([[np.nan] * 4, [1, 2, np.nan, 3], [4, 5, 6, 7]],
                                                                    np.float32)),)),
         ("more_math", (a, b)),
+        ("nan_reductions_f64", (np.array([[np.nan] * 4, [1, 2, np.nan, 3], [4, 5, 6, 7]]),)),
         ("sorting", (np.array([[3, np.nan, 1, 1, -np.inf], [2, 2, np.inf, -0.0, 0.0], [5, 4, 3, 2, 1],
                                [1, 1, 1, np.nan, np.nan]], np.float32),)),
         ("sorting_int", (np.array([3, 1, 2, 2, -5, 0, 1, 9], np.int32),)),
@@ -657,7 +661,14 @@ def branch_in_loop(x):
     return out
 
 
-REGIONS = [(branch, (f32(3, 2),)), (branch, (-np.abs(f32(3, 2)),)), (carried_loop, (f32(5),)),
+def python_float_accumulator(x):
+    s = 0.0                  # a Python float, then a NumPy float64: one float64 value in ONNX
+    for i in range(x.shape[0]):
+        s = s + x[i]
+    return s
+
+
+REGIONS = [(python_float_accumulator, (np.array([1.5, -2.0, 4.25]),)), (branch, (f32(3, 2),)), (branch, (-np.abs(f32(3, 2)),)), (carried_loop, (f32(5),)),
            (run_time_bounds, (f32(9), np.array([1, 8]))), (run_time_bounds, (f32(9), np.array([8, 1]))),
            (while_loop, (np.abs(f32(3)) + 0.1,)), (branch_in_loop, (f32(4),))]
 
