@@ -668,7 +668,8 @@ def python_float_accumulator(x):
     return s
 
 
-REGIONS = [(python_float_accumulator, (np.array([1.5, -2.0, 4.25]),)), (branch, (f32(3, 2),)), (branch, (-np.abs(f32(3, 2)),)), (carried_loop, (f32(5),)),
+REGIONS = [(python_float_accumulator, (np.array([1.5, -2.0, 4.25]),)), (branch, (f32(3, 2),)),
+           (branch, (-np.abs(f32(3, 2)),)), (carried_loop, (f32(5),)),
            (run_time_bounds, (f32(9), np.array([1, 8]))), (run_time_bounds, (f32(9), np.array([8, 1]))),
            (while_loop, (np.abs(f32(3)) + 0.1,)), (branch_in_loop, (f32(4),))]
 
