@@ -150,7 +150,7 @@ class _Writer:
             self.write(node)
         results = []
         for out in g.outputs:
-            results.extend(self.flatten(self.values.get(out.id), out.type))
+            results.extend(self.flatten_node(out))
         for k, (value, t) in enumerate(results):
             name = self.fresh("output" if len(results) == 1 else f"output{k}")
             dtype = dtype_of(t) if t is not None else None
@@ -167,6 +167,13 @@ class _Writer:
                 shape = np.shape(value.value)
             self.outputs.append(helper.make_tensor_value_info(name, _elem(dtype), list(shape) if shape is not None
                                                               else None))
+
+    def flatten_node(self, node: Node) -> list:
+        """(value, graph type) pairs of a returned node: a tuple built here is its items, each with its own
+        type (the tuple's type may be a wider join of them)."""
+        if node.op == "tuple":
+            return [pair for item in node.operands for pair in self.flatten_node(item)]
+        return self.flatten(self.values.get(node.id), node.type)
 
     def flatten(self, value, t) -> list:
         """(value, graph type) pairs of an output: a tuple is several."""

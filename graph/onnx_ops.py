@@ -63,6 +63,17 @@ def _row(names, ops: str, build: Callable, note: str = "", keywords: str = "") -
         SPELLINGS[name] = Onnx(ops, build, note, frozenset(keywords.split()))
 
 
+def wide(dtype: np.dtype) -> np.dtype:
+    """A dtype ONNX's reductions, CumSum and MatMul take, that computes `dtype`'s result exactly once cast
+    back: int8/int16 sums in int32 wrap the same way modulo 2**8 / 2**16, booleans count in int32."""
+    dtype = np.dtype(dtype)
+    if dtype == np.bool_ or dtype.kind == "i" and dtype.itemsize < 4:
+        return np.dtype(np.int32)
+    if dtype.kind == "u" and dtype.itemsize < 4:
+        return np.dtype(np.uint32)
+    return dtype
+
+
 # --- elementwise arithmetic: operands cast to the result's dtype ---------------------------------
 def _binary(op_type: str):
     return lambda b, node: b.op(op_type, b.x(0, b.out), b.x(1, b.out))
@@ -81,9 +92,16 @@ def _float_result(build):
     return checked
 
 
-_row("add np_add", "Add", _binary("Add"))
+def _on_booleans(op_type: str, logical: str):
+    """NumPy's + and * (and maximum, minimum) of booleans are `or` and `and`."""
+    arithmetic = _binary(op_type)
+    return lambda b, node: b.op(logical, b.x(0, b.out), b.x(1, b.out)) if b.out == np.bool_ else \
+        arithmetic(b, node)
+
+
+_row("add np_add", "Add (Or on booleans)", _on_booleans("Add", "Or"))
 _row("sub subtract", "Sub", _binary("Sub"))
-_row("mul multiply", "Mul", _binary("Mul"))
+_row("mul multiply", "Mul (And on booleans)", _on_booleans("Mul", "And"))
 _row("truediv divide true_divide", "Div", _float_result(_binary("Div")), "the result is always floating-point")
 _row("neg negative", "Neg", _unary("Neg"))
 _row("pos", "Identity", _unary("Identity"))
@@ -172,8 +190,8 @@ _row("expm1", "Exp, Sub, Log, Div, Where", _float_result(_expm1), "accurate near
 
 
 # np.maximum / np.minimum: NaN wins, and ONNX's Max and Min propagate it too (tests/test_export_onnx.py checks)
-_row("maximum", "Max", _binary("Max"), "NaN propagates, as in NumPy")
-_row("minimum", "Min", _binary("Min"), "NaN propagates, as in NumPy")
+_row("maximum", "Max (Or on booleans)", _on_booleans("Max", "Or"), "NaN propagates, as in NumPy")
+_row("minimum", "Min (And on booleans)", _on_booleans("Min", "And"), "NaN propagates, as in NumPy")
 
 
 def _fextreme(op_type: str):
@@ -198,7 +216,8 @@ def _python_extreme(compare: str):
         best = b.x(0, b.out)
         for k in range(1, len(node.operands)):
             other = b.x(k, b.out)
-            best = b.op("Where", b.op(compare, other, best), other, best)
+            order = b.op(compare, b.cast(other, wide(b.out)), b.cast(best, wide(b.out)))
+            best = b.op("Where", order, other, best)
         return best
     return build
 
@@ -317,6 +336,8 @@ _row("heaviside", "Less, Greater, IsNaN, Where", _float_result(_heaviside))
 def _compare(op_type: str, negate: bool = False):
     def build(b, node):
         dtype = b.common_dtype()
+        if op_type != "Equal":      # ONNX orders numbers only: booleans (and small ints) compare as int32
+            dtype = wide(dtype)
         result = b.op(op_type, b.x(0, dtype), b.x(1, dtype))
         return b.op("Not", result) if negate else result
     return build
@@ -403,12 +424,12 @@ def _reduce(op_type: str, nan_propagates: bool = False):
         v = b.x(0, dtype)
         if not axes:
             return b.op("Identity", v)
-        result = b.op(op_type, v, b.const(np.array(axes, np.int64)), keepdims=keep)
+        result = b.op(op_type, b.cast(v, wide(dtype)), b.const(np.array(axes, np.int64)), keepdims=keep)
         if nan_propagates and dtype.kind == "f":   # ONNX ReduceMax/Min skip NaN; NumPy's max/min give NaN
             nan = b.op("ReduceMax", b.cast(b.op("IsNaN", v), np.int32), b.const(np.array(axes, np.int64)),
                        keepdims=keep)
             result = b.op("Where", b.cast(nan, np.bool_), b.const(np.array(np.nan, dtype)), result)
-        return result
+        return b.cast(result, dtype)
     return build
 
 
@@ -635,18 +656,25 @@ def _cumsum(b, node):
     axis = node.attrs.get("axis")
     if set(node.attrs) - {"axis"} or len(node.operands) > 1:
         raise OnnxRefusal("only `axis` is written (as a compile-time value)")
-    v = b.x(0, b.out)
+    v = b.cast(b.x(0, b.out), wide(b.out))
     if axis is None:
         v = b.op("Reshape", v, b.const(np.array([-1], np.int64)))
         axis = 0
-    return b.op("CumSum", v, b.const(np.array(axis, np.int64)))
+    return b.cast(b.op("CumSum", v, b.const(np.array(axis, np.int64))), b.out)
 
 
 _row("cumsum", "CumSum", _cumsum, keywords="axis")
 
 
 # --- linear algebra --------------------------------------------------------------------------------
-_row("matmul", "MatMul", _binary("MatMul"))
+def _matmul(b, node):
+    if b.out == np.bool_:
+        raise OnnxRefusal("of booleans (NumPy's logical matrix product) is not written")
+    computed = wide(b.out)
+    return b.cast(b.op("MatMul", b.cast(b.x(0, b.out), computed), b.cast(b.x(1, b.out), computed)), b.out)
+
+
+_row("matmul", "MatMul", _matmul, "small integers computed in int32 and cast back (the same wrap-around)")
 
 
 def _dot(b, node):
