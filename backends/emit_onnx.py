@@ -31,6 +31,8 @@ IR_VERSION = 8              # the oldest IR version opset 18 allows: readable by
 _SCALAR_DTYPES = {"float": np.dtype(np.float64), "int": np.dtype(np.int64), "bool": np.dtype(np.bool_)}
 _WEAK_SAMPLES = {"float": 0.0, "int": 0, "bool": False}
 _DEAD = (np.dtype(np.int64), ())          # how a region's yielded value nothing reads is carried
+# dtypes onnxruntime's CPU Where cannot select, and one it can that holds each exactly
+_WHERE_CARRIERS = {"bool": np.uint8, "int16": np.int32, "uint16": np.int32, "uint64": np.int64}
 
 
 class Static:
@@ -404,6 +406,13 @@ class _Writer:
 
     def op(self, op_type: str, *inputs: str, **attrs) -> str:
         from onnx import helper
+        if op_type == "Where":
+            dtype = self.dtypes.get(inputs[1]) or self.dtypes.get(inputs[2])
+            carrier = _WHERE_CARRIERS.get(np.dtype(dtype).name) if dtype is not None else None
+            if carrier is not None:   # onnxruntime's Where has no kernel for it: select in a dtype it has
+                chosen = self.op("Where", inputs[0], self.cast(inputs[1], carrier), self.cast(inputs[2], carrier))
+                self.dtypes[chosen] = np.dtype(carrier)
+                return self.cast(chosen, dtype)
         name = self.fresh(_safe(self.node.name or self.node.op) if self.node is not None else op_type.lower())
         made = helper.make_node(op_type, list(inputs), [name], **attrs)
         if self.node is not None and self.node.span is not None:

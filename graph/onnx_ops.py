@@ -63,14 +63,19 @@ def _row(names, ops: str, build: Callable, note: str = "", keywords: str = "") -
         SPELLINGS[name] = Onnx(ops, build, note, frozenset(keywords.split()))
 
 
-def wide(dtype: np.dtype) -> np.dtype:
-    """A dtype ONNX's reductions, CumSum and MatMul take, that computes `dtype`'s result exactly once cast
-    back: int8/int16 sums in int32 wrap the same way modulo 2**8 / 2**16, booleans count in int32."""
+def wide(dtype: np.dtype, ordered: bool = False) -> np.dtype:
+    """The dtype reductions, CumSum, MatMul and ordering comparisons compute `dtype` in, one that onnxruntime's
+    CPU kernels take (int32, int64, float32, float64), whose result cast back is NumPy's: booleans and small
+    integers in int32 or int64, sums wrapping the same way modulo 2**bits; unsigned integers in int64
+    (`ordered`: only those that fit); float16 in float32 (NumPy rounds float16 sums as it goes: within a
+    rounding of float16)."""
     dtype = np.dtype(dtype)
     if dtype == np.bool_ or dtype.kind == "i" and dtype.itemsize < 4:
         return np.dtype(np.int32)
-    if dtype.kind == "u" and dtype.itemsize < 4:
-        return np.dtype(np.uint32)
+    if dtype.kind == "u" and (dtype.itemsize < 8 or not ordered):
+        return np.dtype(np.int64)
+    if dtype == np.float16:
+        return np.dtype(np.float32)
     return dtype
 
 
@@ -216,7 +221,7 @@ def _python_extreme(compare: str):
         best = b.x(0, b.out)
         for k in range(1, len(node.operands)):
             other = b.x(k, b.out)
-            order = b.op(compare, b.cast(other, wide(b.out)), b.cast(best, wide(b.out)))
+            order = b.op(compare, b.cast(other, wide(b.out, True)), b.cast(best, wide(b.out, True)))
             best = b.op("Where", order, other, best)
         return best
     return build
@@ -337,7 +342,7 @@ def _compare(op_type: str, negate: bool = False):
     def build(b, node):
         dtype = b.common_dtype()
         if op_type != "Equal":      # ONNX orders numbers only: booleans (and small ints) compare as int32
-            dtype = wide(dtype)
+            dtype = wide(dtype, ordered=True)
         result = b.op(op_type, b.x(0, dtype), b.x(1, dtype))
         return b.op("Not", result) if negate else result
     return build
@@ -424,7 +429,8 @@ def _reduce(op_type: str, nan_propagates: bool = False):
         v = b.x(0, dtype)
         if not axes:
             return b.op("Identity", v)
-        result = b.op(op_type, b.cast(v, wide(dtype)), b.const(np.array(axes, np.int64)), keepdims=keep)
+        result = b.op(op_type, b.cast(v, wide(dtype, ordered=op_type in ("ReduceMax", "ReduceMin"))),
+                      b.const(np.array(axes, np.int64)), keepdims=keep)
         if nan_propagates and dtype.kind == "f":   # ONNX ReduceMax/Min skip NaN; NumPy's max/min give NaN
             nan = b.op("ReduceMax", b.cast(b.op("IsNaN", v), np.int32), b.const(np.array(axes, np.int64)),
                        keepdims=keep)

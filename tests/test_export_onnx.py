@@ -617,6 +617,47 @@ def _leaves(value):
         yield np.asarray(value)
 
 
+# NEP 50: accumulators that start as Python numbers or NumPy scalars of other dtypes, over arrays of every
+# real dtype: each export equals eager (value and dtype) or is refused with one line
+NEP50_PROGRAMS = ["acc_loop", "acc_scaled", "acc_then_loop", "while_acc", "branch_merge", "running_max"]
+
+
+@needs_onnx
+@pytest.mark.parametrize("level", ["O0", "O2"])
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "int8", "int32", "uint8", "bool"])
+def test_nep50_accumulators_equal_eager_or_are_refused(dtype, level, tmp_path):
+    import nep50_programs
+    rng = np.random.default_rng(1)
+    exported = 0
+    for name in NEP50_PROGRAMS:
+        for init in (0, 0.5, False, np.float32(0), np.int8(0), np.uint8(0)):
+            values = rng.integers(0 if dtype in ("uint8", "bool") else -3, 4, 4)
+            x = values.astype(dtype) if dtype != "bool" else (values % 2).astype(bool)
+            args = {"acc_then_loop": (x, f32(3), init), "branch_merge": (x, init, 1)}.get(name, (x, init))
+            fn = getattr(nep50_programs, name)
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                try:
+                    expected = fn(*args)
+                except Exception:       # NumPy refuses the combination: nothing to compare
+                    continue
+                try:
+                    path = ms.export(ms.jit(fn, jit_level=level), *args, file_name=str(tmp_path / name),
+                                     file_format="ONNX")
+                except ms.GraphjitError as e:
+                    assert len(e.message.splitlines()) == 1 and "graphjit bug" not in e.message, e
+                    continue
+                got = ms.load(path)(*[np.asarray(a) for a in args if isinstance(a, (np.ndarray, np.generic))])
+            flat = list(_leaves(expected))
+            got = got if isinstance(got, tuple) else (got,)
+            assert len(got) == len(flat), name
+            for g, e in zip(got, flat):
+                assert g.dtype == e.dtype and g.shape == e.shape, (name, init, g.dtype, e.dtype)
+                np.testing.assert_allclose(g.astype(np.float64), e.astype(np.float64), rtol=1e-3, equal_nan=True)
+            exported += 1
+    assert exported >= 3
+
+
 # --- run-time branches and loops: ONNX If and Loop ---------------------------------------------------------
 
 def branch(x):
