@@ -439,8 +439,8 @@ def _reduce(op_type: str, nan_propagates: bool = False):
     return build
 
 
-_row("sum", "ReduceSum", _reduce("ReduceSum"), "in the result's dtype (NumPy's accumulator: int32 sums in int64)",
-     keywords="axis keepdims dtype")
+_row("sum", "ReduceSum", _reduce("ReduceSum"), "in the result's dtype (NumPy's accumulator: int32 sums in int64); "
+     "float16 accumulated in float32, within a float16 rounding of NumPy's", keywords="axis keepdims dtype")
 _row("prod", "ReduceProd", _reduce("ReduceProd"), keywords="axis keepdims dtype")
 _row("mean", "ReduceMean", _reduce("ReduceMean"), keywords="axis keepdims dtype")
 _row("max amax", "ReduceMax, IsNaN", _reduce("ReduceMax", nan_propagates=True), "NaN propagates, as in NumPy",
