@@ -22,19 +22,23 @@ from graphjit.context import (COMPATIBLE, GRAPH_MODE, LAX, PYNATIVE_MODE, STRICT
 
 
 
-def export(fn_or_cell, *example_inputs, file: str = "model.gjir", jit_level=None) -> str:
-    """Write the optimized graph of `fn_or_cell` for `example_inputs`, with its weights, to `file`.
+def export(net, *inputs, file_name=None, file_format=None, file=None, jit_level=None, **kwargs) -> str:
+    """Write the optimized graph of `net` for `inputs`, with its weights, to a file; returns its path.
 
-    `graphjit.load(file)` runs it later without the source or the classes (graphjit/export_load.py).
+    MindSpore's `export(net, *inputs, file_name=..., file_format=...)`: "ONNX" writes `file_name.onnx`
+    (docs/onnx.md), "GJIR" (the default, or `file=...`) graphjit's own archive; "MINDIR" is refused.
+    `graphjit.load(path)` runs either later without the source or the classes (graphjit/export_load.py).
     """
     from graphjit.export_load import export as _export
-    return _export(fn_or_cell, *example_inputs, file=file, jit_level=jit_level)
+    return _export(net, *inputs, file_name=file_name, file_format=file_format, file=file, jit_level=jit_level,
+                   **kwargs)
 
 
-def load(file: str):
-    """Read a graph written by `graphjit.export`; returns a callable with the same results."""
+def load(file: str, **kwargs):
+    """Read a model written by `graphjit.export` (.gjir, or .onnx with onnxruntime installed); returns a
+    callable with the same results, which `nn.GraphCell(graph)` also runs."""
     from graphjit.export_load import load as _load
-    return _load(file)
+    return _load(file, **kwargs)
 
 
 float16, float32, float64 = _np.float16, _np.float32, _np.float64

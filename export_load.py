@@ -32,22 +32,74 @@ FORMAT = "graphjit-gjir"
 FORMAT_VERSION = 1
 
 
-def export(fn_or_cell: Any, *example_inputs: Any, file: str = "model.gjir", jit_level: Optional[str] = None) -> str:
-    """Compile `fn_or_cell` for `example_inputs` and write its optimized graph and weights to `file`.
+# file_format -> the suffix MindSpore adds to a file_name without it
+FORMATS = {"GJIR": ".gjir", "ONNX": ".onnx", "MINDIR": ".mindir", "AIR": ".air"}
+WRITTEN = ("GJIR", "ONNX")
+
+
+def export(fn_or_cell: Any, *example_inputs: Any, file_name: Optional[str] = None, file_format: Optional[str] = None,
+           file: Optional[str] = None, jit_level: Optional[str] = None, **kwargs: Any) -> str:
+    """Compile `fn_or_cell` for `example_inputs` and write its optimized graph and weights to a file.
+
+    MindSpore's signature: `export(net, *inputs, file_name="model", file_format="ONNX")` writes
+    `model.onnx` (the format's suffix is added when `file_name` lacks it). Formats: "GJIR" (graphjit's
+    own, read back by `load`, every op), "ONNX" (docs/onnx.md: the model in inference mode, as MindSpore
+    exports it). "MINDIR" and "AIR" are refused with an error naming these.
 
     Args:
         fn_or_cell: a function, a jitted function, a method, or an `nn.Cell` (its `construct`).
         example_inputs: the arrays (and other arguments) the graph is specialized to.
-        file: where to write the archive.
+        file_name: where to write; `file` (graphjit's older keyword) is used as given, as GJIR.
+        file_format: "GJIR" or "ONNX"; by default from `file_name`'s suffix, else "GJIR".
         jit_level: "O0", "O1" or "O2"; by default the level `jit` would use for this call.
 
     Returns:
         The path written.
 
     Raises:
-        GraphjitError: the graph holds something that cannot be written as text (a compile-time
-            object, a fallback), naming the user's source line.
+        GraphjitError: the graph holds something the format cannot hold (a compile-time object, a
+            fallback; for ONNX an op without an ONNX form), naming the user's source line.
     """
+    from .graph.diagnostics import GraphjitError
+
+    fmt, path = _format_and_path(file_name, file_format, file)
+    if kwargs:
+        raise TypeError(f"export() does not take {', '.join(sorted(kwargs))}: graphjit writes no encrypted, "
+                        "quantized or dataset-carrying files")
+    if fmt not in WRITTEN:
+        what = "MindSpore's MindIR (a protobuf graph of MindSpore's own primitives)" if fmt == "MINDIR" else \
+            "Ascend's AIR format"
+        raise GraphjitError(f"cannot export to {fmt}: graphjit does not write {what}; it writes "
+                            f"{' and '.join(WRITTEN)} (file_format=\"ONNX\" for other runtimes, \"GJIR\" for "
+                            "graphjit.load)")
+    switched = fmt == "ONNX" and getattr(fn_or_cell, "training", False) is True and hasattr(fn_or_cell, "set_train")
+    if switched:   # as MindSpore does: ONNX is for inference, so the network is exported in inference mode
+        fn_or_cell.set_train(False)
+    try:
+        return _export(fn_or_cell, example_inputs, path, fmt, jit_level)
+    finally:
+        if switched:
+            fn_or_cell.set_train(True)
+
+
+def _format_and_path(file_name: Optional[str], file_format: Optional[str], file: Optional[str]) -> tuple:
+    """(format, path) from MindSpore's keywords or graphjit's `file=`."""
+    if file is not None and file_name is not None:
+        raise TypeError("export() takes file_name or file, not both")
+    if file_format is not None:
+        if not isinstance(file_format, str) or file_format.upper() not in FORMATS:
+            raise ValueError(f"file_format must be one of {', '.join(FORMATS)}, not {file_format!r}")
+        fmt = file_format.upper()
+    else:
+        name = (file_name if file_name is not None else file or "").lower()
+        fmt = next((f for f, suffix in FORMATS.items() if name.endswith(suffix)), "GJIR")
+    if file is not None:
+        return fmt, os.fspath(file)
+    path = os.fspath(file_name) if file_name is not None else "model"
+    return fmt, path if path.endswith(FORMATS[fmt]) else path + FORMATS[fmt]
+
+
+def _export(fn_or_cell: Any, example_inputs: tuple, file: str, fmt: str, jit_level: Optional[str]) -> str:
     import io
     import json
 
@@ -58,7 +110,7 @@ def export(fn_or_cell: Any, *example_inputs: Any, file: str = "model.gjir", jit_
     from .graph.ir import literal_const
     from .graph.literals import format_literal, is_literal
     from .graph.parser import parse
-    from .graph.passes.manager import run_pipeline
+    from .graph.passes.manager import pipeline_for, run_pipeline
     from .graph.paths import Path, Roots, parse_path
     from .graph.types import ArrayType
     from .graph.autodiff.pending import prepare as prepare_gradients
@@ -69,9 +121,26 @@ def export(fn_or_cell: Any, *example_inputs: Any, file: str = "model.gjir", jit_
         lowered = lower_function(fn, args, {})
         graph = lowered.graph
         prepare_gradients(graph, level)
-        run_pipeline(graph, level)
+        # ONNX: without the NumPy-only passes (buffers kept between calls, `out=`), as for other namespaces
+        run_pipeline(graph, level, pipeline=pipeline_for(level, False, numpy=fmt != "ONNX"))
     except GraphjitError as e:
         raise e.with_traceback(None) from None
+
+    import inspect
+    bound = inspect.signature(fn).bind(*args)
+    bound.apply_defaults()
+    args = tuple(bound.arguments.values())   # with defaults, one per graph argument
+    roots = Roots(dict(zip(lowered.arg_names, args)), lowered.globals, lowered.closure, lowered.consts)
+
+    if fmt == "ONNX":
+        from .backends.emit_onnx import to_onnx
+        weights = {param.id: parse_path(param.attrs["path"]).resolve(roots) for param in graph.params}
+        try:
+            data = to_onnx(graph, weights, producer_version=__version__)
+        except GraphjitError as e:
+            raise e.with_traceback(None) from None
+        _write_bytes(file, data, ".onnx-")
+        return file
 
     for node in graph.all_nodes():
         if node.op in PYTHON_OBJECT_OPS:
@@ -87,12 +156,6 @@ def export(fn_or_cell: Any, *example_inputs: Any, file: str = "model.gjir", jit_
                                 hint="compute it from the inputs inside the function, or make it a parameter")
         if node.op == "call":
             _check_call(node)
-
-    import inspect
-    bound = inspect.signature(fn).bind(*args)
-    bound.apply_defaults()
-    args = tuple(bound.arguments.values())   # with defaults, one per graph argument
-    roots = Roots(dict(zip(lowered.arg_names, args)), lowered.globals, lowered.closure, lowered.consts)
 
     params: dict[str, np.ndarray] = {}
     for param in graph.params:
@@ -133,13 +196,19 @@ def export(fn_or_cell: Any, *example_inputs: Any, file: str = "model.gjir", jit_
     return file
 
 
-def load(file: str) -> "LoadedGraph":
+def load(file: str, **kwargs) -> "LoadedGraph":
     """Read a `.gjir` archive written by `export`; returns a callable that runs the graph.
+
+    A `.onnx` file is run by onnxruntime instead (backends/onnx_run.py); a `.mindir` file is refused.
 
     Raises:
         GraphjitError: the file is not a graphjit archive, was modified (checksum mismatch), or
             holds anything but op-table ops, literals and allowed functions.
     """
+    _load_format(file, kwargs)
+    if os.fspath(file).lower().endswith(".onnx"):
+        from .backends.onnx_run import load_onnx
+        return load_onnx(file)
     import io
     import json
     import zipfile
@@ -180,6 +249,16 @@ def load(file: str) -> "LoadedGraph":
     except Exception as e:
         raise bad(f"params.npz cannot be read without pickle ({type(e).__name__}: {e})") from None
     return LoadedGraph(file, manifest, payload["graph.txt"].decode("utf-8"), params)
+
+
+def _load_format(file, kwargs: dict) -> None:
+    """Refuse what `load` does not read: MindSpore's decryption keywords, MindIR files."""
+    from .graph.diagnostics import GraphjitError
+    if kwargs:
+        raise TypeError(f"load() does not take {', '.join(sorted(kwargs))}: graphjit reads no encrypted files")
+    if os.fspath(file).lower().endswith(".mindir"):
+        raise GraphjitError(f"cannot load {file}: graphjit does not read MindSpore's MindIR; it loads the "
+                            f"{' and '.join(WRITTEN)} files `export` writes (file_format=\"ONNX\" or \"GJIR\")")
 
 
 class LoadedGraph:
@@ -338,6 +417,20 @@ def _unique(name: str, taken: dict) -> str:
         k += 1
         key = f"{name}_{k}"
     return key
+
+
+def _write_bytes(file: str, data: bytes, prefix: str) -> None:
+    """Write `data` to `file` whole or not at all (a temporary file renamed over it)."""
+    import tempfile
+    directory = os.path.dirname(os.path.abspath(file))
+    fd, tmp = tempfile.mkstemp(prefix=prefix, dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+        os.replace(tmp, file)
+    except BaseException:
+        os.unlink(tmp)
+        raise
 
 
 def _write_zip(file: str, payload: dict) -> None:

@@ -20,7 +20,8 @@ from .optim import *  # noqa: F401,F403
 from .optim import __all__ as _optim
 from .wrap import *  # noqa: F401,F403
 from .wrap import __all__ as _wrap
+from .graph_cell import GraphCell
 
 __all__ = ["Cell", "Dense", "Flatten", "SequentialCell",
            "CellList", "Dropout", "Embedding", *_activation,
-           *_conv, *_pooling, *_normalization, *_loss, *_optim, *_wrap]
+           *_conv, *_pooling, *_normalization, *_loss, *_optim, *_wrap, "GraphCell"]
