@@ -23,33 +23,17 @@ from typing import Any, Optional
 
 import libcst as cst
 
-from ..graph.diagnostics import GraphjitError, LoweringError, UnsupportedSyntaxError
+from ..graph.diagnostics import GraphjitError, UnsupportedSyntaxError
 from ..graph.spans import SourceSpan
 from .cst_queries import target_names
+from .module_bindings import declared_globals, dotted, names_bound_in
 from .lower import Frame
 from .source import ParsedFile, parse_file, read_text
 from .static_evaluator import StaticEvaluator, Unresolved
-from .static_pure import (NotComputed, StaticNamespace, describe_callable, import_known, is_library_class,
-                          known_module, module_attribute, not_computed)
+from .static_pure import (CLASS_LINE_BUILTINS, DROPPED_METHODS, PLAIN_BASES, WRAPPERS, NotComputed, StaticNamespace,
+                          describe_callable, import_known, is_library_class, module_attribute, not_computed)
+from .unknown_values import calls_in, source_of, unknown_detail, unknown_origin
 from .values import Seq, Static, is_static, static_value
-
-# Builtins a `class` line or a decorator may name (resolved without the file's code).
-_BUILTIN_NAMES = frozenset({"object", "type", "int", "float", "str", "tuple", "list", "dict", "Exception",
-                            "ValueError", "TypeError", "RuntimeError", "KeyError", "IndexError",
-                            "NotImplementedError", "ArithmeticError", "property", "staticmethod", "classmethod"})
-# Decorators applied while a file is read: builtins that only wrap (the getter stays a trap).
-WRAPPERS = (property, staticmethod, classmethod)
-# Methods Python calls on its own when an object is collected: never part of the static view.
-DROPPED_METHODS = frozenset({"__del__"})
-# Bases a class of the file may have besides its own classes and graphjit's library classes.
-PLAIN_BASES = frozenset({object, int, float, str, tuple, list, dict, Exception, ValueError, TypeError,
-                         RuntimeError, KeyError, IndexError, NotImplementedError, ArithmeticError})
-
-
-def safe_to_import(module_name: str) -> bool:
-    """Only the modules static_pure's table lists are imported; the user's own modules and the OS never."""
-    return known_module(module_name)
-
 
 @dataclass
 class Target:
@@ -99,7 +83,7 @@ class StaticModule:
             for small in stmt.body:
                 if isinstance(small, cst.Import):
                     for alias in small.names:
-                        self.do_import(_dotted(alias.name), alias, small)
+                        self.do_import(dotted(alias.name), alias, small)
                 elif isinstance(small, cst.ImportFrom):
                     self.do_import_from(small)
                 elif isinstance(small, (cst.Assign, cst.AnnAssign)):
@@ -128,13 +112,13 @@ class StaticModule:
                 self.namespace[stmt.name.value] = Unresolved(stmt.name.value, self.span(stmt), self._class_why)
         else:   # if / for / while / with / try at module level: what they bind is known only when the file runs
             kind = type(stmt).__name__.lower()
-            for name in _names_bound_in(stmt):
+            for name in names_bound_in(stmt):
                 self.namespace[name] = Unresolved(name, self.span(stmt), f"is bound by a module-level `{kind}`")
 
     def note_dropped_decorator(self, stmt, decorator, qualname: str) -> None:
         """A decorator graphjit does not run: the function is compiled as written, which the note says."""
         self.diagnostics.append(not_computed(
-            f"what `@{_source(decorator.decorator)}` makes of `{qualname}`", "graphjit does not run decorators "
+            f"what `@{source_of(decorator.decorator)}` makes of `{qualname}`", "graphjit does not run decorators "
             "other than jit; it is checked as written", self.span(decorator)))
 
     def bind_unresolved(self, target, stmt, why: str) -> None:
@@ -145,7 +129,7 @@ class StaticModule:
         """`global n` in a function: `n` exists once that function has run (known only at run time)."""
         if "global" not in self.parsed.text:
             return
-        for name, node in _declared_globals(self.parsed.module):
+        for name, node in declared_globals(self.parsed.module):
             if name not in self.namespace:
                 self.namespace[name] = Unresolved(name, self.span(node), "is assigned by a function's `global` "
                                                                          "statement")
@@ -160,12 +144,12 @@ class StaticModule:
             bind, self.span(stmt), f"is imported from `{module_name}`, which graphjit does not import")
 
     def do_import_from(self, stmt: cst.ImportFrom) -> None:
-        module_name = ("." * len(stmt.relative)) + (_dotted(stmt.module) if stmt.module else "")
+        module_name = ("." * len(stmt.relative)) + (dotted(stmt.module) if stmt.module else "")
         module = None if stmt.relative else import_known(module_name)
         if isinstance(stmt.names, cst.ImportStar):
             return
         for alias in stmt.names:
-            name = _dotted(alias.name)
+            name = dotted(alias.name)
             bind = alias.asname.name.value if alias.asname else name
             try:
                 if module is None:
@@ -261,7 +245,7 @@ class StaticModule:
         span = getattr(error, "span", None)
         here = span is not None and span.file == self.filename
         best = None
-        for call in _calls_in(expr):
+        for call in calls_in(expr):
             where = self.span(call)
             if where is None:
                 continue
@@ -271,15 +255,15 @@ class StaticModule:
                     (span.end_line, span.end_col) <= (where.end_line, where.end_col) or not span.end_line):
                 best = (call, where)
         if best is not None:
-            return f"comes from a call to {_source(best[0].func)}", best[1], _detail(error)
-        return _origin(error), span or self.span(expr), ""
+            return f"comes from a call to {source_of(best[0].func)}", best[1], unknown_detail(error)
+        return unknown_origin(error), span or self.span(expr), ""
 
     # --- decorators ------------------------------------------------------------------------
     def resolve(self, expr) -> Any:
         if isinstance(expr, cst.Name):
             if expr.value in self.namespace:
                 return self.namespace[expr.value]
-            return getattr(builtins, expr.value, None) if expr.value in _BUILTIN_NAMES else None
+            return getattr(builtins, expr.value, None) if expr.value in CLASS_LINE_BUILTINS else None
         if isinstance(expr, cst.Attribute):
             base = self.resolve(expr.value)
             if base is None or isinstance(base, Unresolved):
@@ -433,7 +417,7 @@ class StaticModule:
             cause = e if isinstance(e, GraphjitError) else e.__cause__
             if not isinstance(cause, GraphjitError):
                 raise
-            return self._refuse_class(node, _origin(cause))
+            return self._refuse_class(node, unknown_origin(cause))
         except (TypeError, ValueError) as e:
             return self._refuse_class(node, f"Python cannot make it from what graphjit reads ({e})")
         if init_node is not None:
@@ -475,41 +459,6 @@ def _code_not_run(qualname: str, span) -> NotComputed:
                         "but never runs", span)
 
 
-def _origin(error: GraphjitError) -> str:
-    """Where a value the evaluator could not compute comes from, for `Unresolved.why`."""
-    message = (getattr(error, "message", None) or str(error)).split("\n")[0]
-    if "without running the file: " in message:
-        message = message.split("without running the file: ", 1)[1]
-    return f"comes from code graphjit does not compute: {message}"
-
-
-def _detail(error: GraphjitError) -> str:
-    """What stopped the evaluator, in a few words: "`os` is imported from `os`, which graphjit does not
-    import", "an element it would make is too big"."""
-    message = (getattr(error, "message", None) or str(error)).split("\n")[0]
-    head, sep, rest = message.partition(" without running the module: it ")
-    if sep and head.startswith("cannot know "):
-        return f"{head[len('cannot know '):]} {rest}"
-    head, sep, rest = message.partition(" without running the file: ")
-    return rest if sep else message
-
-
-def _calls_in(expr) -> list:
-    """The calls in an expression, outermost first."""
-    found = []
-
-    class Calls(cst.CSTVisitor):
-        def visit_Call(self, node) -> None:
-            found.append(node)
-
-    expr.visit(Calls())
-    return found
-
-
-def _source(node) -> str:
-    return cst.Module(body=[]).code_for_node(node)
-
-
 def _is_none(expr) -> bool:
     return isinstance(expr, cst.Name) and expr.value == "None"
 
@@ -527,71 +476,6 @@ def _class_attribute(cls, name: str):
 def _bare_arg(arg: ast.arg) -> ast.arg:
     bare = ast.arg(arg.arg, None, None)
     return ast.copy_location(bare, arg)
-
-
-class _Binders(cst.CSTVisitor):
-    """Names a module-level compound statement binds (not descending into functions or classes)."""
-
-    def __init__(self) -> None:
-        self.names: list = []
-
-    def visit_FunctionDef(self, node) -> bool:
-        self.names.append(node.name.value)
-        return False
-
-    def visit_ClassDef(self, node) -> bool:
-        self.names.append(node.name.value)
-        return False
-
-    def visit_AssignTarget(self, node) -> None:
-        self.names.extend(target_names(node.target))
-
-    def visit_AnnAssign(self, node) -> None:
-        self.names.extend(target_names(node.target))
-
-    def visit_AugAssign(self, node) -> None:
-        self.names.extend(target_names(node.target))
-
-    def visit_For(self, node) -> None:
-        self.names.extend(target_names(node.target))
-
-    def visit_AsName(self, node) -> None:
-        self.names.extend(target_names(node.name))
-
-    def visit_ImportAlias(self, node) -> None:
-        if node.asname is None:
-            self.names.append(_dotted(node.name).split(".")[0])
-
-    def visit_NamedExpr(self, node) -> None:
-        self.names.extend(target_names(node.target))
-
-
-def _names_bound_in(stmt) -> list:
-    binders = _Binders()
-    stmt.visit(binders)
-    return binders.names
-
-
-def _declared_globals(module) -> list:
-    """(name, statement) of every `global name` in the file."""
-    class Globals(cst.CSTVisitor):
-        def __init__(self) -> None:
-            self.names: list = []
-
-        def visit_Global(self, node) -> None:
-            self.names.extend((n.name.value, node) for n in node.names)
-
-    found = Globals()
-    module.visit(found)
-    return found.names
-
-
-def _dotted(node) -> str:
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        return f"{_dotted(node.value)}.{node.attr.value}"
-    return ""
 
 
 def load(filename: str) -> StaticModule:

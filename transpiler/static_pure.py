@@ -11,7 +11,7 @@ A file read from elsewhere is never run: its `def`s become functions whose code 
   data (numbers, strings, tuples, lists, dicts, dtypes, small arrays), with no effect but their
   result; methods of literal data run too (`REFUSED_METHODS` never), `CONTAINER_METHODS` on
   containers of inert values, `INTROSPECTION` on anything; `SKIPPED_EFFECTS` are not made at all.
-- `LIMITS` (graph/value_size.py, shared with constant folding): how big an integer, a sequence or
+- `LIMITS` (graph/value_size.py, shared with constant folding; literal_data.py sizes a value): how big an integer, a sequence or
   an array may get, and the budget of one file. The size of a result is estimated from the
   arguments *before* anything is computed (`10**10**10`, `[0] * 10**10`, `np.zeros((10**6, 10**6))`
   are refused, not tried); a layer's weights are checked the same way (nn/init.py).
@@ -33,9 +33,10 @@ from typing import Any, Optional
 import numpy as np
 
 from ..graph.diagnostics import UnknownValueError
-from ..graph.value_size import (LIMITS, bits, broadcast_size, length, operation_size, power_bits, range_length,
-                                too_big, wide_format)
+from ..graph.value_size import (LIMITS, bits, broadcast_size, length, operation_size, power_bits, too_big,
+                                wide_format)
 from ..nn.init import READING_LIMIT, WeightTooBig
+from .literal_data import DICT_VIEWS, size_of
 
 
 class Budget:
@@ -115,74 +116,6 @@ def module_attribute(module: types.ModuleType, name: str) -> Any:
     raise AttributeError(f"module `{module.__name__}` has no attribute `{name}` graphjit reads without running it")
 
 
-# --- literal data ------------------------------------------------------------------------------
-
-_BUILTIN_TYPES = frozenset({bool, int, float, complex, str, bytes, tuple, list, dict, set, frozenset, slice,
-                            range, type(None), object})
-
-
-_DICT_VIEWS = (type({}.keys()), type({}.values()), type({}.items()))
-
-
-def size_of(value: Any, depth: int = 0) -> Optional[int]:
-    """How many items computing on `value` may touch, or None when it is not literal data.
-
-    Literal data: numbers (integers of at most `int_bits`), strings, None, NumPy scalars and dtypes,
-    builtin and NumPy scalar types, ranges, slices, and tuples/lists/dicts/sets of these; arrays of
-    numbers of at most `elements` elements. Never calls a method of a class of the file.
-    """
-    if depth > LIMITS["depth"]:
-        return None
-    kind = type(value)
-    if kind is bool or value is None or value is Ellipsis:
-        return 1
-    if kind is int:
-        return 1 if value.bit_length() <= LIMITS["int_bits"] else None
-    if kind in (float, complex):
-        return 1
-    if kind in (str, bytes):
-        return max(1, len(value)) if len(value) <= LIMITS["items"] else None
-    if isinstance(value, np.generic):
-        return 1 if value.dtype.kind not in "OV" else None
-    if kind is np.dtype or isinstance(value, np.dtype):
-        return 1 if value.kind not in "OV" else None
-    if isinstance(value, type):
-        return 1 if value in _BUILTIN_TYPES or issubclass(value, np.generic) else None
-    if kind is range:
-        n = range_length(value)
-        return n if n is not None and n <= LIMITS["items"] else None
-    if kind is slice:
-        parts = [size_of(p, depth + 1) for p in (value.start, value.stop, value.step)]
-        return 1 if None not in parts else None
-    if kind is np.ndarray:   # exactly an ndarray: subclasses may run code on every operation
-        if value.dtype.kind in "OV" or value.size > LIMITS["elements"]:
-            return None
-        return max(1, value.size)
-    if kind in _DICT_VIEWS:   # `d.keys()`: iterating a view runs nothing
-        return size_of(tuple(value), depth) if len(value) <= LIMITS["items"] else None
-    if kind in (tuple, list, set, frozenset, dict):
-        if len(value) > LIMITS["items"]:
-            return None
-        total = 1
-        items = list(value.items()) if kind is dict else value
-        for item in items:
-            inner = size_of(item, depth + 1) if kind is not dict else _pair_size(item, depth + 1)
-            if inner is None:
-                return None
-            total += inner
-            if total > LIMITS["elements"]:
-                return None
-        return total
-    if (getattr(kind, "__module__", "") or "").startswith("graphjit.") and not callable(value):
-        return 1   # a value of the compiler's own (a graph node): inert, never calls anything
-    return None
-
-
-def _pair_size(pair, depth: int) -> Optional[int]:
-    key, value = size_of(pair[0], depth), size_of(pair[1], depth)
-    return None if key is None or value is None else key + value
-
-
 def is_inert(value: Any, depth: int = 0) -> bool:
     """Whether computing with `value` can run nothing but graphjit's and traps: literal data, the file's
     own classes, instances and functions (their code is a trap), graphjit's library objects, and
@@ -198,7 +131,7 @@ def is_inert(value: Any, depth: int = 0) -> bool:
         return bool(getattr(value, "__graphjit_static_class__", False)) or is_library_class(value)
     if getattr(kind, "__graphjit_static_class__", False) or is_library_class(kind):
         return True
-    if kind in (tuple, list, set, frozenset) + _DICT_VIEWS and len(value) <= LIMITS["items"]:
+    if kind in (tuple, list, set, frozenset) + DICT_VIEWS and len(value) <= LIMITS["items"]:
         return all(is_inert(v, depth + 1) for v in value)
     if kind is dict and len(value) <= LIMITS["items"]:
         return all(is_inert(k, depth + 1) and is_inert(v, depth + 1) for k, v in value.items())
@@ -211,10 +144,6 @@ CONTAINER_METHODS = frozenset({"append", "extend", "insert", "pop", "index", "co
                                "clear", "keys", "values", "items", "get", "setdefault", "update", "add",
                                "discard", "union", "intersection", "difference", "__getitem__", "__len__",
                                "__contains__"})
-
-
-def is_literal_data(value: Any) -> bool:
-    return size_of(value) is not None
 
 
 # --- the functions that may run ----------------------------------------------------------------
@@ -532,3 +461,17 @@ def not_computed(what: str, why: str, span=None) -> NotComputed:
     """`cannot know <what> without running the file: <why>`."""
     return NotComputed(f"cannot know {what} without running the file: {why}", span,
                        hint="build the value from literals and NumPy, or pass it as an argument")
+
+
+# --- what a class of the file may be built from ----------------------------------------------------
+# Builtins a `class` line or a decorator may name (resolved without the file's code).
+CLASS_LINE_BUILTINS = frozenset({"object", "type", "int", "float", "str", "tuple", "list", "dict", "Exception",
+                            "ValueError", "TypeError", "RuntimeError", "KeyError", "IndexError",
+                            "NotImplementedError", "ArithmeticError", "property", "staticmethod", "classmethod"})
+# Decorators applied while a file is read: builtins that only wrap (the getter stays a trap).
+WRAPPERS = (property, staticmethod, classmethod)
+# Methods Python calls on its own when an object is collected: never part of the static view.
+DROPPED_METHODS = frozenset({"__del__"})
+# Bases a class of the file may have besides its own classes and graphjit's library classes.
+PLAIN_BASES = frozenset({object, int, float, str, tuple, list, dict, Exception, ValueError, TypeError,
+                         RuntimeError, KeyError, IndexError, NotImplementedError, ArithmeticError})

@@ -11,7 +11,8 @@ from ...graph.ir import Node
 from ...graph.literals import Index
 from ...graph.types import ArrayType, TupleType
 from ..rules import rule
-from ..static_pure import binary_refusal, budget_of, not_computed, size_of, wide_format
+from ..literal_data import size_of
+from ..static_pure import binary_refusal, budget_of, not_computed, wide_format
 from ..values import Seq, SourceFunc, Static, describe_value, is_static, static_value
 from .access import subscript
 from .branches import ternary
