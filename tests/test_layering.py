@@ -35,6 +35,8 @@ FORBIDDEN = {
     "jit_options": {"transpiler", "backends", "api", "compiler", "cli", "nn", "export_load", "gradients",
                     "checkpoint"},
     "common": {"transpiler", "backends", "compiler", "cli", "export_load", "graph"},
+    "dtype": {"graph", "transpiler", "backends", "api", "compiler", "cli", "nn", "export_load", "tensor", "common"},
+    "sparse_tensor": {"transpiler", "backends", "api", "compiler", "cli", "nn", "export_load", "gradients"},
 }
 
 
