@@ -40,7 +40,7 @@ class CSRTensor:
     compressed sparse row form (or a copy of `csr_tensor`).
 
     `indptr` (shape[0] + 1 integers) says where each row's elements start in `indices` (their columns)
-    and `values`; `values.shape[1:]` must be `shape[2:]`.
+    and `values`; `values.shape[1:]` must be `shape[2:]`. A column may appear once in a row.
     """
 
     __slots__ = ("_indptr", "_indices", "_values", "_shape")
@@ -112,9 +112,9 @@ class CSRTensor:
         return self._indptr, self._indices, self._values, self._shape
 
     def to_dense(self) -> Tensor:
-        """The dense Tensor (elements stored twice at one place are summed)."""
+        """The dense Tensor."""
         out = np.zeros(self._shape, self._values.dtype)
-        np.add.at(out, (_rows(self._indptr), plain(self._indices)), plain(self._values))
+        out[_rows(self._indptr), plain(self._indices)] = plain(self._values)   # each place once (checked)
         return as_tensor(out)
 
     def to_coo(self) -> "COOTensor":
@@ -438,6 +438,9 @@ def _check_csr(indptr: Tensor, indices: Tensor, values: Tensor, shape: tuple) ->
                          f"not {pointers.tolist()}")
     if indices.size and (plain(indices).min() < 0 or plain(indices).max() >= shape[1]):
         raise ValueError(f"CSRTensor: the column indices must be in [0, {shape[1]})")
+    keys = _rows(indptr) * shape[1] + plain(indices)
+    if len(np.unique(keys)) != len(keys):   # MindSpore leaves it undefined
+        raise ValueError("CSRTensor: a column appears twice in one row")
 
 
 def _check_coo(indices: Tensor, values: Tensor, shape: tuple) -> None:

@@ -8,9 +8,14 @@ import numpy as np
 from ...graph.diagnostics import LoweringError
 from ...graph.ir import Node
 from ...graph.literals import Index, OperandRef
-from ...graph.types import ArrayType, TupleType
+from ...graph.types import OBJECT, ArrayType, TupleType
 from ..values import ListIndex, MethodVal, Seq, SeqMethod, Static, describe_value, is_static, static_value
 from .control import NeedsStatic
+from .operators import BINARY, UNARY
+
+# Ops of Python's operators: on an object (a CSRTensor passed in), the object's own operator runs at call
+# time and what it gives is a Python object the graph cannot look into
+OPERATOR_OPS = frozenset(op for op, _ in [*BINARY.values(), *UNARY.values()])
 
 SEQ_METHODS = {"append", "extend", "insert", "pop", "index", "count", "reverse", "copy", "clear", "remove", "sort"}
 
@@ -85,6 +90,9 @@ def array_attribute(state, value: Node, name: str, span):
         if name in ("itemsize", "nbytes") and t.is_static:
             return Static(getattr(np.empty(t.shape, t.dtype), name))
         return state.emit("getattr", [value], {"name": name}, span, name=name)  # x.real, x.strides...
+    if t == OBJECT and value.op in OPERATOR_OPS and not hasattr(np.ndarray, name):
+        raise LoweringError(f"`.{name}` of a Python object made at run time (an operator's result on objects such as "
+                            "a CSRTensor): graphjit compiles attributes of arrays and of objects passed in", span)
     return MethodVal(value, name)
 
 

@@ -15,6 +15,7 @@ from ..values import Seq, SourceFunc, Static, describe_value, is_static, static_
 from .access import subscript
 from .branches import ternary
 from .budget import comprehension_meter, count_comprehension
+from .callables import reaches_array
 from .operators import BINARY, COMPARE, STATIC_ONLY_COMPARE, UNARY
 
 
@@ -66,7 +67,7 @@ def lower_binary_operation(state, node: cst.BinaryOperation, frame):
 
 
 def binary(state, op: str, fn, left, right, span):
-    if is_static(left) and is_static(right):
+    if is_static(left) and is_static(right) and not reaches_array(left) and not reaches_array(right):
         try:
             return Static(fn(static_value(left), static_value(right)))
         except Exception:
@@ -102,7 +103,7 @@ def lower_unary_operation(state, node: cst.UnaryOperation, frame):
             return Static(not value.items)
         return state.emit("not", [value], span=span)
     op, fn = UNARY[type(node.operator)]
-    if is_static(value):
+    if is_static(value) and not reaches_array(value):   # `-csr`: its arrays are read at call time
         try:
             return Static(fn(static_value(value)))
         except Exception:
