@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from .dtype import name as dtype_name
-from .tensor import Tensor, as_tensor, plain
+from .tensor import Tensor, as_tensor
 
 __all__ = ["CSRTensor", "COOTensor"]
 
@@ -113,14 +113,14 @@ class CSRTensor:
 
     def to_dense(self) -> Tensor:
         """The dense Tensor."""
-        out = np.zeros(self._shape, self._values.dtype)
-        out[_rows(self._indptr), plain(self._indices)] = plain(self._values)   # each place once (checked)
-        return as_tensor(out)
+        out = Tensor(shape=self._shape, dtype=self._values.dtype)      # zeros
+        out[_rows(self._indptr), np.asarray(self._indices)] = np.asarray(self._values)   # each place once (checked)
+        return out
 
     def to_coo(self) -> "COOTensor":
         """The same elements as a COOTensor (2-D only)."""
         _need_2d(self, "to_coo")
-        index = plain(self._indices)
+        index = np.asarray(self._indices)
         indices = np.stack([_rows(self._indptr).astype(index.dtype), index], axis=1)
         return COOTensor(indices, self._values, self._shape)
 
@@ -145,10 +145,10 @@ class CSRTensor:
         dtype = _promote(self.dtype, b.dtype)
         index_dtype = np.result_type(self._indices.dtype, b._indices.dtype)
         ncols = self._shape[1]
-        keys = np.concatenate([_rows(self._indptr) * ncols + plain(self._indices),
-                               _rows(b._indptr) * ncols + plain(b._indices)])
-        terms = np.concatenate([np.asarray(plain(alpha)).reshape(-1)[0] * plain(self._values).astype(dtype),
-                                np.asarray(plain(beta)).reshape(-1)[0] * plain(b._values).astype(dtype)])
+        keys = np.concatenate([_rows(self._indptr) * ncols + np.asarray(self._indices),
+                               _rows(b._indptr) * ncols + np.asarray(b._indices)])
+        terms = np.concatenate([np.asarray(np.asarray(alpha)).reshape(-1)[0] * np.asarray(self._values).astype(dtype),
+                                np.asarray(np.asarray(beta)).reshape(-1)[0] * np.asarray(b._values).astype(dtype)])
         keys, sums = _summed(keys, terms)
         rows, cols = np.divmod(keys, ncols)
         indptr = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=self._shape[0]))])
@@ -177,11 +177,8 @@ class CSRTensor:
         (broadcast to this shape) a CSRTensor of the same pattern."""
         y = _dense_operand(other, "CSRTensor", symbol)
         if y.size == 1 and y.ndim <= 2:
-            if y.ndim > self.ndim:
-                raise ValueError(f"CSRTensor {symbol}: a {y.ndim}-D operand cannot broadcast to a "
-                                 f"{self.ndim}-D sparse tensor")
             dtype = _promote(self.dtype, y.dtype)
-            return as_tensor(_cast_result(op(plain(self._values).astype(dtype), y.astype(dtype)), self.dtype, y.dtype)
+            return as_tensor(_cast_result(op(np.asarray(self._values).astype(dtype), y.astype(dtype)), self.dtype, y.dtype)
                              .reshape(self._values.shape))
         try:
             dense = np.broadcast_to(y, self._shape)
@@ -189,8 +186,8 @@ class CSRTensor:
             raise ValueError(f"CSRTensor {symbol}: an operand of shape {y.shape} cannot broadcast to the sparse "
                              f"shape {self._shape}") from None
         dtype = _promote(self.dtype, y.dtype)
-        picked = dense[_rows(self._indptr), plain(self._indices)].astype(dtype)
-        result = _cast_result(op(plain(self._values).astype(dtype), picked), self.dtype, y.dtype)
+        picked = dense[_rows(self._indptr), np.asarray(self._indices)].astype(dtype)
+        result = _cast_result(op(np.asarray(self._values).astype(dtype), picked), self.dtype, y.dtype)
         return CSRTensor(self._indptr, self._indices, result, self._shape)
 
     # --- products and sums ------------------------------------------------------------------
@@ -206,7 +203,7 @@ class CSRTensor:
         """This matrix times `matrix` (shape[1] rows): a dense Tensor, or a CSRTensor for a CSRTensor."""
         _need_2d(self, "mm")
         if isinstance(matrix, CSRTensor):
-            return _csr_from_dense(self._times(plain(matrix.to_dense())), self._indices.dtype)
+            return _csr_from_dense(self._times(np.asarray(matrix.to_dense())), self._indices.dtype)
         m = _dense_operand(matrix, "CSRTensor", "mm")
         if m.ndim != 2 or m.shape[0] != self._shape[1]:
             raise ValueError(f"CSRTensor.mm: the matrix must have {self._shape[1]} rows, not shape {m.shape}")
@@ -214,15 +211,16 @@ class CSRTensor:
 
     def _times(self, m: np.ndarray) -> Tensor:
         dtype = _promote(self.dtype, m.dtype)
-        out = np.zeros((self._shape[0],) + m.shape[1:], dtype)
-        np.add.at(out, _rows(self._indptr), plain(self._values).astype(dtype)[:, None] * m[plain(self._indices)])
-        return as_tensor(out)
+        out = Tensor(shape=(self._shape[0],) + m.shape[1:], dtype=dtype)
+        products = np.asarray(self._values).astype(dtype)[:, None] * m[np.asarray(self._indices)]
+        np.add.at(out, _rows(self._indptr), products)
+        return out
 
     def sum(self, axis: int) -> Tensor:
         """The sum over `axis`, which is kept with length 1 (MindSpore's csr_reduce_sum)."""
         if not isinstance(axis, numbers.Integral) or not -self.ndim <= axis < self.ndim:
             raise ValueError(f"CSRTensor.sum: axis must be an int in [{-self.ndim}, {self.ndim}), not {axis!r}")
-        return as_tensor(plain(self.to_dense()).sum(axis=axis, keepdims=True))
+        return self.to_dense().sum(axis=axis, keepdims=True)
 
     def __repr__(self) -> str:
         return (f"CSRTensor(shape={list(self._shape)}, dtype={dtype_name(self.dtype)}, "
@@ -300,23 +298,23 @@ class COOTensor:
 
     def to_dense(self) -> Tensor:
         """The dense Tensor (values at one index summed)."""
-        out = np.zeros(self._shape, self._values.dtype)
-        np.add.at(out, tuple(plain(self._indices).T), plain(self._values))
-        return as_tensor(out)
+        out = Tensor(shape=self._shape, dtype=self._values.dtype)      # zeros
+        np.add.at(out, self._index_columns(), np.asarray(self._values))
+        return out
 
     def coalesce(self) -> "COOTensor":
         """Each index once, in row-major order, the values at one index summed."""
-        keys, sums = _summed(self._keys(), plain(self._values))
+        keys, sums = _summed(self._keys(), np.asarray(self._values))
         return COOTensor(self._from_keys(keys, self._indices.dtype), sums, self._shape)
 
     def to_csr(self) -> CSRTensor:
         """The same elements as a CSRTensor, sorted by row (2-D only)."""
         _need_2d(self, "to_csr")
-        index = plain(self._indices)
+        index = np.asarray(self._indices)
         order = np.argsort(index[:, 0], kind="stable")
         counts = np.bincount(index[:, 0], minlength=self._shape[0])
         indptr = np.concatenate([[0], np.cumsum(counts)]).astype(index.dtype)
-        return CSRTensor(indptr, index[order, 1], plain(self._values)[order], self._shape)
+        return CSRTensor(indptr, index[order, 1], np.asarray(self._values)[order], self._shape)
 
     def astype(self, dtype) -> "COOTensor":
         """A copy with the values cast to `dtype`."""
@@ -334,8 +332,8 @@ class COOTensor:
         _same_shape(self, other)
         dtype = _promote(self.dtype, other.dtype)
         keys, sums = _summed(np.concatenate([self._keys(), other._keys()]),
-                             np.concatenate([plain(self._values).astype(dtype), plain(other._values).astype(dtype)]))
-        keep = np.abs(sums) >= np.asarray(plain(thresh))
+                             np.concatenate([np.asarray(self._values).astype(dtype), np.asarray(other._values).astype(dtype)]))
+        keep = np.abs(sums) >= np.asarray(np.asarray(thresh))
         index_dtype = np.result_type(self._indices.dtype, other._indices.dtype)
         return COOTensor(self._from_keys(keys[keep], index_dtype), sums[keep], self._shape)
 
@@ -370,18 +368,23 @@ class COOTensor:
         """`dense` plus `sign` times this tensor, as a dense Tensor."""
         dtype = _promote(dense.dtype, self.dtype)
         out = np.array(dense, dtype=dtype)
-        np.add.at(out, tuple(plain(self._indices).T), sign * plain(self._values).astype(dtype))
+        np.add.at(out, self._index_columns(), sign * np.asarray(self._values).astype(dtype))
         return as_tensor(out)
 
     def _gathered(self, other, op, symbol: str) -> "COOTensor":
         y = _same_shape_dense(self, other, symbol)
         dtype = _promote(self.dtype, y.dtype)
-        picked = y[tuple(plain(self._indices).T)].astype(dtype)
-        result = _cast_result(op(plain(self._values).astype(dtype), picked), self.dtype, y.dtype)
+        picked = y[self._index_columns()].astype(dtype)
+        result = _cast_result(op(np.asarray(self._values).astype(dtype), picked), self.dtype, y.dtype)
         return COOTensor(self._indices, result, self._shape)
 
+    def _index_columns(self) -> tuple:
+        """The indices as a tuple of columns, to index a dense array with (`dense[rows, cols]`)."""
+        index = np.asarray(self._indices)
+        return tuple([index[:, k] for k in range(len(self._shape))])
+
     def _keys(self) -> np.ndarray:
-        return np.ravel_multi_index(tuple(plain(self._indices).T.astype(np.int64)), self._shape)
+        return np.ravel_multi_index(self._index_columns(), self._shape)
 
     def _from_keys(self, keys: np.ndarray, dtype) -> np.ndarray:
         return np.stack(np.unravel_index(keys, self._shape), axis=1).astype(dtype).reshape(len(keys), self.ndim)
@@ -407,9 +410,9 @@ def _array(value: Any, kind: str, what: str) -> np.ndarray:
     if value is None:
         raise TypeError(f"{kind}: {what} is missing")
     if isinstance(value, np.ndarray):
-        return plain(value)
+        return np.asarray(value)
     if isinstance(value, (list, tuple, numbers.Number)):
-        return plain(Tensor(value))
+        return np.asarray(Tensor(value))
     raise TypeError(f"{kind}: {what} must be a Tensor, not {type(value).__name__}")
 
 
@@ -432,13 +435,13 @@ def _check_csr(indptr: Tensor, indices: Tensor, values: Tensor, shape: tuple) ->
     if values.ndim < 1 or values.shape[0] != indices.shape[0] or values.shape[1:] != shape[2:]:
         raise ValueError(f"CSRTensor: values must have shape {(indices.shape[0],) + shape[2:]} (one per index, then "
                          f"shape[2:]), not {values.shape}")
-    pointers = plain(indptr)
+    pointers = np.asarray(indptr)
     if pointers[0] != 0 or pointers[-1] != indices.shape[0] or np.any(np.diff(pointers) < 0):
         raise ValueError(f"CSRTensor: indptr must rise from 0 to the number of values ({indices.shape[0]}), "
                          f"not {pointers.tolist()}")
-    if indices.size and (plain(indices).min() < 0 or plain(indices).max() >= shape[1]):
+    if indices.size and (np.asarray(indices).min() < 0 or np.asarray(indices).max() >= shape[1]):
         raise ValueError(f"CSRTensor: the column indices must be in [0, {shape[1]})")
-    keys = _rows(indptr) * shape[1] + plain(indices)
+    keys = _rows(indptr) * shape[1] + np.asarray(indices)
     if len(np.unique(keys)) != len(keys):   # MindSpore leaves it undefined
         raise ValueError("CSRTensor: a column appears twice in one row")
 
@@ -449,7 +452,7 @@ def _check_coo(indices: Tensor, values: Tensor, shape: tuple) -> None:
                          f"dimensions, not {indices.shape}")
     if values.ndim != 1 or values.shape[0] != indices.shape[0]:
         raise ValueError(f"COOTensor: values must have shape ({indices.shape[0]},), one per index, not {values.shape}")
-    index = plain(indices)
+    index = np.asarray(indices)
     if index.size and (index.min() < 0 or np.any(index.max(axis=0) >= np.array(shape))):
         raise ValueError(f"COOTensor: an index is out of the shape {shape}")
 
@@ -468,9 +471,9 @@ def _dense_operand(other: Any, kind: str, symbol: str) -> np.ndarray:
     if isinstance(other, (CSRTensor, COOTensor)):
         return _unsupported(kind, symbol, other, "a Tensor or a number")
     if isinstance(other, np.ndarray):
-        return plain(other)
+        return np.asarray(other)
     if isinstance(other, (bool, int, float)):
-        return plain(Tensor(other))     # MindSpore's scalar: Python floats as float32
+        return np.asarray(Tensor(other))     # MindSpore's scalar: Python floats as float32
     return _unsupported(kind, symbol, other, "a Tensor or a number")
 
 
@@ -481,7 +484,7 @@ def _same_shape_dense(coo: COOTensor, other: Any, symbol: str) -> np.ndarray:
         return _unsupported("COOTensor", symbol, other, f"a Tensor of the same shape{hint}")
     if other.shape != coo.shape:
         raise ValueError(f"COOTensor {symbol}: the Tensor has shape {other.shape}, not the sparse shape {coo.shape}")
-    return plain(other)
+    return np.asarray(other)
 
 
 def _unsupported(kind: str, symbol: str, other: Any, takes: str):
@@ -491,7 +494,7 @@ def _unsupported(kind: str, symbol: str, other: Any, takes: str):
 # --- computing ------------------------------------------------------------------------------------
 def _rows(indptr) -> np.ndarray:
     """The row of each stored element."""
-    pointers = plain(indptr)
+    pointers = np.asarray(indptr)
     return np.repeat(np.arange(len(pointers) - 1), np.diff(pointers))
 
 
@@ -522,12 +525,12 @@ def _cast_result(result: np.ndarray, a, b) -> np.ndarray:
 
 
 def _csr_from_dense(dense, index_dtype) -> CSRTensor:
-    array = plain(dense)
+    array = np.asarray(dense)
     rows, cols = np.nonzero(array)
     indptr = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=array.shape[0]))])
     return CSRTensor(indptr.astype(index_dtype), cols.astype(index_dtype), array[rows, cols], array.shape)
 
 
 def _text(t: np.ndarray) -> str:
-    value = np.array2string(plain(t)).replace("\n", "")
+    value = np.array2string(np.asarray(t)).replace("\n", "")
     return f"Tensor(shape={list(t.shape)}, dtype={dtype_name(t.dtype)}, value={value})"
