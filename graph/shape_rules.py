@@ -108,8 +108,6 @@ def _shape(t: Type) -> Optional[tuple]:
 def elementwise(fn: Callable) -> Callable:
     def rule(nodes, attrs) -> Type:
         types = [n.type for n in nodes]
-        if any(t == OBJECT for t in types):   # `csr * x`: the object's own operator decides what comes out
-            return OBJECT
         if all(isinstance(t, ScalarType) for t in types):
             return _scalar_result(fn, nodes)
         if all(is_number(t) for t in types) and any(isinstance(t, ScalarType) for t in types):

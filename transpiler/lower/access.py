@@ -11,11 +11,7 @@ from ...graph.literals import Index, OperandRef
 from ...graph.types import OBJECT, ArrayType, TupleType
 from ..values import ListIndex, MethodVal, Seq, SeqMethod, Static, describe_value, is_static, static_value
 from .control import NeedsStatic
-from .operators import BINARY, UNARY
-
-# Ops of Python's operators: on an object (a CSRTensor passed in), the object's own operator runs at call
-# time and what it gives is a Python object the graph cannot look into
-OPERATOR_OPS = frozenset(op for op, _ in [*BINARY.values(), *UNARY.values()])
+from .operators import OPERATOR_OPS
 
 SEQ_METHODS = {"append", "extend", "insert", "pop", "index", "count", "reverse", "copy", "clear", "remove", "sort"}
 

@@ -9,14 +9,14 @@ from ...graph.diagnostics import LoweringError, UnsupportedSyntaxError
 from ...graph.guards import is_value
 from ...graph.ir import Node
 from ...graph.literals import Index
-from ...graph.types import ArrayType, TupleType
+from ...graph.types import OBJECT, ArrayType, TupleType
 from ..rules import rule
 from ..values import Seq, SourceFunc, Static, describe_value, is_static, static_value
 from .access import subscript
 from .branches import ternary
 from .budget import comprehension_meter, count_comprehension
 from .callables import reaches_array
-from .operators import BINARY, COMPARE, STATIC_ONLY_COMPARE, UNARY
+from .operators import BINARY, COMPARE, OPERATOR_OPS, STATIC_ONLY_COMPARE, UNARY
 
 
 def lower_literal(state, node, frame):
@@ -77,7 +77,17 @@ def binary(state, op: str, fn, left, right, span):
         return Seq(_sequence_items(state, left, span) + _sequence_items(state, right, span), _sequence_kind(left))
     if isinstance(left, Seq) and op == "mul" and is_static(right):
         return Seq(left.items * static_value(right), left.kind)
+    if _object_operand(left) or _object_operand(right):   # `csr * x`: the object's own operator, at call time
+        return state.emit(op, [left, right], span=span, type=OBJECT)
     return state.emit(op, [left, right], span=span)
+
+
+def _object_operand(value) -> bool:
+    """A compile-time object holding arrays (a CSRTensor passed in), or what an operator on one gave: what
+    their operators give is up to them."""
+    if isinstance(value, Node):
+        return value.type == OBJECT and value.op in OPERATOR_OPS
+    return is_static(value) and not isinstance(static_value(value), np.ndarray) and reaches_array(value)
 
 
 def _sequence_kind(value):
@@ -108,7 +118,7 @@ def lower_unary_operation(state, node: cst.UnaryOperation, frame):
             return Static(fn(static_value(value)))
         except Exception:
             pass
-    return state.emit(op, [value], span=span)
+    return state.emit(op, [value], span=span, type=OBJECT if _object_operand(value) else None)
 
 
 def lower_comparison(state, node: cst.Comparison, frame):
