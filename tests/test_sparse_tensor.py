@@ -292,6 +292,18 @@ def attribute_of_a_sum(c, x):
     return (c + c).values + x
 
 
+def summed(c, x):
+    return c.sum(1) + x
+
+
+def times_vector(c, x):
+    return c.mv(x)
+
+
+def absolute_values(c, x):
+    return c.abs().values + x
+
+
 def made_inside(x):
     return CSRTensor(Tensor([0, 1, 2]), Tensor([0, 1]), x, (2, 4)).to_dense()
 
@@ -320,6 +332,9 @@ CASES = {   # function, sparse argument, dense argument, the levels it compiles 
     "csr_times_scalar": (scaled_values, csr_example, np.ones(2, np.float32), LEVELS),
     "coo_plus_dense": (coo_plus_dense, coo_example, np.ones((3, 4), np.float32), LEVELS),
     "attribute_of_a_sum": (attribute_of_a_sum, coo_example, np.ones(2, np.float32), ["LAX"]),
+    "csr_sum": (summed, csr_example, np.ones((2, 1), np.float32), LEVELS),
+    "csr_mv": (times_vector, csr_example, np.ones((4, 1), np.float32), ["COMPATIBLE", "LAX"]),   # np.add.at
+    "sparse_method_result": (absolute_values, csr_example, np.ones(2, np.float32), ["LAX"]),
 }
 
 
