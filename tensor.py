@@ -17,7 +17,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from .common.initializer import draws_random_numbers, initializer_object
+from .common.init_values import draws_random_numbers, initializer_object
 from .graph.guards import ARRAY_CLASSES
 
 

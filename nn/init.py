@@ -1,5 +1,6 @@
-"""`graphjit.nn.init`: the initializers of common/initializer.py, and the helpers layers build their weights with."""
+"""`graphjit.nn.init`: the initializers of common/initializer.py, and the helpers layers build their weights
+with (common/init_values.py)."""
 
 from graphjit.common.initializer import *  # noqa: F401,F403
-from graphjit.common.initializer import (__all__, fans, he_uniform, initialize, set_seed,  # noqa: F401
-                                         uniform)
+from graphjit.common.initializer import __all__  # noqa: F401
+from graphjit.common.init_values import fans, he_uniform, initialize, set_seed, uniform  # noqa: F401

@@ -101,6 +101,16 @@ def test_identity_dirac_orthogonal_sparse_variance_scaling():
         VarianceScaling(mode="fan")
 
 
+def test_initializer_makes_a_tensor():
+    t = init.initializer("ones", [1, 2, 3], graphjit.float32)
+    assert type(t) is Tensor and t.shape == (1, 2, 3) and t.init_data() is t and t.asnumpy().sum() == 6
+    data = Tensor(np.zeros([1, 2, 3]), graphjit.float32)
+    assert init.initializer(data, [1, 2, 3], graphjit.float32).shape == (1, 2, 3)
+    assert init.initializer(0, [1, 2, 3]).dtype == np.float32
+    with pytest.raises(ValueError, match="the array has shape"):
+        init.initializer(data, [3, 2])
+
+
 def test_nn_init_is_the_same_module_for_layers():
     from graphjit.nn import init as nn_init
     assert nn_init.Normal is Normal and nn_init.initializer is init.initializer
