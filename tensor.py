@@ -32,10 +32,13 @@ class Tensor(np.ndarray):
     __graphjit_op__ = "tensor"   # inside a graph: a new array that leaves the graph as a Tensor
 
     @staticmethod
-    def __graphjit_effect__(input_data=None, dtype=None, shape=None, init=None, **_) -> Optional[str]:
+    def __graphjit_effect__(*args, **kwargs) -> Optional[str]:
         """Why `Tensor(...)` in a graph must run as Python: an initializer that draws random numbers
-        (each call draws new ones, in order, as eager code does); None for the others."""
-        if input_data is None and init is not None and draws_random_numbers(init):
+        (each call draws new ones, in order, as eager code does); None for the others. The compiler passes
+        the call's compile-time arguments (None for the others)."""
+        data = kwargs.get("input_data", args[0] if args else None)
+        init = kwargs.get("init", args[3] if len(args) > 3 else None)
+        if data is None and init is not None and draws_random_numbers(init):
             return f"Tensor(init={init!r}) draws random numbers when it runs"
         return None
 
