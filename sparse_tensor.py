@@ -9,7 +9,7 @@ keeps the (row, column) of each (`indices`, shape (N, 2)). Their arithmetic is M
 | `-csr`, `csr.abs()`, `csr.astype(t)` | CSRTensor (same pattern) |
 | `csr + csr`, `csr - csr` (same shape) | CSRTensor (the union of the patterns) |
 | `csr * dense`, `dense * csr`, `csr / dense` (dense broadcast to csr's shape) | CSRTensor (same pattern) |
-| `csr * s`, `csr / s` (s a number or one-element Tensor) | Tensor: the stored values times s, as MindSpore gives |
+| `csr * s`, `csr / s` (s a number or one-element Tensor; not `s * csr`) | Tensor: the stored values times s, as MindSpore gives |
 | `-coo`, `coo.abs()`, `coo.astype(t)` | COOTensor |
 | `coo + coo`, `coo - coo` (same shape) | COOTensor (indices in row-major order, equal indices summed) |
 | `coo + dense`, `dense + coo`, `coo - dense`, `dense - coo` (same shape) | Tensor |
@@ -143,12 +143,13 @@ class CSRTensor:
         _same_shape(self, b)
         _need_2d(self, "+")
         dtype = _promote(self.dtype, b.dtype)
+        dtype = _promote(_with_scalar(dtype, alpha), _with_scalar(dtype, beta))
         index_dtype = np.result_type(self._indices.dtype, b._indices.dtype)
         ncols = self._shape[1]
         keys = np.concatenate([_rows(self._indptr) * ncols + np.asarray(self._indices),
                                _rows(b._indptr) * ncols + np.asarray(b._indices)])
-        terms = np.concatenate([np.asarray(np.asarray(alpha)).reshape(-1)[0] * np.asarray(self._values).astype(dtype),
-                                np.asarray(np.asarray(beta)).reshape(-1)[0] * np.asarray(b._values).astype(dtype)])
+        terms = np.concatenate([_scalar(alpha, dtype) * np.asarray(self._values).astype(dtype),
+                                _scalar(beta, dtype) * np.asarray(b._values).astype(dtype)])
         keys, sums = _summed(keys, terms)
         rows, cols = np.divmod(keys, ncols)
         indptr = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=self._shape[0]))])
@@ -157,17 +158,20 @@ class CSRTensor:
     def __add__(self, other) -> "CSRTensor":
         if not isinstance(other, CSRTensor):
             return _unsupported("CSRTensor", "+", other, "a CSRTensor of the same shape")
-        return self.add(other, 1, 1).astype(_promote(self.dtype, other.dtype))
+        return self.add(other, 1, 1)
 
     def __sub__(self, other) -> "CSRTensor":
         if not isinstance(other, CSRTensor):
             return _unsupported("CSRTensor", "-", other, "a CSRTensor of the same shape")
-        return self.add(other, 1, -1).astype(_promote(self.dtype, other.dtype))
+        return self.add(other, 1, -1)
 
     def __mul__(self, other):
         return self._elementwise(other, np.multiply, "*")
 
-    __rmul__ = __mul__
+    def __rmul__(self, other):
+        if not isinstance(other, np.ndarray):     # MindSpore has Tensor * CSRTensor, not number * CSRTensor
+            return _unsupported(type(other).__name__, "*", self, "a Tensor on the left of a CSRTensor")
+        return self._elementwise(other, np.multiply, "*")
 
     def __truediv__(self, other):
         return self._elementwise(other, np.true_divide, "/")
@@ -177,9 +181,9 @@ class CSRTensor:
         (broadcast to this shape) a CSRTensor of the same pattern."""
         y = _dense_operand(other, "CSRTensor", symbol)
         if y.size == 1 and y.ndim <= 2:
-            dtype = _promote(self.dtype, y.dtype)
-            return as_tensor(_cast_result(op(np.asarray(self._values).astype(dtype), y.astype(dtype)), self.dtype, y.dtype)
-                             .reshape(self._values.shape))
+            dtype = _with_scalar(self.dtype, y.reshape(-1)[0].item())    # a one-element Tensor counts as a number
+            result = _cast_result(op(np.asarray(self._values).astype(dtype), y.astype(dtype)), self.dtype, y.dtype)
+            return as_tensor(result.reshape(self._values.shape))
         try:
             dense = np.broadcast_to(y, self._shape)
         except ValueError:
@@ -515,6 +519,25 @@ def _promote(a, b) -> np.dtype:
     if (a.kind in "fc") != (b.kind in "fc"):
         return a if a.kind in "fc" else b
     return np.result_type(a, b)
+
+
+def _with_scalar(dtype, scalar) -> np.dtype:
+    """The dtype of values op a scalar, as MindSpore gives it: a number (or a one-element Tensor, MindSpore
+    2.10's int32 values times `Tensor(2)` are int32) keeps the values' dtype, but for a float with integers
+    (float32); a Tensor promotes as two Tensors do."""
+    dtype = np.dtype(dtype)
+    if isinstance(scalar, np.ndarray):
+        return _promote(dtype, scalar.dtype)
+    if isinstance(scalar, float) and dtype.kind in "biu":
+        return np.dtype(np.float32)
+    if isinstance(scalar, int) and not isinstance(scalar, bool) and dtype.kind == "b":
+        return np.dtype(np.int64)
+    return dtype
+
+
+def _scalar(value, dtype) -> np.generic:
+    """A number or one-element Tensor as a NumPy scalar of `dtype`."""
+    return np.asarray(value).reshape(-1)[0].astype(dtype)
 
 
 def _cast_result(result: np.ndarray, a, b) -> np.ndarray:

@@ -4,6 +4,8 @@ bad input as one clear error; inside `jit` they compile and equal eager, or are 
 STRICT/COMPATIBLE and run eagerly at LAX, never a stale or wrong result."""
 
 import copy
+import json
+import pathlib
 import pickle
 import warnings
 
@@ -13,6 +15,8 @@ import pytest
 import graphjit
 from graphjit import COOTensor, CSRTensor, Tensor
 from graphjit import dtype as mstype
+
+import mindspore_cases
 
 LEVELS = ["STRICT", "COMPATIBLE", "LAX"]
 
@@ -193,11 +197,12 @@ def test_csr_arithmetic_against_dense(rng):
 
 def test_csr_times_a_scalar_gives_the_values_as_mindspore_does():
     csr = csr_example()
-    for scaled in (csr * 2, csr * 2.0, csr * Tensor(2.0), 2 * csr, csr * Tensor([[2.0]])):
+    for scaled in (csr * 2, csr * 2.0, csr * Tensor(2.0), Tensor(2.0) * csr, csr * Tensor([[2.0]])):
         assert type(scaled) is Tensor and scaled.tolist() == [2.0, 4.0] and scaled.dtype == mstype.float32
     assert (csr / 4).tolist() == [0.25, 0.5]
     ints = CSRTensor(Tensor([0, 1, 2]), Tensor([0, 1]), Tensor([2, 1], dtype=mstype.int32), (2, 4))
-    assert (ints * 2).dtype == mstype.int64 and (ints * 2.0).dtype == mstype.float32   # MindSpore's promotion
+    assert (ints * 2).dtype == mstype.int32 and (ints * 2.0).dtype == mstype.float32   # MindSpore's promotion
+    assert (ints * Tensor(2)).dtype == mstype.int32                                   # MindSpore 2.10 too
     assert (ints / 2).dtype == mstype.float32
     with pytest.raises(ValueError, match=r"shape \(1, 1, 1\) cannot broadcast"):   # one element, but 3-D
         csr * Tensor(np.ones((1, 1, 1)))
@@ -222,6 +227,8 @@ def test_what_mindspore_does_not_define_is_a_clear_error():
     csr, coo = csr_example(), coo_example()
     with pytest.raises(TypeError, match="COOTensor \\* int is not supported: .* COOTensor\\(x.indices, x.values \\* s"):
         coo * 2
+    with pytest.raises(TypeError, match="int \\* CSRTensor is not supported"):      # as MindSpore
+        2 * csr
     with pytest.raises(TypeError, match="CSRTensor \\+ Tensor is not supported"):
         csr + Tensor(np.ones((2, 4)))
     with pytest.raises(TypeError, match="CSRTensor \\* COOTensor is not supported"):
@@ -373,3 +380,21 @@ def test_made_inside_runs_eagerly_at_lax():
     with pytest.warns(graphjit.GraphjitFallbackWarning, match="CSRTensor\\(\\) with run-time arguments"):
         result = _jit(made_inside, "LAX")(x)
     _assert_same(result, made_inside(x))
+
+
+# --- MindSpore 2.10 as the oracle (tests/golden/mindspore_tensor.json, written by tests/record_mindspore.py) --
+ORACLE = json.loads((pathlib.Path(__file__).parent / "golden" / "mindspore_tensor.json").read_text())
+SPARSE_CASES = sorted(name for name in mindspore_cases.CASES if "csr" in name or "coo" in name)
+
+
+def test_the_recording_has_every_case_and_mindspore_ran_each():
+    assert ORACLE["mindspore"] == "2.10.0" and set(ORACLE["cases"]) == set(mindspore_cases.CASES), \
+        "run tests/record_mindspore.py with MindSpore installed"
+    unrun = {name: r for name, r in ORACLE["cases"].items() if r["kind"] == "error" and
+             r["type"] in ("crash", "RuntimeError")}
+    assert not unrun, f"MindSpore could not run these cases, so they check nothing: {unrun}"
+
+
+@pytest.mark.parametrize("name", SPARSE_CASES)
+def test_sparse_results_are_mindspores(name):
+    mindspore_cases.assert_same(mindspore_cases.run(graphjit, name), ORACLE["cases"][name], name)

@@ -3,7 +3,9 @@ initializer of common/initializer.py, by object and by name; init_data(); the ba
 (deterministic initializers compile, random ones run as an ordered Python call or are refused at STRICT);
 and MindSpore's Tensor chapter (tutorials/beginner/tensor) as written, with `mindspore` -> `graphjit`."""
 
+import json
 import math
+import pathlib
 import textwrap
 
 import numpy as np
@@ -12,6 +14,8 @@ import pytest
 import graphjit
 from graphjit import Tensor
 from graphjit.common import initializer as init
+
+import mindspore_cases
 from graphjit.common.initializer import (Constant, Dirac, HeNormal, HeUniform, Identity, Normal, One, Orthogonal,
                                          Sparse, TruncatedNormal, Uniform, VarianceScaling, XavierNormal,
                                          XavierUniform, Zero)
@@ -350,3 +354,13 @@ def test_the_chapter_imports():
         import graphjit.common.dtype
     """)
     exec(compile(source, "<chapter imports>", "exec"), {})
+
+
+# --- MindSpore 2.10 as the oracle (tests/golden/mindspore_tensor.json, written by tests/record_mindspore.py) --
+ORACLE = json.loads((pathlib.Path(__file__).parent / "golden" / "mindspore_tensor.json").read_text())
+DENSE_CASES = sorted(name for name in mindspore_cases.CASES if "csr" not in name and "coo" not in name)
+
+
+@pytest.mark.parametrize("name", DENSE_CASES)
+def test_tensor_results_are_mindspores(name):
+    mindspore_cases.assert_same(mindspore_cases.run(graphjit, name), ORACLE["cases"][name], name)
