@@ -54,6 +54,10 @@ CASES = {
     "tensor_of_bools": lambda ms: ms.Tensor([True, False]),
     "tensor_with_dtype": lambda ms: ms.Tensor(np.array([[1, 2], [3, 4]]), ms.int32),
     "tensor_of_float64_numpy": lambda ms: ms.Tensor(np.array([1.0, 2.0])),
+    "tensor_shape_only": lambda ms: ms.Tensor(shape=(2, 2), dtype=ms.float32),
+    "tensor_numpy": lambda ms: ms.Tensor([1.0, 2.0]).numpy(),
+    "tensor_int32_times_int": lambda ms: ms.Tensor(np.array([2, 1], np.int32)) * 2,
+    "tensor_int32_times_0d": lambda ms: ms.Tensor(np.array([2, 1], np.int32)) * ms.Tensor(2),
     "tensor_init_one": _init("One"),
     "tensor_init_zero": _init("Zero"),
     "tensor_init_constant": lambda ms: ms.Tensor(shape=(3,), dtype=ms.float32,
@@ -172,12 +176,25 @@ GRAPHJIT_ONLY = {
     "coo_to_csr": "MindSpore's CPU kernel takes int32 row indices only; graphjit takes int16, int32 and int64",
 }
 
+# Where graphjit's result differs from MindSpore 2.10's, known and not (yet) changed: case -> why. The tests
+# check they still differ, so an entry goes when its difference does.
+DIFFERENT = {
+    "tensor_int32_times_0d": "a Tensor computes as NumPy does, eagerly and compiled alike: int32 values times a "
+                             "0-d int64 Tensor are int64 (NEP 50), MindSpore keeps int32 (its 0-d Tensors are weak)",
+}
+
 
 def assert_same(graphjit_result: dict, mindspore_result: dict, name: str) -> None:
     """graphjit's result is MindSpore's: same kind, dtype, shape and values; where MindSpore raises, graphjit
     raises too (the exception's class may differ: MindSpore's `coo * 2` is an AttributeError of its
     internals, graphjit's a TypeError saying what `*` takes)."""
     ms_kind, gj_kind = mindspore_result["kind"], graphjit_result["kind"]
+    if name in DIFFERENT:
+        try:
+            assert_same(graphjit_result, mindspore_result, name + " (still different?)")
+        except AssertionError:
+            return
+        raise AssertionError(f"{name} now equals MindSpore: remove it from DIFFERENT")
     if ms_kind == "error":
         if name in GRAPHJIT_ONLY:
             assert gj_kind != "error", f"{name}: {graphjit_result}"

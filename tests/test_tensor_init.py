@@ -344,6 +344,18 @@ def test_the_tensor_chapter_as_written(capsys):
     assert lines == expected, "\n".join(lines)
 
 
+def test_the_chapter_api_beside_its_code():
+    from graphjit import ops
+    a, b = Tensor(np.array([[0, 1], [2, 3]], np.float32)), Tensor(np.array([[4, 5], [6, 7]], np.float32))
+    assert type(ops.cat((a, b))) is Tensor and ops.cat((a, b), axis=1).shape == (2, 4)
+    assert ops.stack([a, b], axis=1).shape == (2, 2, 2)
+    assert ops.mul(a, b).tolist() == (a * b).tolist() == [[0, 5], [12, 21]]
+    plain = a.numpy()
+    assert type(plain) is np.ndarray and np.shares_memory(plain, a)
+    assert type(Tensor(plain)) is Tensor and not np.shares_memory(Tensor(plain), plain)   # a copy
+    assert ops.zeros_like(a).dtype == np.float32 and ops.ones_like(Tensor([1, 0])).dtype == np.int64
+
+
 def test_the_chapter_imports():
     source = textwrap.dedent("""
         import graphjit
