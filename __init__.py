@@ -13,6 +13,8 @@ from graphjit.api import BoundJitFunction, JitFunction, jit, set_seed
 from graphjit.checkpoint import (CheckpointError, CheckpointMismatchError, load_checkpoint, load_param_into_net,
                                  save_checkpoint)
 from graphjit.tensor import Tensor
+from graphjit.sparse_tensor import COOTensor, CSRTensor
+from graphjit import dtype
 from graphjit.gradients import GradOperation, grad, stop_gradient, value_and_grad
 from graphjit.parameter import Parameter, ParameterTuple
 from graphjit.graph.diagnostics import (GraphjitError, GraphjitFallbackWarning, GraphjitWarning, GraphSyntaxError,
@@ -48,6 +50,6 @@ uint8, bool_ = _np.uint8, _np.bool_
 __version__ = "0.1.0"
 
 __all__ = ["export", "load", "GraphSyntaxError", "GraphjitFallbackWarning", "GraphjitError", "GraphjitWarning", "LoweringError", "UnsupportedSyntaxError", "jit", "JitConfig", "JitFunction", "BoundJitFunction", "set_context", "get_context", "GRAPH_MODE",
-           "PYNATIVE_MODE", "grad", "value_and_grad", "Parameter", "ParameterTuple", "GradOperation", "stop_gradient", "STRICT", "COMPATIBLE", "LAX", "Tensor", "nn", "ops", "set_seed", "float16", "float32",
+           "PYNATIVE_MODE", "grad", "value_and_grad", "Parameter", "ParameterTuple", "GradOperation", "stop_gradient", "STRICT", "COMPATIBLE", "LAX", "Tensor", "CSRTensor", "COOTensor", "dtype", "nn", "ops", "set_seed", "float16", "float32",
            "float64", "int8", "int16", "int32", "int64", "uint8", "bool_", "save_checkpoint", "load_checkpoint",
            "load_param_into_net", "CheckpointError", "CheckpointMismatchError"]

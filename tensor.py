@@ -13,28 +13,42 @@ exit, with `as_tensor` below. Dtypes are NumPy's (`graphjit.float32 is numpy.flo
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
 import numpy as np
 
+from .common.init_values import draws_random_numbers, initializer_object
 from .graph.guards import ARRAY_CLASSES
 
 
 class Tensor(np.ndarray):
     """`Tensor(input_data=None, dtype=None, shape=None, init=None)`: a copy of `input_data` as an array.
 
-    Python floats give float32 as in MindSpore (NumPy arrays keep their dtype); with no data,
-    `shape` gives a zero-filled Tensor (`dtype` or float32).
+    Python floats give float32 as in MindSpore (NumPy arrays keep their dtype). With `init` (an initializer
+    of common/initializer.py such as `One()` or `Normal()`, its name such as 'ones', or a number) and
+    `shape`, the values are the initializer's, of `dtype` (float32 if not given); with `shape` alone, zeros.
     """
 
     __graphjit_op__ = "tensor"   # inside a graph: a new array that leaves the graph as a Tensor
 
+    @staticmethod
+    def __graphjit_effect__(*args, **kwargs) -> Optional[str]:
+        """Why `Tensor(...)` in a graph must run as Python: an initializer that draws random numbers
+        (each call draws new ones, in order, as eager code does); None for the others. The compiler passes
+        the call's compile-time arguments (None for the others)."""
+        data = kwargs.get("input_data", args[0] if args else None)
+        init = kwargs.get("init", args[3] if len(args) > 3 else None)
+        if data is None and init is not None and draws_random_numbers(init):
+            return f"Tensor(init={init!r}) draws random numbers when it runs"
+        return None
+
     def __new__(cls, input_data: Any = None, dtype: Any = None, shape: Any = None, init: Any = None):
-        if input_data is None:
-            if shape is None:
-                raise TypeError("Tensor() needs input_data, or shape= (and dtype=) for a zero-filled Tensor")
-            return np.zeros(shape, dtype=dtype or np.float32).view(cls)
-        return tensor_data(input_data, dtype).view(cls)
+        return tensor_data(input_data, dtype, shape, init).view(cls)
+
+    def init_data(self) -> "Tensor":
+        """The initialized Tensor: this one (graphjit fills a Tensor's values when it is made, where MindSpore
+        waits for the first use)."""
+        return self
 
     @staticmethod
     def from_numpy(array: np.ndarray) -> "Tensor":
@@ -43,6 +57,10 @@ class Tensor(np.ndarray):
 
     def asnumpy(self) -> np.ndarray:
         """This Tensor as a plain NumPy array, sharing its memory (as on MindSpore's CPU)."""
+        return self.view(np.ndarray)
+
+    def numpy(self) -> np.ndarray:
+        """The same as `asnumpy()`."""
         return self.view(np.ndarray)
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
@@ -82,12 +100,49 @@ class Tensor(np.ndarray):
 ARRAY_CLASSES.add(Tensor)   # guards read a Tensor held by a model by dtype and shape, as an ndarray
 
 
-def tensor_data(data: Any, dtype: Any = None) -> np.ndarray:
-    """The plain array a `Tensor(data, dtype)` holds: a copy; Python floats become float32."""
-    array = np.array(data, dtype=dtype)
-    if dtype is None and array.dtype == np.float64 and not isinstance(data, (np.ndarray, np.generic)):
-        return array.astype(np.float32)
+def tensor_data(input_data: Any = None, dtype: Any = None, shape: Any = None, init: Any = None) -> np.ndarray:
+    """The plain array `Tensor(input_data, dtype, shape, init)` holds: a copy of `input_data` (Python floats
+    become float32), or `shape` filled by the initializer `init` (zeros without one)."""
+    if input_data is None:
+        return _initial_values(dtype, shape, init, sample=True)
+    if init is not None:
+        raise TypeError("Tensor() takes input_data or init, not both")
+    array = np.array(input_data, dtype=dtype)
+    if dtype is None and array.dtype == np.float64 and not isinstance(input_data, (np.ndarray, np.generic)):
+        array = array.astype(np.float32)
+    if shape is not None and tuple(array.shape) != _shape_tuple(shape):
+        raise ValueError(f"Tensor(): input_data has shape {tuple(array.shape)}, not the shape {_shape_tuple(shape)} "
+                         "given (with input_data, leave shape out)")
     return array
+
+
+def tensor_type_probe(input_data: Any = None, dtype: Any = None, shape: Any = None, init: Any = None) -> np.ndarray:
+    """An array of the shape and dtype `tensor_data` gives, without drawing an initializer's random numbers
+    (what the compiler evaluates to learn the type of `Tensor(...)` in a graph)."""
+    if input_data is None:
+        return _initial_values(dtype, shape, init, sample=False)
+    return tensor_data(input_data, dtype, shape, init)
+
+
+def _initial_values(dtype: Any, shape: Any, init: Any, sample: bool) -> np.ndarray:
+    if shape is None:
+        raise TypeError("Tensor() needs input_data, or shape= (with dtype= and init=) for initialized values")
+    dtype = np.float32 if dtype is None else dtype
+    if init is None:
+        return np.zeros(_shape_tuple(shape), dtype=dtype)
+    initializer = initializer_object(init)      # a bad name or kind of init fails here, before any draw
+    if not sample:
+        return np.zeros(_shape_tuple(shape), dtype=dtype)
+    return initializer(_shape_tuple(shape), dtype)
+
+
+def _shape_tuple(shape: Any) -> tuple:
+    if isinstance(shape, (int, np.integer)):
+        return (int(shape),)
+    if isinstance(shape, (tuple, list)) and all(isinstance(d, (int, np.integer)) and not isinstance(d, bool)
+                                                 for d in shape):
+        return tuple(int(d) for d in shape)
+    raise TypeError(f"Tensor(): shape must be an int or a tuple or list of ints, not {shape!r}")
 
 
 def plain(value: Any) -> Any:

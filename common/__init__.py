@@ -1,1 +1,2 @@
-"""`graphjit.common`: MindSpore's `mindspore.common` names that tutorials import from there."""
+"""`graphjit.common`: MindSpore's `mindspore.common` names that tutorials import from there
+(`common.initializer`, `common.dtype`)."""

@@ -44,7 +44,7 @@ import numpy as np
 
 from . import histogram as H
 from . import shape_rules as R
-from ..tensor import as_tensor, tensor_data
+from ..tensor import as_tensor, tensor_data, tensor_type_probe
 from .autodiff.stop import stop_gradient
 from .blend import select
 from .unbroadcast import sum_to
@@ -328,8 +328,9 @@ for _c in ["full", "full_like", "arange", "linspace", "eye", "asarray", "array"]
                result="view" if _c in ("asarray", "array") else "fresh"))
 
 # --- graphjit.Tensor at a compiled function's edges (graph/tensor_boundary.py, tensor.py) ----------
-_add(OpDef("tensor", tensor_data, "call", "_tensor.tensor_data", infer=R.by_evaluation(tensor_data),
-           doc="`graphjit.Tensor(data, dtype)`: a copy of `data` (Python floats as float32), a Tensor in eager mode",
+_add(OpDef("tensor", tensor_data, "call", "_tensor.tensor_data", infer=R.by_evaluation(tensor_type_probe),
+           doc="`graphjit.Tensor(data, dtype)`: a copy of `data` (Python floats as float32), or `shape` filled by "
+               "`init`; a Tensor in eager mode",
            result="fresh", creates="build"))
 _add(OpDef("as_ndarray", np.asarray, "call", "np.asarray", arity=1, infer=R.same_as_first, foldable=False,
            doc="`np.asarray(x)`: a Tensor argument viewed as a plain array on entry", result="view"))

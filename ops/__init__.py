@@ -20,6 +20,8 @@ from graphjit.ops.reductions import *  # noqa: F401,F403
 from graphjit.ops.reductions import __all__ as _reductions
 from graphjit.ops.random import *  # noqa: F401,F403
 from graphjit.ops.random import __all__ as _random
+from graphjit.ops.casting import *  # noqa: F401,F403
+from graphjit.ops.casting import __all__ as _casting
 
 __all__ = ["GradOperation", "stop_gradient", *_activations, *_losses, *_creation, *_shaping, *_math, *_reductions,
-           *_random]
+           *_random, *_casting]

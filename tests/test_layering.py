@@ -40,6 +40,8 @@ FORBIDDEN = {
     # MindRecord files: a leaf that reads and writes bytes, used by dataset/
     "mindrecord": {"graph", "transpiler", "backends", "api", "compiler", "cli", "nn", "export_load", "gradients",
                    "ops", "dataset", "checkpoint", "jit_options", "tensor", "parameter", "context", "log", "common"},
+    "dtype": {"graph", "transpiler", "backends", "api", "compiler", "cli", "nn", "export_load", "tensor", "common"},
+    "sparse_tensor": {"transpiler", "backends", "api", "compiler", "cli", "nn", "export_load", "gradients"},
 }
 
 

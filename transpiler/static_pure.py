@@ -14,7 +14,7 @@ A file read from elsewhere is never run: its `def`s become functions whose code 
 - `LIMITS` (graph/value_size.py, shared with constant folding; literal_data.py sizes a value): how big an integer, a sequence or
   an array may get, and the budget of one file. The size of a result is estimated from the
   arguments *before* anything is computed (`10**10**10`, `[0] * 10**10`, `np.zeros((10**6, 10**6))`
-  are refused, not tried); a layer's weights are checked the same way (nn/init.py).
+  are refused, not tried); a layer's weights are checked the same way (common/init_values.py).
 
 Lowering whose globals are a `StaticNamespace` (a read file's) is sealed: every call it would make
 at compile time goes through `refusal(fn, args, kwargs)` first. graphjit's own library classes
@@ -35,7 +35,7 @@ import numpy as np
 from ..graph.diagnostics import UnknownValueError
 from ..graph.value_size import (LIMITS, bits, broadcast_size, length, operation_size, power_bits, too_big,
                                 wide_format)
-from ..nn.init import READING_LIMIT, WeightTooBig
+from ..common.init_values import READING_LIMIT, WeightTooBig
 from .literal_data import DICT_VIEWS, size_of
 
 
@@ -425,7 +425,7 @@ def is_library_method(fn) -> bool:
 @contextlib.contextmanager
 def building_library_objects(span=None, budget: Optional[Budget] = None):
     """Around a call of graphjit's library code while a file is read: each weight a layer makes is
-    checked before it is allocated (nn/init.py): at most `LIMITS['elements']`, and spent from the file's
+    checked before it is allocated (common/init_values.py): at most `LIMITS['elements']`, and spent from the file's
     budget; past either the value is unknown."""
     def check(size: int) -> Optional[str]:
         if size > LIMITS["elements"]:

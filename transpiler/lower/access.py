@@ -10,10 +10,11 @@ import numpy as np
 from ...graph.diagnostics import LoweringError
 from ...graph.ir import Node
 from ...graph.literals import Index, OperandRef
-from ...graph.types import ArrayType, TupleType
+from ...graph.types import OBJECT, ArrayType, TupleType
 from ..static_pure import NotComputed, module_attribute
 from ..values import ListIndex, MethodVal, Seq, SeqMethod, Static, describe_value, is_static, static_value
 from .control import NeedsStatic
+from .operators import OPERATOR_OPS
 
 SEQ_METHODS = {"append", "extend", "insert", "pop", "index", "count", "reverse", "copy", "clear", "remove", "sort"}
 
@@ -89,6 +90,9 @@ def array_attribute(state, value: Node, name: str, span):
         if name in ("itemsize", "nbytes") and t.is_static:
             return Static(getattr(np.empty(t.shape, t.dtype), name))
         return state.emit("getattr", [value], {"name": name}, span, name=name)  # x.real, x.strides...
+    if t == OBJECT and value.op in OPERATOR_OPS and not hasattr(np.ndarray, name):
+        raise LoweringError(f"`.{name}` of a Python object made at run time (an operator's result on objects such as "
+                            "a CSRTensor): graphjit compiles attributes of arrays and of objects passed in", span)
     return MethodVal(value, name)
 
 

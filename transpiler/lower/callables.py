@@ -9,10 +9,12 @@ import os
 import pathlib
 import sys
 import sysconfig
+import types
 from typing import Optional
 
 import numpy as np
 
+from ...graph.literals import is_literal
 from ..rules import BUILTIN_RULES
 from ..values import Static, static_value
 
@@ -71,6 +73,19 @@ def holds_array(args: list, kwargs: dict) -> bool:
         return isinstance(v, np.ndarray) or isinstance(v, (list, tuple, dict)) and any(
             holds(Static(i)) for i in (v.values() if isinstance(v, dict) else v))
     return any(holds(a) for a in [*args, *kwargs.values()])
+
+
+def reaches_array(value) -> bool:
+    """Does a compile-time value hold an array, itself or in an attribute (a CSRTensor's `values`)?
+    Arithmetic on it must run at call time: its arrays may change between calls."""
+    v = static_value(value)
+    if holds_array([value], {}):
+        return True
+    if isinstance(v, (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType)) or is_literal(v):
+        return False
+    attrs = list(getattr(v, "__dict__", {}).values())
+    attrs += [getattr(v, s, None) for s in getattr(type(v), "__slots__", ()) if isinstance(s, str)]
+    return holds_array([Static(a) for a in attrs], {})
 
 
 _POSITIONAL_NAMES: dict = {}

@@ -107,6 +107,10 @@ def call(state, callee, args: list, kwargs: dict, span) -> Any:
             and callee.path is None:
         return dict_method(state, fn, args, span)
     if getattr(fn, "__graphjit_op__", None):  # graphjit.Tensor and friends
+        reason = _effect_of(fn, args, kwargs)
+        if reason is not None:   # `Tensor(shape=..., init=Normal())` draws random numbers: run it, in order
+            state.require("call_opaque", span, f"{reason}, which needs the Python interpreter")
+            return state.op_call("pycall", [state.object_operand(callee, span)] + list(args), kwargs, span)
         return state.op_call(fn.__graphjit_op__, args, kwargs, span)
     if not isinstance(fn, type) and getattr(fn, "__graphjit_grad__", None) is not None:  # grad(f)(x): f inlined, its backward after
         return gradient_call(state, fn.__graphjit_grad__, args, kwargs, span)
@@ -231,6 +235,16 @@ def check_builtin(state, fn, span) -> None:
     key = rule_of_builtin(fn)
     if key is not None:
         state.require(key, span)
+
+
+def _effect_of(fn, args: list, kwargs: dict):
+    """Why a call of a class with a table op must run as Python instead (its `__graphjit_effect__` asked
+    with the compile-time arguments, None for the others), or None."""
+    effect = getattr(fn, "__graphjit_effect__", None)
+    if effect is None:
+        return None
+    known = lambda v: static_value(v) if is_static(v) else None  # noqa: E731
+    return effect(*[known(a) for a in args], **{k: known(v) for k, v in kwargs.items()})
 
 
 def opaque_call(state, callee: Static, args, kwargs, span):

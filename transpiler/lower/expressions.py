@@ -9,7 +9,7 @@ from ...graph.diagnostics import LoweringError, UnsupportedSyntaxError
 from ...graph.guards import is_value
 from ...graph.ir import Node
 from ...graph.literals import Index
-from ...graph.types import ArrayType, TupleType
+from ...graph.types import OBJECT, ArrayType, TupleType
 from ..rules import rule
 from ..literal_data import size_of
 from ..static_pure import binary_refusal, budget_of, not_computed, wide_format
@@ -17,7 +17,8 @@ from ..values import Seq, SourceFunc, Static, describe_value, is_static, static_
 from .access import subscript
 from .branches import ternary
 from .budget import comprehension_meter, count_comprehension
-from .operators import BINARY, COMPARE, STATIC_ONLY_COMPARE, UNARY
+from .callables import reaches_array
+from .operators import BINARY, COMPARE, OPERATOR_OPS, STATIC_ONLY_COMPARE, UNARY
 
 
 def lower_literal(state, node, frame):
@@ -72,7 +73,7 @@ def binary(state, op: str, fn, left, right, span):
         binary_refusal(fn, static_value(left), static_value(right), budget_of(state.root_globals))
     if refused and getattr(state, "static_only", False):   # the file's module code: say why it is unknown
         raise not_computed("this value", refused, span)
-    if is_static(left) and is_static(right) and not refused:
+    if is_static(left) and is_static(right) and not refused and not reaches_array(left) and not reaches_array(right):
         try:
             return Static(fn(static_value(left), static_value(right)))
         except Exception:
@@ -86,7 +87,17 @@ def binary(state, op: str, fn, left, right, span):
         if refused:
             raise not_computed("this sequence", refused, span)
         return Seq(left.items * static_value(right), left.kind)
+    if _object_operand(left) or _object_operand(right):   # `csr * x`: the object's own operator, at call time
+        return state.emit(op, [left, right], span=span, type=OBJECT)
     return state.emit(op, [left, right], span=span)
+
+
+def _object_operand(value) -> bool:
+    """A compile-time object holding arrays (a CSRTensor passed in), or what an operator on one gave: what
+    their operators give is up to them."""
+    if isinstance(value, Node):
+        return value.type == OBJECT and value.op in OPERATOR_OPS
+    return is_static(value) and not isinstance(static_value(value), np.ndarray) and reaches_array(value)
 
 
 def _sequence_kind(value):
@@ -112,12 +123,12 @@ def lower_unary_operation(state, node: cst.UnaryOperation, frame):
             return Static(not value.items)
         return state.emit("not", [value], span=span)
     op, fn = UNARY[type(node.operator)]
-    if is_static(value):
+    if is_static(value) and not reaches_array(value):   # `-csr`: its arrays are read at call time
         try:
             return Static(fn(static_value(value)))
         except Exception:
             pass
-    return state.emit(op, [value], span=span)
+    return state.emit(op, [value], span=span, type=OBJECT if _object_operand(value) else None)
 
 
 def lower_comparison(state, node: cst.Comparison, frame):

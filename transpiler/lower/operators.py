@@ -24,3 +24,7 @@ STATIC_ONLY_COMPARE = {
     cst.In: lambda a, b: a in b, cst.NotIn: lambda a, b: a not in b,
 }
 UNARY = {cst.Minus: ("neg", operator.neg), cst.Plus: ("pos", operator.pos), cst.BitInvert: ("invert", operator.invert)}
+
+# The ops of Python's operators: on an object (a CSRTensor passed in), the object's own operator runs at
+# call time and gives a Python object the graph cannot look into (typed `object`)
+OPERATOR_OPS = frozenset(op for op, _ in [*BINARY.values(), *UNARY.values()])
