@@ -20,6 +20,8 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from ..graph.diagnostics import LoweringError, UnsupportedSyntaxError
 from ..graph.spans import SourceSpan
+from .deep_stack import run_deep
+from .source_limits import parse_checked
 
 
 @dataclass
@@ -126,13 +128,25 @@ def parse_file(filename: str, text: Optional[str] = None) -> ParsedFile:
     cached = _FILES.get(key)
     if cached is not None:
         return cached
-    try:
-        module = cst.parse_module(text)
-    except cst.ParserSyntaxError as e:
-        raise python_syntax_error(filename, text, e) from None
-    parsed = ParsedFile(filename, text, module, node_positions(module))
+    where = SourceSpan(filename, 1, 1)
+    parsed = run_deep(_parse_checked, filename, text, where=where, what=f"parsing {filename}")
     _FILES[key] = parsed
     return parsed
+
+
+def _parse_checked(filename: str, text: str) -> ParsedFile:
+    """Python's parser and the limits of `source_limits` first, then LibCST (on a deep stack: see `run_deep`)."""
+    try:
+        parse_checked(filename, text)
+    except SyntaxError as e:
+        raise PythonSyntaxError(f"Python syntax error: {e.msg}", SourceSpan(filename, e.lineno or 1, e.offset or 1)) \
+            from None
+    try:
+        module = cst.parse_module(text)
+    except cst.ParserSyntaxError as e:   # valid Python (checked above) that LibCST cannot read
+        raise PythonSyntaxError(f"graphjit's parser cannot read this: {e.message}",
+                                SourceSpan(filename, e.raw_line, e.raw_column + 1)) from None
+    return ParsedFile(filename, text, module, node_positions(module))
 
 
 def node_positions(module: cst.Module) -> dict:
@@ -206,16 +220,6 @@ def read_text(path: str) -> str:
 
 class PythonSyntaxError(UnsupportedSyntaxError):
     """The file is not valid Python at all."""
-
-
-def python_syntax_error(filename: str, text: str, cst_error) -> PythonSyntaxError:
-    """Python's own wording and position where it has them (clearer than the parser's)."""
-    try:
-        compile(text, filename, "exec")
-    except SyntaxError as e:
-        return PythonSyntaxError(f"Python syntax error: {e.msg}", SourceSpan(filename, e.lineno or 1, e.offset or 1))
-    return PythonSyntaxError(f"Python syntax error: {cst_error.message}",
-                             SourceSpan(filename, cst_error.raw_line, cst_error.raw_column + 1))
 
 
 def function_source(fn) -> tuple[ParsedFile, cst.FunctionDef]:
