@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 import libcst as cst
+from libcst._position import CodeRange
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from ..graph.diagnostics import LoweringError, UnsupportedSyntaxError
@@ -31,14 +32,14 @@ class ParsedFile:
     filename: str
     text: str
     module: cst.Module
-    positions: dict = field(repr=False)
+    positions: "Positions" = field(repr=False)
     _functions: Optional[list] = field(default=None, repr=False)
     _lines: Optional[list] = field(default=None, repr=False)
     _by_line: Optional[dict] = field(default=None, repr=False)
 
     def span(self, node: cst.CSTNode) -> Optional[SourceSpan]:
-        pos = self.positions.get(node)
-        return SourceSpan.from_code_range(self.filename, pos) if pos is not None else None
+        pos = dict.get(self.positions, id(node))
+        return SourceSpan(self.filename, pos[0], pos[1] + 1, pos[2], pos[3] + 1) if pos is not None else None
 
     @property
     def lines(self) -> list:
@@ -149,28 +150,53 @@ def _parse_checked(filename: str, text: str) -> ParsedFile:
     return ParsedFile(filename, text, module, node_positions(module))
 
 
-def node_positions(module: cst.Module) -> dict:
+class Positions(dict):
+    """Node -> `CodeRange`, stored as (line, column, end line, end column) under the node's id.
+
+    A large file has millions of nodes and few are asked for: each `CodeRange` is made when asked.
+    The module holding the nodes outlives this map (a `ParsedFile` holds both), so ids stay unique.
+    """
+
+    def get(self, node, default=None):
+        found = dict.get(self, id(node))
+        return default if found is None else CodeRange((found[0], found[1]), (found[2], found[3]))
+
+    def __getitem__(self, node):
+        found = dict.get(self, id(node))
+        if found is None:
+            raise KeyError(node)
+        return CodeRange((found[0], found[1]), (found[2], found[3]))
+
+    def __contains__(self, node) -> bool:
+        return dict.__contains__(self, id(node))
+
+
+def node_positions(module: cst.Module) -> Positions:
     """Every node's `CodeRange`, as LibCST's `PositionProvider` gives it, computed in one codegen pass.
 
     LibCST computes positions by generating the file's code; its syntactic-position hook is a
-    generator-based context manager entered for most nodes. `_FastPositions` replaces that hook
-    with a plain object and skips the newline split for tokens without a newline (a fifth of
-    `graphjit check`'s time on large files). Should LibCST's internals differ, its own provider is used.
+    generator-based context manager entered for most nodes, and it keeps every token and a
+    `CodeRange` per node. `_fast_positions` replaces that hook with a plain object, keeps no tokens,
+    records plain tuples (see `Positions`) and skips the newline split for tokens without a newline
+    (most of `graphjit check`'s time on large files). Should LibCST's internals differ, its own
+    provider is used.
     """
     try:
         return _fast_positions(module)
     except Exception:   # another LibCST version: the documented way
         wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-        return dict(wrapper.resolve(PositionProvider))
+        out = Positions()
+        for node, where in wrapper.resolve(PositionProvider).items():
+            dict.__setitem__(out, id(node), (where.start.line, where.start.column, where.end.line, where.end.column))
+        return out
 
 
-def _fast_positions(module: cst.Module) -> dict:
-    from libcst._position import CodePosition, CodeRange
+def _fast_positions(module: cst.Module) -> Positions:
     from libcst.metadata.position_provider import PositionProvidingCodegenState
 
     class Recorder:
         def __init__(self) -> None:
-            self._computed: dict = {}
+            self._computed = Positions()
 
     class Syntactic:
         __slots__ = ("state", "node", "start_node", "end_node", "start")
@@ -179,19 +205,39 @@ def _fast_positions(module: cst.Module) -> dict:
             self.state, self.node, self.start_node, self.end_node = state, node, start_node, end_node
 
         def __enter__(self) -> None:
-            self.start = CodePosition(self.state.line, self.state.column)
+            self.start = (self.state.line, self.state.column)
 
         def __exit__(self, *exc) -> bool:
             state, computed = self.state, self.state.provider._computed
-            start = computed[self.start_node].start if self.start_node is not None else self.start
-            end = computed[self.end_node].end if self.end_node is not None else \
-                CodePosition(state.line, state.column)
-            computed[self.node] = CodeRange(start, end)
+            start = dict.__getitem__(computed, id(self.start_node))[:2] if self.start_node is not None \
+                else self.start
+            end = dict.__getitem__(computed, id(self.end_node))[2:] if self.end_node is not None else \
+                (state.line, state.column)
+            dict.__setitem__(computed, id(self.node), start + end)
             return False
 
     class FastState(PositionProvidingCodegenState):
         def record_syntactic_position(self, node, *, start_node=None, end_node=None):
             return Syntactic(self, node, start_node, end_node)
+
+        def before_codegen(self, node) -> None:
+            self._stack.append((self.line, self.column))
+
+        def after_codegen(self, node) -> None:
+            start = self._stack.pop()
+            computed = self.provider._computed
+            key = id(node)
+            if not dict.__contains__(computed, key):   # a syntactic position, recorded already, wins
+                dict.__setitem__(computed, key, (start[0], start[1], self.line, self.column))
+
+        def add_token(self, value: str) -> None:
+            if not self.tokens:     # the module only asks whether there was any token
+                self.tokens.append(value)
+            self._update_position(value)
+
+        def add_indent_tokens(self) -> None:
+            for token in self.indent_tokens:
+                self.add_token(token)
 
         def _update_position(self, value: str) -> None:
             if "\n" in value or "\r" in value:

@@ -82,6 +82,8 @@ def check_depth(filename: str, tree: ast.Module) -> None:
 def _deepest(stmt, base: int, statements: list) -> tuple:
     """The greatest weighted depth inside one statement (not its nested statements: those go on `statements`)."""
     deepest, where = base, stmt
+    if _short(stmt):   # each level is at least a character: a short statement holds nothing deep
+        return base + _SHORT_DEPTH, stmt
     stack = [(stmt, base)]
     while stack:
         node, depth = stack.pop()
@@ -102,6 +104,16 @@ def _deepest(stmt, base: int, statements: list) -> tuple:
                 deepest, where = child_depth, child
             stack.append((child, child_depth))
     return deepest, where
+
+
+_SHORT = 64                  # characters
+_SHORT_DEPTH = 3 * _SHORT    # the deepest such a statement can be: every level takes a character, weights are at most 3
+
+
+def _short(stmt) -> bool:
+    """A simple statement on one line of at most `_SHORT` characters."""
+    return not hasattr(stmt, "body") and stmt.end_lineno == stmt.lineno and \
+        stmt.end_col_offset - stmt.col_offset <= _SHORT
 
 
 def _span(filename: str, node, stmt) -> SourceSpan:
