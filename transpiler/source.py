@@ -38,7 +38,7 @@ class ParsedFile:
     _by_line: Optional[dict] = field(default=None, repr=False)
 
     def span(self, node: cst.CSTNode) -> Optional[SourceSpan]:
-        pos = dict.get(self.positions, id(node))
+        pos = self.positions.raw(node)
         return SourceSpan(self.filename, pos[0], pos[1] + 1, pos[2], pos[3] + 1) if pos is not None else None
 
     @property
@@ -150,19 +150,38 @@ def _parse_checked(filename: str, text: str) -> ParsedFile:
     return ParsedFile(filename, text, module, node_positions(module))
 
 
-class Positions(dict):
-    """Node -> `CodeRange`, stored as (line, column, end line, end column) under the node's id.
+_COL_BITS, _HALF_BITS = 25, 50    # a file has at most MAX_SOURCE_CHARS (2**24) characters
 
-    A large file has millions of nodes and few are asked for: each `CodeRange` is made when asked.
-    The module holding the nodes outlives this map (a `ParsedFile` holds both), so ids stay unique.
+
+def _pack(line: int, col: int, end_line: int, end_col: int) -> int:
+    return (((line << _COL_BITS) | col) << _HALF_BITS) | (end_line << _COL_BITS) | end_col
+
+
+def _unpack(packed: int) -> tuple:
+    start, end = packed >> _HALF_BITS, packed & ((1 << _HALF_BITS) - 1)
+    mask = (1 << _COL_BITS) - 1
+    return start >> _COL_BITS, start & mask, end >> _COL_BITS, end & mask
+
+
+class Positions(dict):
+    """Node -> `CodeRange`, kept as one packed int (line, column, end line, end column) under the node's id.
+
+    A large file has millions of nodes and few are asked for: each `CodeRange` is made when asked,
+    and an int is a fifth of the memory of a tuple of four. The module holding the nodes outlives
+    this map (a `ParsedFile` holds both), so ids stay unique.
     """
 
-    def get(self, node, default=None):
+    def raw(self, node) -> Optional[tuple]:
+        """(line, column, end line, end column), or None."""
         found = dict.get(self, id(node))
+        return None if found is None else _unpack(found)
+
+    def get(self, node, default=None):
+        found = self.raw(node)
         return default if found is None else CodeRange((found[0], found[1]), (found[2], found[3]))
 
     def __getitem__(self, node):
-        found = dict.get(self, id(node))
+        found = self.raw(node)
         if found is None:
             raise KeyError(node)
         return CodeRange((found[0], found[1]), (found[2], found[3]))
@@ -177,7 +196,7 @@ def node_positions(module: cst.Module) -> Positions:
     LibCST computes positions by generating the file's code; its syntactic-position hook is a
     generator-based context manager entered for most nodes, and it keeps every token and a
     `CodeRange` per node. `_fast_positions` replaces that hook with a plain object, keeps no tokens,
-    records plain tuples (see `Positions`) and skips the newline split for tokens without a newline
+    records packed ints (see `Positions`) and skips the newline split for tokens without a newline
     (most of `graphjit check`'s time on large files). Should LibCST's internals differ, its own
     provider is used.
     """
@@ -187,7 +206,8 @@ def node_positions(module: cst.Module) -> Positions:
         wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
         out = Positions()
         for node, where in wrapper.resolve(PositionProvider).items():
-            dict.__setitem__(out, id(node), (where.start.line, where.start.column, where.end.line, where.end.column))
+            dict.__setitem__(out, id(node), _pack(where.start.line, where.start.column, where.end.line,
+                                                  where.end.column))
         return out
 
 
@@ -209,11 +229,9 @@ def _fast_positions(module: cst.Module) -> Positions:
 
         def __exit__(self, *exc) -> bool:
             state, computed = self.state, self.state.provider._computed
-            start = dict.__getitem__(computed, id(self.start_node))[:2] if self.start_node is not None \
-                else self.start
-            end = dict.__getitem__(computed, id(self.end_node))[2:] if self.end_node is not None else \
-                (state.line, state.column)
-            dict.__setitem__(computed, id(self.node), start + end)
+            start = computed.raw(self.start_node)[:2] if self.start_node is not None else self.start
+            end = computed.raw(self.end_node)[2:] if self.end_node is not None else (state.line, state.column)
+            dict.__setitem__(computed, id(self.node), _pack(*start, *end))
             return False
 
     class FastState(PositionProvidingCodegenState):
@@ -228,7 +246,7 @@ def _fast_positions(module: cst.Module) -> Positions:
             computed = self.provider._computed
             key = id(node)
             if not dict.__contains__(computed, key):   # a syntactic position, recorded already, wins
-                dict.__setitem__(computed, key, (start[0], start[1], self.line, self.column))
+                dict.__setitem__(computed, key, _pack(start[0], start[1], self.line, self.column))
 
         def add_token(self, value: str) -> None:
             if not self.tokens:     # the module only asks whether there was any token
