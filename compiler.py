@@ -74,7 +74,24 @@ def compile_for(fn: Callable, args: tuple, config: JitConfig, static: tuple = ()
     where eager execution does. `namespace`: the array namespace (a module) of non-NumPy inputs,
     which the code then calls instead of NumPy, without the NumPy-only passes (docs/array-api.md);
     arrays it creates go on the device of argument `device_arg`; the arguments `numpy_args` are NumPy
-    arrays (what NumPy arrays alone compute stays NumPy, backends/xp_origin.py)."""
+    arrays (what NumPy arrays alone compute stays NumPy, backends/xp_origin.py).
+
+    Runs on a deep-stack worker (transpiler/deep_stack.py): deep input compiles where eager Python
+    runs it, and a RecursionError or MemoryError anywhere in it is one ResourceLimitError."""
+    from .graph.spans import SourceSpan
+    from .transpiler.deep_stack import run_deep
+    code = getattr(fn, "__code__", None)
+    where = SourceSpan(code.co_filename, code.co_firstlineno, 1) if code is not None else None
+    from .graph.diagnostics import GraphjitError, GraphSyntaxError
+    try:
+        return run_deep(_compile_for, fn, args, config, static, kwargs, transform, tensor_masks, namespace,
+                        device_arg, numpy_args, where=where, what=f"compiling {getattr(fn, '__qualname__', fn)}")
+    except (GraphSyntaxError, GraphjitError) as e:   # about the user's code: no traceback through graphjit
+        raise e.with_traceback(None) from None
+
+
+def _compile_for(fn, args, config, static, kwargs, transform, tensor_masks, namespace, device_arg,
+                 numpy_args) -> CompiledEntry:
     from .backends.compile import compile_emitted
     from .backends.emit_numba import emit_function as emit_with_kernels
     from .backends.emit_numpy import emit_function

@@ -163,3 +163,16 @@ def test_the_deep_worker_restores_the_recursion_limit_and_passes_errors_through(
     with pytest.raises(KeyError, match="kept"):
         run_deep(fails)
     assert sys.getrecursionlimit() == before
+
+
+def test_stack_exhaustion_in_the_passes_is_one_error_from_jit(tmp_path, monkeypatch):
+    from graphjit.graph.passes import manager
+
+    def overflowing(*args, **kwargs):
+        raise RecursionError("maximum recursion depth exceeded")
+
+    module = load(tmp_path, "passes_overflow", "def p(a):\n    return a * 2.0\n")
+    monkeypatch.setattr(manager, "run_pipeline", overflowing)
+    with pytest.raises(ResourceLimitError) as info:
+        graphjit.jit(module.p)(np.zeros(3))
+    assert info.value.span.file == str(tmp_path / "passes_overflow.py") and info.value.span.line == 1
