@@ -261,12 +261,15 @@ def check_file(path: str, level: str, extra_targets: tuple = ()) -> list:
     from ..graph.diagnostics import Diagnostic
     from ..graph.spans import SourceSpan
     from ..transpiler.deep_stack import ResourceLimitError, run_deep
+    from ..transpiler.source import forget_file
     with _no_cycle_collection():
         try:
             return run_deep(_check_file, path, level, extra_targets, where=SourceSpan(path, 1, 1),
                             what=f"checking {path}")
         except ResourceLimitError as e:   # too deep or too big where no statement catches it
             return [Diagnostic("GJ000", "error", e.message, e.span, "", e.hint, level)]
+        finally:
+            forget_file(path)   # checking many files keeps one syntax tree at a time
 
 
 def _check_file(path: str, level: str, extra_targets: tuple) -> list:

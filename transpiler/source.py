@@ -114,6 +114,16 @@ _FILES: dict[tuple, ParsedFile] = {}
 _BY_LINES: dict[str, tuple] = {}   # filename -> (linecache's list of lines, its ParsedFile)
 
 
+def forget_file(filename: str) -> None:
+    """Drop what was parsed of `filename` (graphjit check, once the file is checked: a syntax tree
+    takes about 700 bytes per character of source)."""
+    from .cst_queries import clear_caches
+    for key in [k for k in _FILES if k[0] == filename]:
+        del _FILES[key]
+    _BY_LINES.pop(filename, None)
+    clear_caches()
+
+
 def parse_file(filename: str, text: Optional[str] = None) -> ParsedFile:
     """Parse (once per file content) and resolve positions."""
     if text is None:

@@ -97,3 +97,12 @@ def test_many_functions_and_a_long_function_scaled_down(tmp_path):
         path = tmp_path / f"{name}.py"
         path.write_text(text)
         assert [d for d in check_file(str(path), "STRICT") if d.severity == "error"] == []
+
+
+def test_a_checked_files_syntax_tree_is_not_kept(tmp_path):
+    """`graphjit check a.py b.py ...` holds one file's syntax tree at a time."""
+    from graphjit.transpiler import source
+    path = tmp_path / "kept.py"
+    path.write_text("import graphjit as ms\n\n\n@ms.jit\ndef f(a):\n    return a + 1.0\n")
+    check_file(str(path), "LAX")
+    assert not [key for key in source._FILES if key[0] == str(path)]
