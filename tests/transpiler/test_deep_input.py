@@ -177,3 +177,27 @@ def test_stack_exhaustion_in_the_passes_is_one_error_from_jit(tmp_path, monkeypa
     with pytest.raises(ResourceLimitError) as info:
         graphjit.jit(module.p)(np.zeros(3))
     assert info.value.span.file == str(tmp_path / "passes_overflow.py") and info.value.span.line == 1
+
+
+def elif_chain(count: int) -> str:
+    return "def e(a):\n    if a[0] == -1:\n        return a\n" + "".join(
+        f"    elif a[0] == {k}:\n        return a * {k}.0\n" for k in range(count)) + "    return a + 0.5\n"
+
+
+def test_an_elif_chain_deeper_than_python_compiles_runs_eagerly_at_lax(tmp_path):
+    """Each `elif` is an `if` in an `else:` of the generated code: past 100 levels Python refuses it."""
+    module = load(tmp_path, "elif_chain", elif_chain(150))
+    for first in (3.0, 149.0, 500.0):
+        with pytest.warns(UserWarning, match="runs eagerly"):
+            run_both(module.e, (np.array([first, 1.0]),))
+
+
+def test_an_elif_chain_deeper_than_python_compiles_is_a_compile_time_error_at_strict(tmp_path):
+    module = load(tmp_path, "elif_chain_strict", elif_chain(150))
+    graphjit.set_context(jit_syntax_level=graphjit.STRICT)
+    try:
+        with pytest.raises(ResourceLimitError, match="nests its blocks deeper than Python compiles") as info:
+            graphjit.jit(module.e)(np.array([3.0, 1.0]))
+    finally:
+        graphjit.set_context(jit_syntax_level=graphjit.LAX)
+    assert info.value.span.line == 1
