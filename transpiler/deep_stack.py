@@ -4,7 +4,7 @@ LibCST's parser, its visitors and the lowering recurse once per level of nesting
 `a + a + ... + a` is a left-deep tree 2 000 levels down, deeper than Python's default recursion
 limit, and LibCST's native parser overflows an 8 MiB C stack (a segfault, not an exception) on
 input deep enough. `run_deep(fn, ...)` runs `fn` on a worker thread with a `STACK_BYTES` stack and
-the recursion limit raised to `RECURSION_LIMIT` (room for every nesting depth `source.check_limits`
+the recursion limit raised to `RECURSION_LIMIT` (room for every nesting depth `source_limits`
 lets through), the calling thread waiting; inside a worker, it just calls `fn`. A RecursionError or
 MemoryError that still happens becomes a `ResourceLimitError` naming the place, never a traceback.
 Only stack pages actually used take memory.
