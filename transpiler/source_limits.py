@@ -18,6 +18,7 @@ LibCST (`WEIGHTS`, measured with LibCST 1.9), without recursion. What is over a 
 from __future__ import annotations
 
 import ast
+
 from ..graph.spans import SourceSpan
 from .deep_stack import ResourceLimitError
 
@@ -34,6 +35,9 @@ WEIGHTS = {
     ast.ListComp: 2, ast.SetComp: 2, ast.DictComp: 2, ast.GeneratorExp: 2,
 }
 POWER_WEIGHT = 3   # `a ** b ** c` is right-associative: LibCST re-parses each level
+
+_SHORT = 64                  # characters: a one-line statement this short is not walked
+_SHORT_DEPTH = 3 * _SHORT    # the deepest it can be: every level takes a character, and a weight is at most 3
 
 
 def parse_checked(filename: str, text: str) -> ast.Module:
@@ -104,10 +108,6 @@ def _deepest(stmt, base: int, statements: list) -> tuple:
                 deepest, where = child_depth, child
             stack.append((child, child_depth))
     return deepest, where
-
-
-_SHORT = 64                  # characters
-_SHORT_DEPTH = 3 * _SHORT    # the deepest such a statement can be: every level takes a character, weights are at most 3
 
 
 def _short(stmt) -> bool:
