@@ -160,7 +160,7 @@ def _parse_checked(filename: str, text: str) -> ParsedFile:
     return ParsedFile(filename, text, module, node_positions(module))
 
 
-_COL_BITS, _HALF_BITS = 25, 50    # a file has at most MAX_SOURCE_CHARS (2**24) characters
+_COL_BITS, _HALF_BITS = 25, 50    # room for 2**25 columns: more than MAX_SOURCE_CHARS
 
 
 def _pack(line: int, col: int, end_line: int, end_col: int) -> int:

@@ -22,7 +22,7 @@ import ast
 from ..graph.spans import SourceSpan
 from .deep_stack import ResourceLimitError
 
-MAX_SOURCE_CHARS = 16 << 20
+MAX_SOURCE_CHARS = 8 << 20    # the 5 MB of 64 000 small functions fits; LibCST takes ~700 bytes a character
 MAX_NESTING = 2_500
 DEEP = 256
 MAX_DEEP_WORK = 64_000_000
