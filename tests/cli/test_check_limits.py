@@ -106,3 +106,15 @@ def test_a_checked_files_syntax_tree_is_not_kept(tmp_path):
     path.write_text("import graphjit as ms\n\n\n@ms.jit\ndef f(a):\n    return a + 1.0\n")
     check_file(str(path), "LAX")
     assert not [key for key in source._FILES if key[0] == str(path)]
+
+
+def test_a_huge_source_line_is_shown_cut_around_the_place(tmp_path):
+    path = tmp_path / "wide.py"
+    path.write_text("x = 1\ny = " + "[" * 300 + "]" * 300 + "\n")
+    code, out, _ = run("check", path)
+    assert code == 1
+    excerpt = [line for line in out.splitlines() if line.startswith("2 | ")]
+    assert excerpt and excerpt[0].startswith("2 | ...") and excerpt[0].endswith("...")
+    assert max(len(line) for line in out.splitlines()) < 200
+    caret = next(line for line in out.splitlines() if "^" in line)
+    assert excerpt[0][caret.index("^")] == "["
