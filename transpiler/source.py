@@ -21,6 +21,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from ..graph.diagnostics import LoweringError, UnsupportedSyntaxError
 from ..graph.spans import SourceSpan
+from .cst_queries import clear_caches
 from .deep_stack import run_deep
 from .source_limits import parse_checked
 
@@ -117,7 +118,6 @@ _BY_LINES: dict[str, tuple] = {}   # filename -> (linecache's list of lines, its
 def forget_file(filename: str) -> None:
     """Drop what was parsed of `filename` (graphjit check, once the file is checked: a syntax tree
     takes about 700 bytes per character of source)."""
-    from .cst_queries import clear_caches
     for key in [k for k in _FILES if k[0] == filename]:
         del _FILES[key]
     _BY_LINES.pop(filename, None)
