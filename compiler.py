@@ -74,7 +74,24 @@ def compile_for(fn: Callable, args: tuple, config: JitConfig, static: tuple = ()
     where eager execution does. `namespace`: the array namespace (a module) of non-NumPy inputs,
     which the code then calls instead of NumPy, without the NumPy-only passes (docs/array-api.md);
     arrays it creates go on the device of argument `device_arg`; the arguments `numpy_args` are NumPy
-    arrays (what NumPy arrays alone compute stays NumPy, backends/xp_origin.py)."""
+    arrays (what NumPy arrays alone compute stays NumPy, backends/xp_origin.py).
+
+    Runs on a deep-stack worker (transpiler/deep_stack.py): deep input compiles where eager Python
+    runs it, and a RecursionError or MemoryError anywhere in it is one ResourceLimitError."""
+    from .graph.spans import SourceSpan
+    from .transpiler.deep_stack import run_deep
+    code = getattr(fn, "__code__", None)
+    where = SourceSpan(code.co_filename, code.co_firstlineno, 1) if code is not None else None
+    from .graph.diagnostics import GraphjitError, GraphSyntaxError
+    try:
+        return run_deep(_compile_for, fn, args, config, static, kwargs, transform, tensor_masks, namespace,
+                        device_arg, numpy_args, where=where, what=f"compiling {getattr(fn, '__qualname__', fn)}")
+    except (GraphSyntaxError, GraphjitError) as e:   # about the user's code: no traceback through graphjit
+        raise e.with_traceback(None) from None
+
+
+def _compile_for(fn, args, config, static, kwargs, transform, tensor_masks, namespace, device_arg,
+                 numpy_args) -> CompiledEntry:
     from .backends.compile import compile_emitted
     from .backends.emit_numba import emit_function as emit_with_kernels
     from .backends.emit_numpy import emit_function
@@ -144,9 +161,40 @@ def compile_for(fn: Callable, args: tuple, config: JitConfig, static: tuple = ()
         run = Interpreter(graph, Roots(globals_dict=lowered.globals, closure=lowered.closure, consts=emitted.consts),
                           lowered.globals)
     else:
-        run = compile_emitted(emitted, lowered.globals, lowered.closure)
+        try:
+            run = compile_emitted(emitted, lowered.globals, lowered.closure)
+        except (SyntaxError, RecursionError, MemoryError) as e:
+            if not _nested_too_deep(e):
+                raise
+            _eager_or_too_deep(fn, level, e)
+            return CompiledEntry(fn, graph, emitted.source, keep, time.perf_counter() - start, lowered.diagnostics,
+                                 True, emitted.name, emitted.line_table, emitted.consts, lowered, report)
     return CompiledEntry(run, graph, emitted.source, keep, time.perf_counter() - start, lowered.diagnostics,
                          False, emitted.name, emitted.line_table, emitted.consts, lowered, report)
+
+
+def _nested_too_deep(error: BaseException) -> bool:
+    """Whether Python refused the generated code for its nesting (a long `elif` chain is an `if` in an
+    `else:` in the graph, one indentation level each), not for a mistake in it."""
+    if isinstance(error, (RecursionError, MemoryError)):
+        return True
+    return "too many levels of indentation" in str(error) or "too many statically nested blocks" in str(error)
+
+
+def _eager_or_too_deep(fn: Callable, level: str, error: BaseException) -> None:
+    """At LAX, a warning that `fn` runs eagerly; at STRICT and COMPATIBLE, a ResourceLimitError."""
+    from .graph.spans import SourceSpan
+    from .transpiler.deep_stack import ResourceLimitError
+    code = fn.__code__
+    why = (f"the code generated for {fn.__qualname__} nests its blocks deeper than Python compiles "
+           f"({getattr(error, 'msg', None) or type(error).__name__})")
+    if level == _ctx.LAX:
+        warnings.warn_explicit(f"graphjit: {why}; it runs eagerly", UserWarning, code.co_filename,
+                               code.co_firstlineno)
+        return
+    raise ResourceLimitError(why, SourceSpan(code.co_filename, code.co_firstlineno, 1),
+                             hint="split the `elif` chain or nested blocks into functions, or use "
+                                  "jit_syntax_level=LAX to run it eagerly")
 
 
 def only_fallbacks(graph) -> bool:

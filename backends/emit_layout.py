@@ -66,14 +66,22 @@ def last_uses(g: Graph, inline: set) -> dict:
     Also maps ("pos", id) to each node's own position, for comparing against.
     """
     position = {n.id: k for k, n in enumerate(g.nodes)}
+    known: dict = {}   # node id -> its effective position (a chain of inlined values is walked once)
 
     def effective(node: Node) -> int:
-        while node.id in inline:
+        chain = []
+        while node.id in inline and node.id not in known:
+            chain.append(node.id)
             users = g.users(node)
             if not users:
-                return len(g.nodes)
+                where = len(g.nodes)
+                break
             node = users[0]
-        return position.get(node.id, len(g.nodes))
+        else:
+            where = known[node.id] if node.id in known else position.get(node.id, len(g.nodes))
+        for k in chain:
+            known[k] = where
+        return where
 
     out: dict = {}
     for node in g.nodes:

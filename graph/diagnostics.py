@@ -157,15 +157,32 @@ def source_excerpt(span: SourceSpan) -> list[str]:
     out = [f"{gutter} |"]
     for number in shown:
         line = linecache.getline(span.file, number).rstrip("\n")
-        out.append(f"{str(number).rjust(len(gutter))} | {line}")
         start = span.col if number == span.line else len(line) - len(line.lstrip()) + 1
         end = span.end_col if number == last and span.end_col else len(line) + 1
         if end <= start:
             end = len(line) + 1
+        line, start, end = _window(line, start, end)
+        out.append(f"{str(number).rjust(len(gutter))} | {line}")
         out.append(f"{gutter} | {' ' * (start - 1)}{'^' * max(1, end - start)}")
     if last > shown[-1]:
         out.append(f"{gutter} | ...")
     return out
+
+
+EXCERPT_WIDTH = 160   # characters of a source line shown (a generated or hostile line may be megabytes)
+
+
+def _window(line: str, start: int, end: int) -> tuple:
+    """`line` cut to `EXCERPT_WIDTH` characters around column `start` (1-based), `...` where it was cut,
+    with the caret's columns moved to match."""
+    if len(line) <= EXCERPT_WIDTH:
+        return line, start, end
+    first = max(0, min(start - 1 - EXCERPT_WIDTH // 4, len(line) - EXCERPT_WIDTH))
+    shown = line[first:first + EXCERPT_WIDTH]
+    prefix = "..." if first > 0 else ""
+    suffix = "..." if first + EXCERPT_WIDTH < len(line) else ""
+    start, end = start - first + len(prefix), min(end, first + EXCERPT_WIDTH + 1) - first + len(prefix)
+    return prefix + shown + suffix, start, end
 
 
 def render(error: GraphjitError) -> str:

@@ -3,8 +3,9 @@
 A path is text such as `self.layers[0].weight`, `globals['model'].fc.bias`,
 `closure['net'].w`, `const[0].weight` or `bound['fc_weight']`: a root (an argument by name, a
 global of the function's module, a closure variable, an object the compiler built, or a value
-stored with an exported graph) followed by attribute and item steps with literal keys. Paths are
-read with `ast`, never evaluated as code.
+stored with an exported graph) followed by attribute and item steps with literal keys (an attribute
+that is not a name, set with `setattr(self, "layer-1", ...)`, is spelled `getattr(self, 'layer-1')`).
+Paths are read with `ast`, never evaluated as code.
 
 `Roots` is the one map from a root to its object, used by everything that follows a path at run
 time: the cache's guard checks, the dispatcher, the interpreter, export and load. (The emitter and
@@ -15,6 +16,7 @@ default lives (`default_slot`) is here too: defaults are read at call time, like
 from __future__ import annotations
 
 import ast
+import keyword
 import sys
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, Tuple, Union
@@ -43,7 +45,10 @@ class Path:
     def to_python(self, root_expr: Callable[[str, Any], str]) -> str:
         text = root_expr(self.root_kind, self.root)
         for kind, key in self.steps:
-            text += f".{key}" if kind == "attr" else f"[{key!r}]"
+            if kind == "attr":   # `setattr(self, "layer-1", ...)`: not a name, read with getattr
+                text = f"{text}.{key}" if is_name(key) else f"getattr({text}, {key!r})"
+            else:
+                text += f"[{key!r}]"
         return text
 
     def flat_name(self) -> str:
@@ -165,8 +170,18 @@ def parse_path(text: str) -> Path:
             node = node.value
         elif isinstance(node, ast.Name):
             return Path("arg", node.id, tuple(reversed(steps)))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr" and \
+                len(node.args) == 2 and not node.keywords and isinstance(node.args[1], ast.Constant) and \
+                isinstance(node.args[1].value, str):
+            steps.append(("attr", node.args[1].value))
+            node = node.args[0]
         else:
             raise ValueError(f"bad access path {text!r}")
+
+
+def is_name(text: str) -> bool:
+    """Whether `text` can be written as `obj.text` (an identifier, not a keyword)."""
+    return text.isidentifier() and not keyword.iskeyword(text)
 
 
 def default_slot(fn: Any, name: str) -> Union[Tuple[str, Union[int, str]], None]:

@@ -66,6 +66,12 @@ def contains(body, kinds) -> bool:
 _RETURNS: dict = {}
 
 
+def clear_caches() -> None:
+    """Forget the answers kept about statements (they hold the statements, and so their trees, alive)."""
+    _RETURNS.clear()
+    _OUTSIDE_CACHE.clear()
+
+
 def contains_return(stmt) -> bool:
     """Does the statement end some path (`return`, or `raise`, which ends it too)?"""
     cached = _RETURNS.get(id(stmt))

@@ -16,10 +16,14 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 import libcst as cst
+from libcst._position import CodeRange
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from ..graph.diagnostics import LoweringError, UnsupportedSyntaxError
 from ..graph.spans import SourceSpan
+from .cst_queries import clear_caches
+from .deep_stack import run_deep
+from .source_limits import parse_checked
 
 
 @dataclass
@@ -29,14 +33,14 @@ class ParsedFile:
     filename: str
     text: str
     module: cst.Module
-    positions: dict = field(repr=False)
+    positions: "Positions" = field(repr=False)
     _functions: Optional[list] = field(default=None, repr=False)
     _lines: Optional[list] = field(default=None, repr=False)
     _by_line: Optional[dict] = field(default=None, repr=False)
 
     def span(self, node: cst.CSTNode) -> Optional[SourceSpan]:
-        pos = self.positions.get(node)
-        return SourceSpan.from_code_range(self.filename, pos) if pos is not None else None
+        pos = self.positions.raw(node)
+        return SourceSpan(self.filename, pos[0], pos[1] + 1, pos[2], pos[3] + 1) if pos is not None else None
 
     @property
     def lines(self) -> list:
@@ -111,6 +115,15 @@ _FILES: dict[tuple, ParsedFile] = {}
 _BY_LINES: dict[str, tuple] = {}   # filename -> (linecache's list of lines, its ParsedFile)
 
 
+def forget_file(filename: str) -> None:
+    """Drop what was parsed of `filename` (graphjit check, once the file is checked: a syntax tree
+    takes about 700 bytes per character of source)."""
+    for key in [k for k in _FILES if k[0] == filename]:
+        del _FILES[key]
+    _BY_LINES.pop(filename, None)
+    clear_caches()
+
+
 def parse_file(filename: str, text: Optional[str] = None) -> ParsedFile:
     """Parse (once per file content) and resolve positions."""
     if text is None:
@@ -126,37 +139,94 @@ def parse_file(filename: str, text: Optional[str] = None) -> ParsedFile:
     cached = _FILES.get(key)
     if cached is not None:
         return cached
-    try:
-        module = cst.parse_module(text)
-    except cst.ParserSyntaxError as e:
-        raise python_syntax_error(filename, text, e) from None
-    parsed = ParsedFile(filename, text, module, node_positions(module))
+    where = SourceSpan(filename, 1, 1)
+    parsed = run_deep(_parse_checked, filename, text, where=where, what=f"parsing {filename}")
     _FILES[key] = parsed
     return parsed
 
 
-def node_positions(module: cst.Module) -> dict:
+def _parse_checked(filename: str, text: str) -> ParsedFile:
+    """Python's parser and the limits of `source_limits` first, then LibCST (on a deep stack: see `run_deep`)."""
+    try:
+        parse_checked(filename, text)
+    except SyntaxError as e:
+        raise PythonSyntaxError(f"Python syntax error: {e.msg}", SourceSpan(filename, e.lineno or 1, e.offset or 1)) \
+            from None
+    try:
+        module = cst.parse_module(text)
+    except cst.ParserSyntaxError as e:   # valid Python (checked above) that LibCST cannot read
+        raise PythonSyntaxError(f"graphjit's parser cannot read this: {e.message}",
+                                SourceSpan(filename, e.raw_line, e.raw_column + 1)) from None
+    return ParsedFile(filename, text, module, node_positions(module))
+
+
+_COL_BITS, _HALF_BITS = 25, 50    # room for 2**25 columns: more than MAX_SOURCE_CHARS
+
+
+def _pack(line: int, col: int, end_line: int, end_col: int) -> int:
+    return (((line << _COL_BITS) | col) << _HALF_BITS) | (end_line << _COL_BITS) | end_col
+
+
+def _unpack(packed: int) -> tuple:
+    start, end = packed >> _HALF_BITS, packed & ((1 << _HALF_BITS) - 1)
+    mask = (1 << _COL_BITS) - 1
+    return start >> _COL_BITS, start & mask, end >> _COL_BITS, end & mask
+
+
+class Positions(dict):
+    """Node -> `CodeRange`, kept as one packed int (line, column, end line, end column) under the node's id.
+
+    A large file has millions of nodes and few are asked for: each `CodeRange` is made when asked,
+    and an int is a fifth of the memory of a tuple of four. The module holding the nodes outlives
+    this map (a `ParsedFile` holds both), so ids stay unique.
+    """
+
+    def raw(self, node) -> Optional[tuple]:
+        """(line, column, end line, end column), or None."""
+        found = dict.get(self, id(node))
+        return None if found is None else _unpack(found)
+
+    def get(self, node, default=None):
+        found = self.raw(node)
+        return default if found is None else CodeRange((found[0], found[1]), (found[2], found[3]))
+
+    def __getitem__(self, node):
+        found = self.raw(node)
+        if found is None:
+            raise KeyError(node)
+        return CodeRange((found[0], found[1]), (found[2], found[3]))
+
+    def __contains__(self, node) -> bool:
+        return dict.__contains__(self, id(node))
+
+
+def node_positions(module: cst.Module) -> Positions:
     """Every node's `CodeRange`, as LibCST's `PositionProvider` gives it, computed in one codegen pass.
 
     LibCST computes positions by generating the file's code; its syntactic-position hook is a
-    generator-based context manager entered for most nodes. `_FastPositions` replaces that hook
-    with a plain object and skips the newline split for tokens without a newline (a fifth of
-    `graphjit check`'s time on large files). Should LibCST's internals differ, its own provider is used.
+    generator-based context manager entered for most nodes, and it keeps every token and a
+    `CodeRange` per node. `_fast_positions` replaces that hook with a plain object, keeps no tokens,
+    records packed ints (see `Positions`) and skips the newline split for tokens without a newline
+    (most of `graphjit check`'s time on large files). Should LibCST's internals differ, its own
+    provider is used.
     """
     try:
         return _fast_positions(module)
     except Exception:   # another LibCST version: the documented way
         wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-        return dict(wrapper.resolve(PositionProvider))
+        out = Positions()
+        for node, where in wrapper.resolve(PositionProvider).items():
+            dict.__setitem__(out, id(node), _pack(where.start.line, where.start.column, where.end.line,
+                                                  where.end.column))
+        return out
 
 
-def _fast_positions(module: cst.Module) -> dict:
-    from libcst._position import CodePosition, CodeRange
+def _fast_positions(module: cst.Module) -> Positions:
     from libcst.metadata.position_provider import PositionProvidingCodegenState
 
     class Recorder:
         def __init__(self) -> None:
-            self._computed: dict = {}
+            self._computed = Positions()
 
     class Syntactic:
         __slots__ = ("state", "node", "start_node", "end_node", "start")
@@ -165,19 +235,37 @@ def _fast_positions(module: cst.Module) -> dict:
             self.state, self.node, self.start_node, self.end_node = state, node, start_node, end_node
 
         def __enter__(self) -> None:
-            self.start = CodePosition(self.state.line, self.state.column)
+            self.start = (self.state.line, self.state.column)
 
         def __exit__(self, *exc) -> bool:
             state, computed = self.state, self.state.provider._computed
-            start = computed[self.start_node].start if self.start_node is not None else self.start
-            end = computed[self.end_node].end if self.end_node is not None else \
-                CodePosition(state.line, state.column)
-            computed[self.node] = CodeRange(start, end)
+            start = computed.raw(self.start_node)[:2] if self.start_node is not None else self.start
+            end = computed.raw(self.end_node)[2:] if self.end_node is not None else (state.line, state.column)
+            dict.__setitem__(computed, id(self.node), _pack(*start, *end))
             return False
 
     class FastState(PositionProvidingCodegenState):
         def record_syntactic_position(self, node, *, start_node=None, end_node=None):
             return Syntactic(self, node, start_node, end_node)
+
+        def before_codegen(self, node) -> None:
+            self._stack.append((self.line, self.column))
+
+        def after_codegen(self, node) -> None:
+            start = self._stack.pop()
+            computed = self.provider._computed
+            key = id(node)
+            if not dict.__contains__(computed, key):   # a syntactic position, recorded already, wins
+                dict.__setitem__(computed, key, _pack(start[0], start[1], self.line, self.column))
+
+        def add_token(self, value: str) -> None:
+            if not self.tokens:     # the module only asks whether there was any token
+                self.tokens.append(value)
+            self._update_position(value)
+
+        def add_indent_tokens(self) -> None:
+            for token in self.indent_tokens:
+                self.add_token(token)
 
         def _update_position(self, value: str) -> None:
             if "\n" in value or "\r" in value:
@@ -206,16 +294,6 @@ def read_text(path: str) -> str:
 
 class PythonSyntaxError(UnsupportedSyntaxError):
     """The file is not valid Python at all."""
-
-
-def python_syntax_error(filename: str, text: str, cst_error) -> PythonSyntaxError:
-    """Python's own wording and position where it has them (clearer than the parser's)."""
-    try:
-        compile(text, filename, "exec")
-    except SyntaxError as e:
-        return PythonSyntaxError(f"Python syntax error: {e.msg}", SourceSpan(filename, e.lineno or 1, e.offset or 1))
-    return PythonSyntaxError(f"Python syntax error: {cst_error.message}",
-                             SourceSpan(filename, cst_error.raw_line, cst_error.raw_column + 1))
 
 
 def function_source(fn) -> tuple[ParsedFile, cst.FunctionDef]:

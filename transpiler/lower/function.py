@@ -16,6 +16,8 @@ from ...graph.ir import Graph
 from ...graph.paths import Path
 from ...graph.types import TupleType, type_of_value
 from ..rules import LAX, hint_at
+from ...graph.spans import SourceSpan
+from ..deep_stack import run_deep
 from ..source import function_source, unwrap
 from ..values import Seq, Static
 from .dispatch import CONSTRUCTS
@@ -132,6 +134,13 @@ def lower_function(fn, args: tuple, kwargs: dict, name: Optional[str] = None, le
     lowering finds such a write, it lowers the function again with those reads made at run time.
     """
     fn = unwrap(fn)
+    code = getattr(fn, "__code__", None)
+    where = SourceSpan(code.co_filename, code.co_firstlineno, 1) if code is not None else None
+    return run_deep(_lower_function, fn, args, kwargs, name, level, collect, static, where=where,
+                    what=f"compiling {getattr(fn, '__qualname__', fn)}")
+
+
+def _lower_function(fn, args, kwargs, name, level, collect, static) -> Lowered:
     lowered, state = lower_until_settled(
         lambda found: _lower_once(fn, args, kwargs, name, level, collect, found, static))
     state.flush_warnings()
