@@ -1,0 +1,293 @@
+"""The MindIR column beside the op table: how each op is written as MindSpore primitives, or why it is not,
+and how each MindSpore primitive read from a file becomes graph ops.
+
+Writing (`export(..., file_format="MINDIR")`, backends/emit_mindir.py): per op, `SPELLINGS` holds a
+`Mindir` row: the primitives it becomes (for the docs) and `build(b, node)`, which emits them through
+the writer `b` and returns the result's name. `b.x(k, dtype)` is operand k (a compile-time operand is
+written as a constant tensor of that dtype), `b.static(k)` its compile-time value, `b.out` the result's
+dtype, `b.prim(name, *inputs)` one primitive node; `b.tuple_`, `b.int_`, `b.bool_` write the constant
+inputs MindSpore 2.x's primitives take (`MatMul(x, w, transpose_a, transpose_b)`). The graph is
+specialized to its example inputs, so every shape is known when writing. A node whose operands are all
+compile-time values is computed when writing and stored as a constant, whatever its row.
+
+Where MindSpore differs from NumPy the row writes NumPy's meaning: MindSpore's `Maximum`/`Minimum` and
+`ReLU` return the number when one operand is NaN, NumPy returns NaN, so `maximum` is written with
+`IsNan` and `Select`. Each row was checked by MindSpore 2.10 loading and running the written file
+(tests/golden/mindir/, recorded by tests/golden/mindir/record.py).
+
+Reading (`load("model.mindir")`, backends/mindir_run.py): `PRIMITIVES` maps a MindSpore primitive to a
+function building graph ops with MindSpore's meaning (`ReLU` of NaN is 0 there, so it reads as `fmax`).
+`NOT_EXPORTED` says, per op, why it has no row; docs/mindir.md is generated from these tables
+(`python docs/gen_mindir.py`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+
+class MindirRefusal(Exception):
+    """A form of an op the file cannot hold faithfully; the message says why."""
+
+
+@dataclass(frozen=True)
+class Mindir:
+    prims: str
+    build: Callable
+    note: str = ""
+    keywords: frozenset = frozenset()
+
+
+SPELLINGS: dict[str, Mindir] = {}
+
+
+def _row(names: str, prims: str, build: Callable, note: str = "", keywords: str = "") -> None:
+    for name in names.split():
+        assert name not in SPELLINGS, name
+        SPELLINGS[name] = Mindir(prims, build, note, frozenset(keywords.split()))
+
+
+def _numeric(b):
+    if b.out.kind not in "biuf":
+        raise MindirRefusal(f"gives {b.out}, which is not written")
+    return b.out
+
+
+def _binary(prim: str, floats_only: bool = False):
+    def build(b, node):
+        dtype = _numeric(b)
+        if floats_only and dtype.kind != "f":
+            raise MindirRefusal(f"is written for floating-point results only, and the result is {dtype}")
+        if dtype.kind == "b":
+            raise MindirRefusal("of booleans is not written (MindSpore's arithmetic on bool differs)")
+        return b.prim(prim, b.x(0, dtype), b.x(1, dtype))
+    return build
+
+
+def _unary(prim: str, floats_only: bool = True):
+    def build(b, node):
+        dtype = _numeric(b)
+        if floats_only and dtype.kind != "f":
+            raise MindirRefusal(f"is written for floating-point results only, and the result is {dtype}")
+        return b.prim(prim, b.x(0, dtype))
+    return build
+
+
+_row("add np_add", "Add", _binary("Add"))
+_row("sub subtract", "Sub", _binary("Sub"))
+_row("mul multiply", "Mul", _binary("Mul"))
+_row("truediv divide true_divide", "RealDiv", _binary("RealDiv", floats_only=True))
+_row("neg negative", "Neg", _unary("Neg", floats_only=False))
+for _np, _ms in [("sqrt", "Sqrt"), ("exp", "Exp"), ("log", "Log"), ("tanh", "Tanh"), ("sin", "Sin"),
+                 ("cos", "Cos")]:
+    _row(_np, _ms, _unary(_ms))
+_row("abs absolute fabs", "Abs", _unary("Abs"))
+
+
+def _extreme(prim: str):
+    """maximum / minimum: NaN propagates in NumPy; MindSpore's primitive returns the other operand."""
+    def build(b, node):
+        dtype = _numeric(b)
+        x, y = b.x(0, dtype), b.x(1, dtype)
+        result = b.prim(prim, x, y)
+        if dtype.kind != "f":
+            return result
+        for k, v in ((1, y), (0, x)):       # x's NaN wins over y's, as NumPy's result is x's NaN
+            if b.is_static(k) and not np.isnan(np.asarray(b.static(k))).any():
+                continue
+            result = b.prim("Select", b.prim("IsNan", v), b.broadcast(v, k), result)
+        return result
+    return build
+
+
+_row("maximum", "Maximum (IsNan, Select)", _extreme("Maximum"), "NaN propagates, as in NumPy")
+_row("minimum", "Minimum (IsNan, Select)", _extreme("Minimum"), "NaN propagates, as in NumPy")
+
+
+def _compare(prim: str):
+    def build(b, node):
+        dtype = b.common_dtype()
+        if dtype.kind not in "biuf":
+            raise MindirRefusal(f"compares {dtype} values, which are not written")
+        return b.prim(prim, b.x(0, dtype), b.x(1, dtype))
+    return build
+
+
+for _names, _ms in [("eq equal", "Equal"), ("ne not_equal", "NotEqual"), ("lt less", "Less"),
+                    ("le less_equal", "LessEqual"), ("gt greater", "Greater"), ("ge greater_equal", "GreaterEqual")]:
+    _row(_names, _ms, _compare(_ms))
+
+
+def _logical(prim: str):
+    def build(b, node):
+        if b.out.kind != "b":
+            raise MindirRefusal("on integers (bitwise) is not written; on booleans it is")
+        return b.prim(prim, *(b.x(k, np.bool_) for k in range(len(node.operands))))
+    return build
+
+
+_row("bitand logical_and", "LogicalAnd", _logical("LogicalAnd"), "booleans")
+_row("bitor logical_or", "LogicalOr", _logical("LogicalOr"), "booleans")
+_row("invert logical_not", "LogicalNot", _logical("LogicalNot"), "booleans")
+
+
+def _where(b, node):
+    if len(node.operands) != 3:
+        raise MindirRefusal("with one operand (np.nonzero) is not written")
+    dtype = _numeric(b)
+    shape = b.out_shape
+    return b.prim("Select", b.broadcast(b.x(0, np.bool_), 0, shape), b.broadcast(b.x(1, dtype), 1, shape),
+                  b.broadcast(b.x(2, dtype), 2, shape))
+
+
+_row("where", "Select", _where, "operands broadcast to the result's shape first")
+
+
+def _matmul(b, node):
+    dtype = _numeric(b)
+    if dtype.kind != "f" or len(b.shape(0)) != 2 or len(b.shape(1)) != 2:
+        raise MindirRefusal("is written for 2-d floating-point operands only")
+    return b.prim("MatMul", b.x(0, dtype), b.x(1, dtype), b.bool_(False), b.bool_(False))
+
+
+_row("matmul", "MatMul", _matmul, "2-d operands")
+
+
+def _permute(b, node):
+    """The permutation, found by running the op on an array whose axes all have different lengths."""
+    rank = len(b.shape(0))
+    sizes = tuple(range(2, 2 + rank))
+    moved = np.shape(b.evaluate(np.empty(sizes, np.int8)))
+    return b.prim("Transpose", b.x(0, b.out), b.tuple_([sizes.index(d) for d in moved]))
+
+
+_row("T transpose swapaxes moveaxis", "Transpose", _permute, keywords="axes")
+
+
+def _reshape(b, node):
+    return b.prim("Reshape", b.x(0, b.out), b.tuple_(b.out_shape))
+
+
+_row("reshape ravel copy_flat squeeze expand_dims", "Reshape", _reshape, "the result's shape")
+
+
+def _identity(b, node):
+    return b.x(0, b.out)
+
+
+_row("copy ascontiguousarray as_ndarray as_tensor stop_gradient pos", "(nothing)", _identity)
+
+
+def _sum(b, node):
+    dtype = _numeric(b)
+    if dtype.kind != "f" or b.in_dtype(0) != dtype:
+        raise MindirRefusal("is written for floating-point arrays summed in their own dtype")
+    rank = len(b.shape(0))
+    axis = node.attrs.get("axis")
+    axes = tuple(range(rank)) if axis is None else tuple(int(a) % rank for a in
+                                                          (axis if isinstance(axis, tuple) else (axis,)))
+    keep = bool(node.attrs.get("keepdims", False))
+    return b.prim("ReduceSum", b.x(0, dtype), b.tuple_(axes), b.bool_(keep), b.bool_(False))
+
+
+_row("sum", "ReduceSum", _sum, "floating-point, in the operand's dtype", keywords="axis keepdims")
+
+
+def _gather_table(b, node):
+    """Ops that select elements of operand 0 by compile-time positions: one Gather by an index table."""
+    for k in range(1, len(node.operands)):
+        b.static(k)
+    shape = b.shape(0)
+    n = int(np.prod(shape))
+    index = np.asarray(b.evaluate(np.arange(n, dtype=np.int64).reshape(shape)))
+    if index.dtype != np.int64 or index.shape != tuple(b.out_shape):
+        raise MindirRefusal("does not only select elements")
+    flat = b.prim("Reshape", b.x(0, b.out), b.tuple_((n,)))
+    return b.prim("Gather", flat, b.const(index.astype(np.int32)), b.int_(0), b.int_(0))
+
+
+def _windows(b, node):
+    """sliding_window_view: per windowed axis a Gather by a small (windows, window) table, then Transpose."""
+    if set(node.attrs) - {"axis"} or len(node.operands) != 2:
+        raise MindirRefusal("only `window_shape` and `axis` are written")
+    rank = len(b.shape(0))
+    window = b.static(1)
+    window = tuple(int(w) for w in (window if isinstance(window, (tuple, list)) else (window,)))
+    axis = node.attrs.get("axis")
+    axes = tuple(range(rank)) if axis is None else tuple(a % rank for a in (axis if isinstance(axis, (tuple, list))
+                                                                            else (axis,)))
+    if len(axes) != len(window) or len(set(axes)) != len(axes):
+        return _gather_table(b, node)
+    layout = [("axis", a) for a in range(rank)]
+    v = b.x(0, b.out)
+    for k, (a, w) in enumerate(zip(axes, window)):
+        n = b.shape(0)[a] - w + 1
+        if n < 1:
+            raise MindirRefusal("has a window larger than the array")
+        table = (np.arange(n)[:, None] + np.arange(w)[None, :]).astype(np.int32)
+        position = layout.index(("axis", a))
+        v = b.prim("Gather", v, b.const(table), b.int_(position), b.int_(0))
+        layout[position + 1:position + 1] = [("window", k)]
+    order = [("axis", a) for a in range(rank)] + [("window", k) for k in range(len(window))]
+    perm = [layout.index(label) for label in order]
+    return v if perm == sorted(perm) else b.prim("Transpose", v, b.tuple_(perm))
+
+
+_row("sliding_window_view", "Gather, Transpose", _windows, "one small (windows, window) table per axis",
+     keywords="axis")
+
+
+def _getitem(b, node):
+    from .literals import OperandRef
+    index = node.attrs["index"]
+    refs = [k for k, item in enumerate(index) if isinstance(item, OperandRef)
+            or isinstance(item, slice) and any(isinstance(p, OperandRef) for p in (item.start, item.stop, item.step))]
+    if not refs:
+        return _gather_table(b, node)
+    rest = [item for k, item in enumerate(index) if k != refs[0]]
+    item = index[refs[0]]
+    dtype = b.in_dtype(item.index) if isinstance(item, OperandRef) else None
+    if len(refs) == 1 and isinstance(item, OperandRef) and all(i == slice(None) for i in rest) and \
+            dtype is not None and dtype.kind in "iu" and b.shape(item.index) != () and Ellipsis not in index:
+        # a run-time integer array on one axis; MindSpore's Gather wraps negatives and raises out of range
+        return b.prim("Gather", b.x(0, b.out), b.x(item.index, np.int64), b.int_(refs[0]), b.int_(0))
+    raise MindirRefusal("is written for a compile-time index, or one run-time integer array on one axis")
+
+
+_row("getitem", "Gather", _getitem, "a compile-time index: an index table; a run-time integer array on one axis")
+
+
+def _note(b, node):
+    return None
+
+
+_row("note", "(nothing)", _note, "a comment in the generated code", keywords="*")
+
+# written by the writer itself, not by a row
+STRUCTURAL = {"const": "a constant tensor (or folded into the primitive that reads it)",
+              "param": "a parameter, with its data", "arg": "an input of the graph",
+              "tuple": "items read one by one", "tuple_get": "the item it names"}
+_OTHER = "no MindIR row: graphjit writes MindSpore primitives only for the ops verified in MindSpore 2.10"
+NOT_EXPORTED: dict[str, str] = {}
+
+
+def _fill_reasons() -> None:
+    from .ops import OPS
+    specific = {
+        "fallback": "runs the Python interpreter: a MindIR file holds no Python",
+        "pycall": "calls a Python function: a MindIR file holds no Python",
+        "if": "a run-time branch: MindIR's control flow (Switch, sub-graphs) is not written",
+        "while": "a run-time loop: MindIR's control flow is not written",
+        "for_range": "a run-time loop: MindIR's control flow is not written",
+        "setitem": "writes an array in place: not written",
+        "inplace": "writes an array in place: not written",
+    }
+    for name in OPS:
+        if name not in SPELLINGS and name not in STRUCTURAL:
+            NOT_EXPORTED[name] = specific.get(name, _OTHER)
+
+
+_fill_reasons()
