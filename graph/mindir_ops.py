@@ -291,3 +291,287 @@ def _fill_reasons() -> None:
 
 
 _fill_reasons()
+
+
+# --- reading: MindSpore primitives as graph ops ----------------------------------------------------------
+# PRIMITIVES[name](r, args, attrs) -> a graph node (or a tuple of them, or MONAD); `args` are the node's
+# inputs (graph nodes, or the Python values of `Constant` inputs), `attrs` the primitive's own attributes
+# (older primitives such as Conv2D and MaxPool keep their settings there). `r.add(op, operands, attrs)`
+# adds a graph op, `r.value(x)` makes an input a node, `r.static(x, what)` requires a constant,
+# `r.shape(x)` / `r.dtype(x)` give an input's type.
+
+MONAD = "monad"          # MindSpore's side-effect tokens (UMonad, UpdateState): nothing to compute
+PRIMITIVES: dict[str, Callable] = {}
+PRIMITIVE_NOTES: dict[str, str] = {}
+
+
+def _reads(names: str, note: str = ""):
+    def register(fn):
+        for name in names.split():
+            PRIMITIVES[name] = fn
+            PRIMITIVE_NOTES[name] = note
+        return fn
+    return register
+
+
+def _elementwise(op: str, arity: int):
+    def read(r, args, attrs):
+        r.arity(args, arity)
+        return r.add(op, [r.value(a) for a in args])
+    return read
+
+
+for _ms, _op in [("Add", "add"), ("Sub", "sub"), ("Mul", "mul"), ("RealDiv", "truediv"), ("Div", "truediv"),
+                 ("Equal", "eq"), ("NotEqual", "ne"), ("Less", "lt"), ("LessEqual", "le"), ("Greater", "gt"),
+                 ("GreaterEqual", "ge"), ("LogicalAnd", "logical_and"), ("LogicalOr", "logical_or"),
+                 ("Maximum", "fmax"), ("Minimum", "fmin")]:
+    PRIMITIVES[_ms] = _elementwise(_op, 2)
+    PRIMITIVE_NOTES[_ms] = f"`{_op}`" + (" (MindSpore's NaN loses)" if _op in ("fmax", "fmin") else "")
+for _ms, _op in [("Neg", "neg"), ("Sqrt", "sqrt"), ("Exp", "exp"), ("Log", "log"), ("Tanh", "tanh"),
+                 ("Sin", "sin"), ("Cos", "cos"), ("Abs", "abs"), ("IsNan", "isnan"), ("LogicalNot", "logical_not")]:
+    PRIMITIVES[_ms] = _elementwise(_op, 1)
+    PRIMITIVE_NOTES[_ms] = f"`{_op}`"
+
+
+@_reads("Load", "the parameter it reads")
+def _load(r, args, attrs):
+    return r.value(args[0])
+
+
+@_reads("UpdateState", "(nothing: a side-effect token)")
+def _update_state(r, args, attrs):
+    return MONAD
+
+
+@_reads("Depend", "its first input")
+def _depend(r, args, attrs):
+    return args[0]
+
+
+@_reads("MakeTuple", "a tuple of its inputs")
+def _make_tuple(r, args, attrs):
+    return tuple(args)
+
+
+@_reads("TupleGetItem", "the item")
+def _tuple_get_item(r, args, attrs):
+    r.arity(args, 2)
+    items, k = args[0], r.static(args[1], "the index")
+    if not isinstance(items, tuple) or not isinstance(k, int) or not 0 <= k < len(items):
+        raise MindirRefusal("TupleGetItem needs a tuple and an index in range")
+    return items[k]
+
+
+@_reads("ReLU", "`fmax(x, 0)` (MindSpore's ReLU of NaN is 0)")
+def _relu(r, args, attrs):
+    r.arity(args, 1)
+    x = r.value(args[0])
+    return r.add("fmax", [x, r.const(np.zeros((), r.dtype(x)))])
+
+
+@_reads("Sigmoid", "`1 / (1 + exp(-x))`")
+def _sigmoid(r, args, attrs):
+    r.arity(args, 1)
+    x = r.value(args[0])
+    one = r.const(np.ones((), r.dtype(x)))
+    return r.add("truediv", [one, r.add("add", [one, r.add("exp", [r.add("neg", [x])])])])
+
+
+@_reads("Select", "`where`")
+def _select(r, args, attrs):
+    r.arity(args, 3)
+    return r.add("where", [r.value(a) for a in args])
+
+
+@_reads("BroadcastTo", "`broadcast_to`")
+def _broadcast_to(r, args, attrs):
+    r.arity(args, 2)
+    return r.add("broadcast_to", [r.value(args[0]), r.const(r.ints(args[1], "the shape"))])
+
+
+_TYPE_IDS = {42: np.float16, 43: np.float32, 44: np.float64}
+
+
+@_reads("Cast", "`astype` (between floating-point types)")
+def _cast(r, args, attrs):
+    r.arity(args, 2)
+    target = _TYPE_IDS.get(r.static(args[1], "the type"))
+    if target is None:
+        raise MindirRefusal(f"Cast to type id {args[1]!r} is not read (only float16, float32 and float64)")
+    return r.add("astype", [r.value(args[0])], {"dtype": target})
+
+
+@_reads("MatMul", "`matmul` (with `T` for a transposed operand)")
+def _matmul(r, args, attrs):
+    r.arity(args, 4)
+    x, w = r.value(args[0]), r.value(args[1])
+    if len(r.shape(x)) != 2 or len(r.shape(w)) != 2:
+        raise MindirRefusal("MatMul needs 2-d operands")
+    if r.static(args[2], "transpose_a"):
+        x = r.add("T", [x])
+    if r.static(args[3], "transpose_b"):
+        w = r.add("T", [w])
+    return r.add("matmul", [x, w])
+
+
+@_reads("BiasAdd", "`add` of the bias along axis 1 (NCHW)")
+def _bias_add(r, args, attrs):
+    r.arity(args, 3)
+    x, bias = r.value(args[0]), r.value(args[1])
+    if r.static(args[2], "the data format") != 0:
+        raise MindirRefusal("BiasAdd is read in the NCHW data format only")
+    rank = len(r.shape(x))
+    if rank > 2:
+        bias = r.add("reshape", [bias, r.const((r.shape(bias)[0],) + (1,) * (rank - 2))])
+    return r.add("add", [x, bias])
+
+
+@_reads("Flatten", "`reshape(x, (N, -1))`")
+def _flatten(r, args, attrs):
+    r.arity(args, 1)
+    x = r.value(args[0])
+    shape = r.shape(x)
+    return r.add("reshape", [x, r.const((shape[0] if shape else 1, -1))])
+
+
+@_reads("Reshape", "`reshape`")
+def _reshape(r, args, attrs):
+    r.arity(args, 2)
+    return r.add("reshape", [r.value(args[0]), r.const(r.ints(args[1], "the shape"))])
+
+
+@_reads("Transpose", "`transpose`")
+def _transpose(r, args, attrs):
+    r.arity(args, 2)
+    return r.add("transpose", [r.value(args[0])], {"axes": r.ints(args[1], "the permutation")})
+
+
+def _axes(r, x, value) -> tuple:
+    rank = len(r.shape(x))
+    axes = r.ints(value, "the axes") if isinstance(value, tuple) else (r.static(value, "the axis"),)
+    if not all(isinstance(a, int) and -rank <= a < max(rank, 1) for a in axes):
+        raise MindirRefusal(f"axes {axes} out of range for a {rank}-d array")
+    return tuple(range(rank)) if not axes else tuple(a % rank for a in axes)
+
+
+def _reduce(op: str):
+    def read(r, args, attrs):
+        if len(args) not in (3, 4):
+            raise MindirRefusal(f"takes 3 or 4 inputs, got {len(args)}")
+        x = r.value(args[0])
+        if len(args) == 4 and r.static(args[3], "skip_mode") and not r.ints(args[1], "the axes"):
+            return x            # skip_mode with no axes: the input unchanged
+        return r.add(op, [x], {"axis": _axes(r, x, args[1]), "keepdims": bool(r.static(args[2], "keep_dims"))})
+    return read
+
+
+PRIMITIVES["ReduceSum"], PRIMITIVE_NOTES["ReduceSum"] = _reduce("sum"), "`sum`"
+PRIMITIVES["ReduceMean"], PRIMITIVE_NOTES["ReduceMean"] = _reduce("mean"), "`mean`"
+PRIMITIVES["ReduceMax"], PRIMITIVE_NOTES["ReduceMax"] = _reduce("max"), "`max`"
+
+
+@_reads("Gather", "`take` (negative indices wrap, others out of range raise, as in MindSpore)")
+def _gather(r, args, attrs):
+    r.arity(args, 4)
+    x, index = r.value(args[0]), r.value(args[1])
+    if r.static(args[3], "batch_dims") != 0:
+        raise MindirRefusal("Gather with batch_dims is not read")
+    if r.dtype(index).kind not in "iu":
+        raise MindirRefusal("Gather needs integer indices")
+    return r.add("take", [x, index], {"axis": _axes(r, x, args[2])[0]})
+
+
+@_reads("Softmax", "`exp(x - max) / sum` over the axis")
+def _softmax(r, args, attrs):
+    r.arity(args, 2)
+    x = r.value(args[0])
+    axis = {"axis": _axes(r, x, args[1]), "keepdims": True}
+    e = r.add("exp", [r.add("sub", [x, r.add("max", [x], axis)])])
+    return r.add("truediv", [e, r.add("sum", [e], axis)])
+
+
+def _pairs(r, value, what) -> tuple:
+    ints = r.ints(value, what)
+    ints = ints[-2:] if len(ints) in (2, 4) else ints * 2 if len(ints) == 1 else None
+    if ints is None or any(i < 1 for i in ints):
+        raise MindirRefusal(f"{what} {value!r} is not read")
+    return ints
+
+
+def _windows(r, x, kernel, strides):
+    win = r.add("sliding_window_view", [x, r.const(tuple(kernel))], {"axis": (2, 3)})
+    if tuple(strides) != (1, 1):
+        from .literals import Index
+        full = slice(None)
+        win = r.add("getitem", [win], {"index": Index((full, full, slice(None, None, strides[0]),
+                                                       slice(None, None, strides[1]), full, full))})
+    return win
+
+
+def _nchw(r, x, attrs, what):
+    if len(r.shape(x)) != 4:
+        raise MindirRefusal(f"{what} needs a 4-d input")
+    fmt = attrs.get("format", "NCHW")
+    if fmt not in ("NCHW", 0):
+        raise MindirRefusal(f"{what} is read in the NCHW format only, not {fmt}")
+
+
+@_reads("Conv2D", "`pad`, `sliding_window_view`, `einsum` (group 1, dilation 1)")
+def _conv2d(r, args, attrs):
+    r.arity(args, 2)
+    x, w = r.value(args[0]), r.value(args[1])
+    _nchw(r, x, attrs, "Conv2D")
+    if attrs.get("group", 1) != 1 or attrs.get("groups", 1) != 1 or \
+            any(d != 1 for d in r.ints(attrs.get("dilation", (1, 1)), "dilation")):
+        raise MindirRefusal("Conv2D with groups or dilation is not read")
+    if len(r.shape(w)) != 4 or r.shape(w)[1] != r.shape(x)[1]:
+        raise MindirRefusal("Conv2D's weight does not match its input")
+    pads = r.ints(attrs.get("pad_list", (0, 0, 0, 0)), "pad_list")
+    if len(pads) != 4 or any(p < 0 for p in pads):
+        raise MindirRefusal(f"Conv2D's pad_list {pads} is not read")
+    if any(pads):
+        x = r.add("pad", [x, r.const(((0, 0), (0, 0), (pads[0], pads[1]), (pads[2], pads[3])))])
+    kernel = r.shape(w)[2:]
+    win = _windows(r, x, kernel, _pairs(r, attrs.get("stride", (1, 1)), "stride"))
+    return r.add("einsum", [r.const("nchwij,ocij->nohw"), win, w])
+
+
+def _pool(op: str, what: str):
+    def read(r, args, attrs):
+        x = r.value(args[0])
+        _nchw(r, x, attrs, what)
+        if len(args) == 1:        # MaxPool: its settings are the primitive's attributes
+            kernel, strides, pad = attrs.get("kernel_size"), attrs.get("strides"), attrs.get("pad_mode", "VALID")
+        else:
+            r.arity(args, 5)
+            kernel, strides, pad = args[1], args[2], {2: "VALID"}.get(r.static(args[3], "pad_mode"), "other")
+            if r.static(args[4], "the data format") != 0:
+                raise MindirRefusal(f"{what} is read in the NCHW format only")
+        if str(pad).upper() != "VALID":
+            raise MindirRefusal(f"{what} is read with pad_mode VALID only")
+        win = _windows(r, x, _pairs(r, kernel, "kernel_size"), _pairs(r, strides, "strides"))
+        return r.add(op, [win], {"axis": (4, 5)})
+    return read
+
+
+PRIMITIVES["MaxPool"], PRIMITIVE_NOTES["MaxPool"] = _pool("max", "MaxPool"), "`max` over windows (VALID)"
+PRIMITIVES["AvgPool"], PRIMITIVE_NOTES["AvgPool"] = _pool("mean", "AvgPool"), "`mean` over windows (VALID)"
+
+
+@_reads("BatchNorm", "inference: `(x - mean) / sqrt(var + eps) * scale + bias`")
+def _batch_norm(r, args, attrs):
+    r.arity(args, 9)
+    x, scale, bias, mean, var = (r.value(a) for a in args[:5])
+    if r.static(args[5], "is_training"):
+        raise MindirRefusal("BatchNorm in training mode is not read")
+    if r.static(args[8], "the data format") != 0 or len(r.shape(x)) < 2:
+        raise MindirRefusal("BatchNorm is read in the NCHW format only")
+    eps = r.static(args[6], "epsilon")
+    per_channel = (r.shape(x)[1],) + (1,) * (len(r.shape(x)) - 2)
+
+    def channel(v):
+        return r.add("reshape", [v, r.const(per_channel)])
+    std = r.add("sqrt", [r.add("add", [channel(var), r.const(np.asarray(eps, r.dtype(x)))])])
+    y = r.add("add", [r.add("mul", [r.add("truediv", [r.add("sub", [x, channel(mean)]), std]), channel(scale)]),
+                      channel(bias)])
+    return (y, mean, var, mean, var)
