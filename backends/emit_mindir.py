@@ -27,7 +27,7 @@ from .mindir_proto import AttributeType, messages
 
 IR_VERSION = "1.1"
 MIND_IR_VERSION = 3          # IR_VERSION_WITH_SCALAR_GRAPH_HOLDER, as MindSpore 2.10 writes
-PRIMITIVE_FUNCTION = 2
+PRIMITIVE, PRIMITIVE_FUNCTION = 1, 2
 
 # NumPy dtype -> MindIR TensorProto.DataType
 DATA_TYPES = {np.dtype(np.float32): 1, np.dtype(np.uint8): 2, np.dtype(np.int8): 3, np.dtype(np.uint16): 4,
@@ -339,15 +339,22 @@ class _Writer:
         return self._constant("bool", lambda attr: (setattr(attr, "i", int(bool(v))),
                                                     setattr(attr, "type", AttributeType.index("BOOL"))))
 
-    def prim(self, op_type: str, *inputs: str) -> str:
+    def prim(self, op_type: str, *inputs: str, attrs: Optional[dict] = None) -> str:
+        """A primitive node; `attrs` makes it an old-style PRIMITIVE holding its settings (PadV3, Conv2D)."""
         self.count += 1
         prim_name = f"{op_type}:{self.count}"
         name = self.fresh(_safe(self.node.name) if self.node is not None and self.node.name else f"{op_type}_{self.count}")
         made = self.proto.node.add(input=list(inputs), output=[name], name=name, op_type=f"REF::{prim_name}")
         if self.node is not None and self.node.span is not None:
             made.doc_string = str(self.node.span)
-        self.primitives.append(self.M["PrimitiveProto"](name=prim_name, op_type=op_type,
-                                                        prim_type=PRIMITIVE_FUNCTION))
+        primitive = self.M["PrimitiveProto"](name=prim_name, op_type=op_type,
+                                             prim_type=PRIMITIVE if attrs else PRIMITIVE_FUNCTION)
+        for key, value in (attrs or {}).items():
+            if isinstance(value, bool):
+                primitive.attribute.add(name=key, i=int(value), type=AttributeType.index("BOOL"))
+            else:
+                primitive.attribute.add(name=key, s=str(value).encode(), type=AttributeType.index("STRING"))
+        self.primitives.append(primitive)
         return name
 
 

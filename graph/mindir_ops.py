@@ -196,6 +196,49 @@ def _sum(b, node):
 _row("sum", "ReduceSum", _sum, "floating-point, in the operand's dtype", keywords="axis keepdims")
 
 
+def _reduce_axes(b, node) -> tuple:
+    rank = len(b.shape(0))
+    axis = node.attrs.get("axis")
+    return tuple(range(rank)) if axis is None else tuple(int(a) % rank for a in
+                                                          (axis if isinstance(axis, tuple) else (axis,)))
+
+
+def _max(b, node):
+    """ReduceMax skips NaN in MindSpore; NumPy's max is NaN when a NaN is reduced: the NaN comes from
+    a ReduceSum of the NaNs alone (zeros elsewhere), selected where that sum is NaN."""
+    dtype = _numeric(b)
+    if dtype.kind != "f" or b.in_dtype(0) != dtype:
+        raise MindirRefusal("is written for floating-point arrays only")
+    x, axes, keep = b.x(0, dtype), b.tuple_(_reduce_axes(b, node)), b.bool_(bool(node.attrs.get("keepdims", False)))
+    largest = b.prim("ReduceMax", x, axes, keep)
+    zeros = b.broadcast(b.const(np.zeros((), dtype)), 0, b.shape(0))
+    nans = b.prim("ReduceSum", b.prim("Select", b.prim("IsNan", x), x, zeros), axes, keep, b.bool_(False))
+    return b.prim("Select", b.prim("IsNan", nans), nans, largest)
+
+
+_row("max amax", "ReduceMax (IsNan, Select, ReduceSum)", _max, "NaN propagates, as in NumPy", keywords="axis keepdims")
+
+
+def _pad(b, node):
+    """A constant pad: PadV3 (mode "constant"), its paddings from the last axis backwards as MindSpore takes them."""
+    if node.attrs.get("mode", "constant") != "constant" or set(node.attrs) - {"mode", "constant_values"}:
+        raise MindirRefusal("is written for mode=\"constant\" with one constant value")
+    dtype = _numeric(b)
+    rank = len(b.shape(0))
+    widths = np.broadcast_to(np.asarray(b.static(1), dtype=np.int64), (rank, 2))
+    fill = node.attrs.get("constant_values", 0)
+    if np.ndim(fill) != 0:
+        raise MindirRefusal("is written with one constant value")
+    last = max([k for k in range(rank) if widths[k].any()], default=rank - 1)
+    first = min([k for k in range(rank) if widths[k].any()], default=rank - 1)
+    paddings = [int(v) for k in range(last, first - 1, -1) for v in widths[k]]
+    return b.prim("PadV3", b.x(0, dtype), b.tuple_(paddings), b.const(np.asarray(fill, dtype)),
+                  attrs={"mode": "constant", "paddings_contiguous": True})
+
+
+_row("pad", "PadV3", _pad, "constant (one value)", keywords="mode constant_values")
+
+
 def _gather_table(b, node):
     """Ops that select elements of operand 0 by compile-time positions: one Gather by an index table."""
     for k in range(1, len(node.operands)):
@@ -321,7 +364,7 @@ def _elementwise(op: str, arity: int):
     return read
 
 
-for _ms, _op in [("Add", "add"), ("Sub", "sub"), ("Mul", "mul"), ("RealDiv", "truediv"), ("Div", "truediv"),
+for _ms, _op in [("Add", "add"), ("Sub", "sub"), ("Mul", "mul"), ("Muls", "mul"), ("RealDiv", "truediv"), ("Div", "truediv"),
                  ("Equal", "eq"), ("NotEqual", "ne"), ("Less", "lt"), ("LessEqual", "le"), ("Greater", "gt"),
                  ("GreaterEqual", "ge"), ("LogicalAnd", "logical_and"), ("LogicalOr", "logical_or"),
                  ("Maximum", "fmax"), ("Minimum", "fmin")]:
@@ -467,7 +510,27 @@ def _reduce(op: str):
 
 PRIMITIVES["ReduceSum"], PRIMITIVE_NOTES["ReduceSum"] = _reduce("sum"), "`sum`"
 PRIMITIVES["ReduceMean"], PRIMITIVE_NOTES["ReduceMean"] = _reduce("mean"), "`mean`"
-PRIMITIVES["ReduceMax"], PRIMITIVE_NOTES["ReduceMax"] = _reduce("max"), "`max`"
+PRIMITIVES["ReduceMax"], PRIMITIVE_NOTES["ReduceMax"] = _reduce("nanmax"), "`nanmax` (MindSpore skips NaN)"
+
+
+@_reads("PadV3", "`pad` (mode constant)")
+def _pad_v3(r, args, attrs):
+    r.arity(args, 3)
+    x = r.value(args[0])
+    if attrs.get("mode", "constant") != "constant" or not attrs.get("paddings_contiguous", True):
+        raise MindirRefusal("PadV3 is read in mode constant with contiguous paddings only")
+    flat = r.ints(args[1], "the paddings")
+    rank = len(r.shape(x))
+    if len(flat) % 2 or len(flat) > 2 * rank or any(p < 0 for p in flat):
+        raise MindirRefusal(f"PadV3 paddings {flat} are not read")
+    widths = [(0, 0)] * rank
+    for k in range(len(flat) // 2):
+        widths[rank - 1 - k] = (flat[2 * k], flat[2 * k + 1])
+    fill = r.value(args[2])
+    if fill.op != "const" or np.size(fill.attrs["value"]) != 1:
+        raise MindirRefusal("PadV3's value must be one constant")
+    value = np.asarray(fill.attrs["value"]).reshape(()).astype(r.dtype(x)).item()
+    return r.add("pad", [x, r.const(tuple(widths))], {"constant_values": value} if value else {})
 
 
 @_reads("Gather", "`take` (negative indices wrap, others out of range raise, as in MindSpore)")

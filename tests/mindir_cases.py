@@ -1,0 +1,111 @@
+"""The networks graphjit exports to MindIR that MindSpore 2.10 loaded and ran (tests/golden/mindir/record.py),
+and the small networks MindSpore 2.10 exported itself, whose files graphjit reads.
+
+Weights and inputs are drawn here from fixed seeds (not from the layers' initializers), so a case is the
+same network whatever graphjit's initializers do.
+"""
+
+import hashlib
+import pathlib
+import sys
+
+import numpy as np
+
+HERE = pathlib.Path(__file__).resolve().parent
+FIXTURES = HERE / "golden" / "mindir"
+REPO = HERE.parent
+
+
+def _chapter():
+    from graphjit import nn
+    return nn.SequentialCell(nn.Flatten(), nn.Dense(28 * 28, 512), nn.ReLU(), nn.Dense(512, 512), nn.ReLU(),
+                             nn.Dense(512, 10)), (1, 1, 28, 28)
+
+
+def _seed_network():
+    sys.path.insert(0, str(REPO / "samples"))
+    try:
+        from network import Network
+    finally:
+        sys.path.remove(str(REPO / "samples"))
+    return Network(), (1, 1, 28, 28)
+
+
+def _lenet():
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    try:
+        import bench_lenet
+    finally:
+        sys.path.remove(str(REPO / "benchmarks"))
+    return bench_lenet.LeNet5(), (1, 1, 32, 32)
+
+
+def _layer(make, shape):
+    def build():
+        from graphjit import nn
+        return make(nn), shape
+    return build
+
+
+def _batch_norm(nn):
+    bn = nn.BatchNorm2d(3)
+    bn.set_train(False)
+    return bn
+
+
+# name -> () -> (network, input shape)
+GRAPHJIT_CASES = {
+    "chapter": _chapter,
+    "seed_network": _seed_network,
+    "lenet": _lenet,
+    "conv2d_valid": _layer(lambda nn: nn.Conv2d(2, 3, 3, pad_mode="valid", has_bias=True), (1, 2, 7, 7)),
+    "conv2d_same": _layer(lambda nn: nn.Conv2d(2, 3, 3), (1, 2, 6, 6)),
+    "conv2d_stride": _layer(lambda nn: nn.Conv2d(2, 4, 3, stride=2, pad_mode="pad", padding=1), (1, 2, 7, 7)),
+    "maxpool2d": _layer(lambda nn: nn.MaxPool2d(2, 2), (1, 3, 6, 6)),
+    "avgpool2d": _layer(lambda nn: nn.AvgPool2d(2, 2), (1, 3, 6, 6)),
+    "batchnorm2d_eval": _layer(_batch_norm, (2, 3, 4, 4)),
+    "dense": _layer(lambda nn: nn.Dense(6, 4), (3, 6)),
+    "relu": _layer(lambda nn: nn.ReLU(), (2, 5)),
+    "relu6": _layer(lambda nn: nn.ReLU6(), (2, 5)),
+    "sigmoid": _layer(lambda nn: nn.Sigmoid(), (2, 5)),
+    "tanh": _layer(lambda nn: nn.Tanh(), (2, 5)),
+    "softmax": _layer(lambda nn: nn.Softmax(), (2, 5)),
+    "log_softmax": _layer(lambda nn: nn.LogSoftmax(), (2, 5)),
+    "gelu": _layer(lambda nn: nn.GELU(), (2, 5)),
+    "leaky_relu": _layer(lambda nn: nn.LeakyReLU(0.2), (2, 5)),
+    "silu": _layer(lambda nn: nn.SiLU(), (2, 5)),
+}
+
+
+def graphjit_case(name: str):
+    """(network with seeded weights, input) of a case."""
+    net, shape = GRAPHJIT_CASES[name]()
+    rng = np.random.default_rng(sum(name.encode()))
+    for _, p in sorted(net.parameters_and_names(), key=lambda item: item[0]):
+        value = np.asarray(p)
+        if "variance" in _:
+            p.set_data((rng.random(value.shape) + 0.5).astype(value.dtype))
+        else:
+            p.set_data((rng.standard_normal(value.shape) * 0.1).astype(value.dtype))
+    x = rng.standard_normal(shape).astype(np.float32)
+    x.flat[0] = 3.0      # away from zero: no activation sits on its kink
+    return net, x
+
+
+def digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def export_all(directory: str) -> None:
+    """Export every graphjit case to `directory` (<name>.mindir, and <name>.npz with the input and eager output)."""
+    import os
+
+    import graphjit
+    for name in GRAPHJIT_CASES:
+        net, x = graphjit_case(name)
+        graphjit.export(net, x, file_name=os.path.join(directory, name), file_format="MINDIR")
+        np.savez(os.path.join(directory, f"{name}.npz"), input=x, output=np.asarray(net(x)))
+
+
+if __name__ == "__main__":      # python tests/mindir_cases.py DIR: what record.py runs with graphjit's Python
+    export_all(sys.argv[1])
