@@ -69,9 +69,10 @@ def export(fn_or_cell: Any, *example_inputs: Any, file_name: Optional[str] = Non
                         "quantized or dataset-carrying files")
     if fmt not in WRITTEN:
         raise GraphjitError(f"cannot export to {fmt}: graphjit does not write Ascend's AIR format; it writes "
-                            f"{' and '.join(WRITTEN)} (file_format=\"ONNX\" for other runtimes, \"GJIR\" for "
-                            "graphjit.load)")
-    switched = fmt in ("ONNX", "MINDIR") and getattr(fn_or_cell, "training", False) is True and hasattr(fn_or_cell, "set_train")
+                            f"{', '.join(WRITTEN[:-1])} and {WRITTEN[-1]} (file_format=\"MINDIR\" for MindSpore, "
+                            "\"ONNX\" for other runtimes, \"GJIR\" for graphjit.load)")
+    switched = fmt in ("ONNX", "MINDIR") and getattr(fn_or_cell, "training", False) is True and \
+        hasattr(fn_or_cell, "set_train")
     if switched:   # as MindSpore does: ONNX is for inference, so the network is exported in inference mode
         fn_or_cell.set_train(False)
     try:

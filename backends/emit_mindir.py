@@ -125,10 +125,9 @@ class _Writer:
                                    f"{value.dtype}", g.span)
             key = _safe(param.name or "weight")
             name = self.fresh(key)
-            tensor = self.proto.parameter.add(name=name, dims=list(value.shape), data_type=DATA_TYPES[value.dtype],
+            self.proto.parameter.add(name=name, dims=list(value.shape), data_type=DATA_TYPES[value.dtype],
                                               raw_data=np.ascontiguousarray(value).astype(value.dtype.newbyteorder("<"))
                                               .tobytes(), ref_key=name.split(":", 1)[1])
-            del tensor
             self.values[param.id] = name
             self.shapes[name], self.dtypes[name] = value.shape, value.dtype
         for node in g.nodes:
@@ -343,7 +342,8 @@ class _Writer:
         """A primitive node; `attrs` makes it an old-style PRIMITIVE holding its settings (PadV3, Conv2D)."""
         self.count += 1
         prim_name = f"{op_type}:{self.count}"
-        name = self.fresh(_safe(self.node.name) if self.node is not None and self.node.name else f"{op_type}_{self.count}")
+        named = self.node is not None and self.node.name
+        name = self.fresh(_safe(self.node.name) if named else f"{op_type}_{self.count}")
         made = self.proto.node.add(input=list(inputs), output=[name], name=name, op_type=f"REF::{prim_name}")
         if self.node is not None and self.node.span is not None:
             made.doc_string = str(self.node.span)

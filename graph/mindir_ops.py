@@ -364,7 +364,8 @@ def _elementwise(op: str, arity: int):
     return read
 
 
-for _ms, _op in [("Add", "add"), ("Sub", "sub"), ("Mul", "mul"), ("Muls", "mul"), ("RealDiv", "truediv"), ("Div", "truediv"),
+for _ms, _op in [("Add", "add"), ("Sub", "sub"), ("Mul", "mul"), ("Muls", "mul"), ("RealDiv", "truediv"),
+                 ("Div", "truediv"),
                  ("Equal", "eq"), ("NotEqual", "ne"), ("Less", "lt"), ("LessEqual", "le"), ("Greater", "gt"),
                  ("GreaterEqual", "ge"), ("LogicalAnd", "logical_and"), ("LogicalOr", "logical_or"),
                  ("Maximum", "fmax"), ("Minimum", "fmin")]:
