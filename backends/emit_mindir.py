@@ -125,9 +125,9 @@ class _Writer:
                                    f"{value.dtype}", g.span)
             key = _safe(param.name or "weight")
             name = self.fresh(key)
+            data = np.ascontiguousarray(value).astype(value.dtype.newbyteorder("<")).tobytes()
             self.proto.parameter.add(name=name, dims=list(value.shape), data_type=DATA_TYPES[value.dtype],
-                                              raw_data=np.ascontiguousarray(value).astype(value.dtype.newbyteorder("<"))
-                                              .tobytes(), ref_key=name.split(":", 1)[1])
+                                     raw_data=data, ref_key=name.split(":", 1)[1])
             self.values[param.id] = name
             self.shapes[name], self.dtypes[name] = value.shape, value.dtype
         for node in g.nodes:

@@ -122,7 +122,7 @@ class _Builder:
         from ..graph.ir import Graph
         self.path = path
         self.model = model
-        self.graph = Graph(_label(model.graph.name) or "mindir")
+        self.graph = Graph(_label(_s(model.graph.name)) or "mindir")
         self.values: dict[str, Any] = {}
         self.params: dict[str, np.ndarray] = {}
         self.where = ""
@@ -135,45 +135,47 @@ class _Builder:
         g, proto = self.graph, self.model.graph
         prims = {}
         for p in self.model.primitives:
-            prims[p.name] = p
+            prims[_s(p.name)] = p
         for k, info in enumerate(proto.input):
             where = f"input {k}"
             if len(info.tensor) != 1:
                 raise _Bad(f"{where} is not one tensor")
             dims, dtype = _dims(info.tensor[0], where), _dtype(info.tensor[0], where)
-            self.define(info.name, g.add_arg(f"input{k}", ArrayType(dtype.name, dims)), where)
+            self.define(_s(info.name), g.add_arg(f"input{k}", ArrayType(dtype.name, dims)), where)
         for k, tensor in enumerate(proto.parameter):
-            where = f"parameter {tensor.name!r}"[:120]
+            where = f"parameter {_s(tensor.name)!r}"[:120]
             value = _tensor(tensor, where)
             key = f"p{k}"
             self.params[key] = value
-            self.define(tensor.name, g.add_param(str(Path("bound", key)), ArrayType(value.dtype.name, value.shape),
+            self.define(_s(tensor.name), g.add_param(str(Path("bound", key)), ArrayType(value.dtype.name, value.shape),
                                                  name=key), where)
-        unknown = sorted({_prim_type(n, prims) for n in proto.node if n.op_type != "Constant"} - set(PRIMITIVES))
+        unknown = sorted({_prim_type(n, prims) for n in proto.node if _s(n.op_type) != "Constant"} - set(PRIMITIVES))
         if unknown:
-            raise _Bad(f"uses MindSpore primitive(s) graphjit does not read: {', '.join(u[:60] for u in unknown[:20])}")
+            shown = ", ".join(_printable(u)[:60] for u in unknown[:20])
+            raise _Bad(f"uses MindSpore primitive(s) graphjit does not read: {shown}")
         for node in proto.node:
-            self.where = f"node {node.name!r}"[:160]
+            self.where = f"node {_s(node.name)!r}"[:160]
             if len(node.output) != 1:
                 raise _Bad(f"{self.where} has {len(node.output)} outputs")
-            if node.op_type == "Constant":
+            op_type = _s(node.op_type)
+            if op_type == "Constant":
                 if len(node.attribute) != 1:
                     raise _Bad(f"{self.where}: a Constant has one attribute")
-                self.define(node.output[0], self.constant(node.attribute[0]), self.where)
+                self.define(_s(node.output[0]), self.constant(node.attribute[0]), self.where)
                 continue
-            args = [self.lookup(name) for name in node.input]
-            prim = prims.get(node.op_type[5:]) if node.op_type.startswith("REF::") else None
-            attrs = {a.name: self.attribute(a) for a in prim.attribute} if prim is not None else {}
+            args = [self.lookup(_s(name)) for name in node.input]
+            prim = prims.get(op_type[5:]) if op_type.startswith("REF::") else None
+            attrs = {_s(a.name): self.attribute(a) for a in prim.attribute} if prim is not None else {}
             try:
                 result = PRIMITIVES[_prim_type(node, prims)](self, args, attrs)
             except MindirRefusal as e:
                 raise _Bad(f"{self.where}: {e}") from None
             except GraphjitError as e:
                 raise _Bad(f"{self.where} ({_prim_type(node, prims)}): {e.message}") from None
-            self.define(node.output[0], result, self.where)
+            self.define(_s(node.output[0]), result, self.where)
         if len(proto.output) != 1:
             raise _Bad(f"has {len(proto.output)} outputs; graphjit reads graphs with one")
-        out = self.lookup(proto.output[0].name)
+        out = self.lookup(_s(proto.output[0].name))
         if isinstance(out, tuple) or out is MONAD or not hasattr(out, "op"):
             raise _Bad("its output is not an array")
         if len(proto.output[0].tensor) == 1:
@@ -220,7 +222,7 @@ class _Builder:
         if kind == "DOUBLE":
             return float(attr.d)
         if kind == "STRING":
-            return attr.s.decode("utf-8", "replace")[:200]
+            return _printable(_s(attr.s)[:200])
         if kind in ("TUPLE", "LIST"):
             if len(attr.values) > MAX_RANK * 64:
                 raise _Bad(f"{self.where}: a tuple of {len(attr.values)} values")
@@ -279,6 +281,15 @@ class _Builder:
         return np.dtype(x.type.dtype)
 
 
+def _s(text) -> str:
+    """A string field: protobuf gives `bytes` for one that is not valid UTF-8."""
+    return text if isinstance(text, str) else bytes(text).decode("utf-8", "replace")
+
+
+def _printable(text: str) -> str:
+    return "".join(c if c.isprintable() else "?" for c in text)
+
+
 def _attribute_type(attr) -> str:
     from .mindir_proto import AttributeType
     return AttributeType[attr.type] if 0 <= attr.type < len(AttributeType) else str(attr.type)
@@ -286,12 +297,13 @@ def _attribute_type(attr) -> str:
 
 def _prim_type(node, prims: dict) -> str:
     """The MindSpore primitive a node calls: `REF::MatMul:6` names a PrimitiveProto; a bare name is itself."""
-    if node.op_type.startswith("REF::"):
-        prim = prims.get(node.op_type[5:])
+    op_type = _s(node.op_type)
+    if op_type.startswith("REF::"):
+        prim = prims.get(op_type[5:])
         if prim is None:
-            raise _Bad(f"node {node.name[:80]!r} calls {node.op_type[:80]!r}, which the file does not define")
-        return prim.op_type
-    return node.op_type
+            raise _Bad(f"node {_s(node.name)[:80]!r} calls {op_type[:80]!r}, which the file does not define")
+        return _s(prim.op_type)
+    return op_type
 
 
 def _label(name: str) -> str:
@@ -325,8 +337,9 @@ class MindirGraph:
         try:
             with np.errstate(all="ignore"):
                 return self._run(*arrays)
-        except (IndexError, ValueError, FloatingPointError) as e:   # a run-time index out of range
-            raise GraphjitError(f"{self.__name__} ({self.file}): {type(e).__name__}: {str(e)[:200]}") from None
+        except Exception as e:   # a run-time index out of range (IndexError), as MindSpore's Gather raises
+            raise GraphjitError(f"{self.__name__} ({self.file}): {type(e).__name__}: "
+                                f"{' '.join(str(e).split())[:200]}") from None
 
     def __repr__(self) -> str:
         return f"<graphjit MindIR graph {self.__name__} from {self.file}>"
