@@ -80,7 +80,8 @@ op, the reason and your source line; nothing is written. `file_format="GJIR"` ke
 networks of `tests/mindir_cases.py` (MindSpore's chapter network, the seed `Network` of
 samples/network.py, LeNet-5 at batch 1, and single layers: `Conv2d` valid, same, strided with
 padding; `MaxPool2d`, `AvgPool2d`, `BatchNorm2d` in inference mode, `Dense`, `ReLU`, `ReLU6`,
-`Sigmoid`, `Tanh`, `Softmax`, `LogSoftmax`, `GELU`, `LeakyReLU`, `SiLU`), loads each file with
+`Sigmoid`, `Tanh`, `Softmax`, `LogSoftmax`, `GELU`, `LeakyReLU`, `SiLU`; and `maximum`, `minimum`
+and `max` on an input holding NaN, where MindSpore's own primitives would skip it), loads each file with
 `mindspore.load`, runs it with `nn.GraphCell`, checks MindSpore's output equals graphjit's eager
 output, and stores the file's SHA-256, its primitives and MindSpore's output
 (`graphjit_exports.json`). The tests (which never need MindSpore) check that graphjit still writes
@@ -96,6 +97,14 @@ interpreter; `nn.GraphCell(graph)` runs it. MindSpore's bookkeeping (`Load` of a
 small files MindSpore 2.10 exported itself (a Dense network, Conv2d with `same`, `pad` and strided
 `valid` padding, MaxPool2d, AvgPool2d, BatchNorm2d, activations, reshapes and reductions) and
 reproduce MindSpore's outputs.
+
+**NaN in MindSpore's files.** MindSpore's kernels do not agree among themselves on NaN: run eagerly,
+`ReLU`, `Maximum` and `ReduceMax` return the number beside a NaN (so they read as `fmax` and `nanmax`,
+and `MaxPool` as `nanmax` over its windows), but in a compiled MindSpore graph we saw `ReduceMax`
+return NaN and `MaxPool` a value that depends on where the NaN sits. On inputs holding NaN, a
+MindSpore-written file read by graphjit may therefore differ from MindSpore's own run at the NaN
+positions; on other inputs it computes what MindSpore computes. (graphjit's own files do not depend
+on this: they write NumPy's NaN out of `IsNan` and `Select`, which MindSpore runs as NumPy does.)
 
 A primitive not in the table is refused, every one the file uses named in one error, as are
 sub-graphs (control flow), several outputs, compressed, quantized or external tensors, and any

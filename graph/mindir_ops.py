@@ -618,7 +618,8 @@ def _pool(op: str, what: str):
     return read
 
 
-PRIMITIVES["MaxPool"], PRIMITIVE_NOTES["MaxPool"] = _pool("max", "MaxPool"), "`max` over windows (VALID)"
+PRIMITIVES["MaxPool"], PRIMITIVE_NOTES["MaxPool"] = _pool("nanmax", "MaxPool"), \
+    "`nanmax` over windows (VALID; MindSpore skips NaN)"
 PRIMITIVES["AvgPool"], PRIMITIVE_NOTES["AvgPool"] = _pool("mean", "AvgPool"), "`mean` over windows (VALID)"
 
 

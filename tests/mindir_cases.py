@@ -53,6 +53,14 @@ def _batch_norm(nn):
     return bn
 
 
+def _nan_rows(nn):
+    """maximum, minimum and max, where MindSpore's primitives skip NaN and NumPy propagates it."""
+    class NanRows(nn.Cell):
+        def construct(self, x):
+            return np.maximum(x, x[::-1]) + np.minimum(x, 0.0) + np.max(x, axis=1, keepdims=True)
+    return NanRows()
+
+
 # name -> () -> (network, input shape)
 GRAPHJIT_CASES = {
     "chapter": _chapter,
@@ -74,6 +82,7 @@ GRAPHJIT_CASES = {
     "gelu": _layer(lambda nn: nn.GELU(), (2, 5)),
     "leaky_relu": _layer(lambda nn: nn.LeakyReLU(0.2), (2, 5)),
     "silu": _layer(lambda nn: nn.SiLU(), (2, 5)),
+    "nan_rows": _layer(_nan_rows, (3, 4)),
 }
 
 
@@ -89,6 +98,8 @@ def graphjit_case(name: str):
             p.set_data((rng.standard_normal(value.shape) * 0.1).astype(value.dtype))
     x = rng.standard_normal(shape).astype(np.float32)
     x.flat[0] = 3.0      # away from zero: no activation sits on its kink
+    if name.startswith("nan"):
+        x.flat[[1, 6]] = np.nan
     return net, x
 
 

@@ -145,7 +145,7 @@ def test_files_mindspore_exported_give_mindsporess_outputs(name):
         out = nn.GraphCell(graph)(Tensor(x))
     seen.assert_none()
     assert isinstance(out, Tensor) and out.dtype == expected.dtype and out.shape == expected.shape
-    np.testing.assert_allclose(np.asarray(out), expected, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(np.asarray(out), expected, rtol=1e-5, atol=1e-6, equal_nan=True)
 
 
 def test_mindspore_fixtures_are_small():
