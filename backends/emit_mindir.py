@@ -22,7 +22,7 @@ from ..graph.diagnostics import CodegenError
 from ..graph.evaluate import value_of
 from ..graph.ir import Graph, Node
 from ..graph.mindir_ops import NOT_EXPORTED, SPELLINGS, STRUCTURAL, MindirRefusal
-from ..graph.types import ArrayType, ScalarType, UnionType
+from ..graph.types import ArrayType, ScalarType, TupleType, UnionType
 from .mindir_proto import AttributeType, messages
 
 IR_VERSION = "1.1"
@@ -134,20 +134,40 @@ class _Writer:
             self.write(node)
         if len(g.outputs) != 1:
             raise CodegenError(f"cannot export {g.name} to MINDIR: it returns {len(g.outputs)} values; graphjit "
-                               "writes MindIR graphs returning one array", g.span)
+                               "writes MindIR graphs returning an array or a tuple of arrays", g.span)
         out = g.outputs[0]
-        dtype = _dtype_of(out.type)
         self.node = None
         value = self.values.get(out.id)
-        if isinstance(value, tuple) or dtype not in DATA_TYPES or _shape_of(out.type) is None:
+        items = out.type.items if isinstance(out.type, TupleType) else None
+        if isinstance(value, Static) and isinstance(value.value, tuple):
+            value = tuple(Static(v) for v in value.value)
+        if items is not None and isinstance(value, tuple) and len(items) == len(value) and \
+                all(_dtype_of(t) in DATA_TYPES and _shape_of(t) is not None and isinstance(t, ArrayType)
+                    for t in items):
+            # a tuple of arrays: MakeTuple, declared as MindSpore declares it (a TUPLE of TENSORS)
+            names = [self.result(v, t) for v, t in zip(value, items)]
+            source = self.prim("MakeTuple", *names, kind=PRIMITIVE)
+            info = self.proto.output.add(name=source, denotation="Tuple")
+            info.attr_info.type = AttributeType.index("TUPLE")
+            for t in items:
+                declared = info.attr_info.values.add(type=AttributeType.index("TENSORS"))
+                declared.tensors.add(dims=list(_shape_of(t)), data_type=DATA_TYPES[_dtype_of(t)])
+            info.attr_info.seq_info.is_dyn_len = False
+            return
+        if isinstance(value, tuple) or not isinstance(out.type, ArrayType) or _dtype_of(out.type) not in DATA_TYPES \
+                or _shape_of(out.type) is None:
             raise CodegenError(f"cannot export {g.name} to MINDIR: it returns {out.type}; graphjit writes MindIR "
-                               "graphs returning one array", g.span)
-        source = self.materialize(value, dtype)
-        if source in self.shapes and (source in {i.name for i in self.proto.input} or
-                                      source in {p.name for p in self.proto.parameter}):
-            source = self.prim("Reshape", source, self.tuple_(_shape_of(out.type)))   # an output is a node's
+                               "graphs returning an array or a tuple of arrays", g.span)
+        source = self.result(value, out.type)
         info = self.proto.output.add(name=source)
-        info.tensor.add(dims=list(_shape_of(out.type)), data_type=DATA_TYPES[dtype])
+        info.tensor.add(dims=list(_shape_of(out.type)), data_type=DATA_TYPES[_dtype_of(out.type)])
+
+    def result(self, value, t) -> str:
+        """A value returned by the graph, as the output of a node (an input or a weight is reshaped to itself)."""
+        source = self.materialize(value, _dtype_of(t))
+        if source in {i.name for i in self.proto.input} or source in {p.name for p in self.proto.parameter}:
+            source = self.prim("Reshape", source, self.tuple_(_shape_of(t)))
+        return source
 
     def write(self, node: Node) -> None:
         self.node = node
@@ -338,7 +358,7 @@ class _Writer:
         return self._constant("bool", lambda attr: (setattr(attr, "i", int(bool(v))),
                                                     setattr(attr, "type", AttributeType.index("BOOL"))))
 
-    def prim(self, op_type: str, *inputs: str, attrs: Optional[dict] = None) -> str:
+    def prim(self, op_type: str, *inputs: str, attrs: Optional[dict] = None, kind: int = PRIMITIVE_FUNCTION) -> str:
         """A primitive node; `attrs` makes it an old-style PRIMITIVE holding its settings (PadV3, Conv2D)."""
         self.count += 1
         prim_name = f"{op_type}:{self.count}"
@@ -348,7 +368,7 @@ class _Writer:
         if self.node is not None and self.node.span is not None:
             made.doc_string = str(self.node.span)
         primitive = self.M["PrimitiveProto"](name=prim_name, op_type=op_type,
-                                             prim_type=PRIMITIVE if attrs else PRIMITIVE_FUNCTION)
+                                             prim_type=PRIMITIVE if attrs else kind)
         for key, value in (attrs or {}).items():
             if isinstance(value, bool):
                 primitive.attribute.add(name=key, i=int(value), type=AttributeType.index("BOOL"))

@@ -176,16 +176,28 @@ class _Builder:
         if len(proto.output) != 1:
             raise _Bad(f"has {len(proto.output)} outputs; graphjit reads graphs with one")
         out = self.lookup(_s(proto.output[0].name))
-        if isinstance(out, tuple) or out is MONAD or not hasattr(out, "op"):
-            raise _Bad("its output is not an array")
-        if len(proto.output[0].tensor) == 1:
-            t = proto.output[0].tensor[0]
-            dims, dtype = _dims(t, "the output"), _dtype(t, "the output")
-            if not isinstance(out.type, ArrayType) or out.type.dtype != dtype.name or tuple(out.type.shape) != dims:
-                raise _Bad(f"declares its output as {dtype.name}{list(dims)}, but its graph computes {out.type}")
+        info = proto.output[0]
+        if isinstance(out, tuple):      # MakeTuple of arrays: declared as a TUPLE of TENSORS
+            if not out or not all(hasattr(item, "op") for item in out) or len(out) > MAX_RANK * 64:
+                raise _Bad("its output is not an array or a tuple of arrays")
+            declared = [v.tensors[0] for v in info.attr_info.values if len(v.tensors) == 1]
+            if len(declared) == len(out):
+                for k, (item, t) in enumerate(zip(out, declared)):
+                    self.check_declared(item, t, f"output {k}")
+            out = g.add("tuple", list(out))
+        elif out is MONAD or not hasattr(out, "op"):
+            raise _Bad("its output is not an array or a tuple of arrays")
+        elif len(info.tensor) == 1:
+            self.check_declared(out, info.tensor[0], "the output")
         g.set_outputs([out])
         verify(g)
         return MindirGraph(self.path, g, self.params)
+
+    def check_declared(self, node, tensor, where: str) -> None:
+        from ..graph.types import ArrayType
+        dims, dtype = _dims(tensor, where), _dtype(tensor, where)
+        if not isinstance(node.type, ArrayType) or node.type.dtype != dtype.name or tuple(node.type.shape) != dims:
+            raise _Bad(f"declares {where} as {dtype.name}{list(dims)}, but its graph computes {node.type}")
 
     def define(self, name: str, value: Any, where: str) -> None:
         if name in self.values:

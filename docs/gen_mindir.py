@@ -58,7 +58,8 @@ as a MindIR `ModelProto` in the layout MindSpore 2.x's loader reads:
   transpose_b)` takes its settings as constant inputs; `PadV3` keeps them as attributes);
 * compile-time values are `Constant` nodes (tensors, integers, booleans, tuples of integers); a node
   whose operands are all compile-time values is computed when the file is written;
-* one output, an array. The file is deterministic: the same network and weights give the same bytes.
+* one output: an array, or a tuple of arrays (`MakeTuple`, declared as MindSpore declares it). The
+  file is deterministic: the same network and weights give the same bytes.
 
 The schema graphjit writes with is its own description of the messages it needs
 (`backends/mindir_proto.py`, built with protobuf's `descriptor_pb2`, field numbers as in MindSpore's
@@ -71,7 +72,7 @@ are left out for a constant without NaN, as in `maximum(x, 0)`).
 
 **Refused, never approximated.** An op without a row, or a form of one the row does not write
 (integer division, a `matmul` of more than 2-d operands, a cast between integer types, a run-time
-`if` or loop, an in-place write, a graph returning several values), is one `CodegenError` naming the
+`if` or loop, an in-place write, a nested tuple or a Python number returned), is one `CodegenError` naming the
 op, the reason and your source line; nothing is written. `file_format="GJIR"` keeps every op.
 
 ## How it was verified against MindSpore
@@ -80,8 +81,10 @@ op, the reason and your source line; nothing is written. `file_format="GJIR"` ke
 networks of `tests/mindir_cases.py` (MindSpore's chapter network, the seed `Network` of
 samples/network.py, LeNet-5 at batch 1, and single layers: `Conv2d` valid, same, strided with
 padding; `MaxPool2d`, `AvgPool2d`, `BatchNorm2d` in inference mode, `Dense`, `ReLU`, `ReLU6`,
-`Sigmoid`, `Tanh`, `Softmax`, `LogSoftmax`, `GELU`, `LeakyReLU`, `SiLU`; and `maximum`, `minimum`
-and `max` on an input holding NaN, where MindSpore's own primitives would skip it), loads each file with
+`Sigmoid`, `Tanh`, `Softmax`, `LogSoftmax`, `GELU`, `LeakyReLU`, `SiLU`; `maximum`, `minimum` and
+`max` on an input holding NaN, where MindSpore's own primitives would skip it; and the rows no layer
+uses, `sin`, `cos`, `sqrt`, `abs`, `!=`, `<`, `logical_or`, `mean`, a float64 cast, returning a
+tuple), loads each file with
 `mindspore.load`, runs it with `nn.GraphCell`, checks MindSpore's output equals graphjit's eager
 output, and stores the file's SHA-256, its primitives and MindSpore's output
 (`graphjit_exports.json`). The tests (which never need MindSpore) check that graphjit still writes
@@ -95,8 +98,8 @@ becomes op-table ops (the second table below, `PRIMITIVES`) with MindSpore's mea
 interpreter; `nn.GraphCell(graph)` runs it. MindSpore's bookkeeping (`Load` of a parameter,
 `UpdateState`, `Depend`, `MakeTuple`, `TupleGetItem`) reads as the values it passes on. The tests read
 small files MindSpore 2.10 exported itself (a Dense network, Conv2d with `same`, `pad` and strided
-`valid` padding, MaxPool2d, AvgPool2d, BatchNorm2d, activations, reshapes and reductions) and
-reproduce MindSpore's outputs.
+`valid` padding, MaxPool2d, AvgPool2d, BatchNorm2d, activations, reshapes and reductions, a tuple of
+Softmax, a float64 Cast and a Gather with a negative index) and reproduce MindSpore's outputs.
 
 **NaN in MindSpore's files.** MindSpore's kernels do not agree among themselves on NaN: run eagerly,
 `ReLU`, `Maximum` and `ReduceMax` return the number beside a NaN (so they read as `fmax` and `nanmax`,
@@ -107,7 +110,7 @@ positions; on other inputs it computes what MindSpore computes. (graphjit's own 
 on this: they write NumPy's NaN out of `IsNan` and `Select`, which MindSpore runs as NumPy does.)
 
 A primitive not in the table is refused, every one the file uses named in one error, as are
-sub-graphs (control flow), several outputs, compressed, quantized or external tensors, and any
+sub-graphs (control flow), compressed, quantized or external tensors, and any
 field graphjit's schema does not describe.
 
 **Reading is safe.** Reading never runs code from the file, never imports a module it names, never

@@ -239,6 +239,30 @@ def _pad(b, node):
 _row("pad", "PadV3", _pad, "constant (one value)", keywords="mode constant_values")
 
 
+def _mean(b, node):
+    dtype = _numeric(b)
+    if dtype.kind != "f" or b.in_dtype(0) != dtype:
+        raise MindirRefusal("is written for floating-point arrays averaged in their own dtype")
+    keep = b.bool_(bool(node.attrs.get("keepdims", False)))
+    return b.prim("ReduceMean", b.x(0, dtype), b.tuple_(_reduce_axes(b, node)), keep)
+
+
+_row("mean", "ReduceMean", _mean, "floating-point, in the operand's dtype", keywords="axis keepdims")
+
+
+def _astype(b, node):
+    dtype = _numeric(b)
+    source = b.in_dtype(0)
+    if dtype == source:
+        return b.x(0)
+    if dtype.kind != "f" or source is None or source.kind != "f":
+        raise MindirRefusal("is written between floating-point types only")
+    return b.x(0, dtype)        # the writer's Cast
+
+
+_row("astype", "Cast", _astype, "between floating-point types", keywords="dtype")
+
+
 def _gather_table(b, node):
     """Ops that select elements of operand 0 by compile-time positions: one Gather by an index table."""
     for k in range(1, len(node.operands)):

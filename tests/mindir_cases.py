@@ -61,6 +61,16 @@ def _nan_rows(nn):
     return NanRows()
 
 
+def _elementwise(nn):
+    """The rows no layer uses: sin, cos, sqrt, abs, ne, lt, logical_or, mean, a float64 cast; a tuple out."""
+    class Elementwise(nn.Cell):
+        def construct(self, x):
+            y = np.sin(x) * np.cos(x) + np.sqrt(np.abs(x)) - np.mean(x, axis=0)
+            mask = np.logical_or(x != 0.5, x < 0.0)
+            return np.where(mask, y, x), y.astype(np.float64) * 2.0
+    return Elementwise()
+
+
 # name -> () -> (network, input shape)
 GRAPHJIT_CASES = {
     "chapter": _chapter,
@@ -83,6 +93,7 @@ GRAPHJIT_CASES = {
     "leaky_relu": _layer(lambda nn: nn.LeakyReLU(0.2), (2, 5)),
     "silu": _layer(lambda nn: nn.SiLU(), (2, 5)),
     "nan_rows": _layer(_nan_rows, (3, 4)),
+    "elementwise_tuple": _layer(_elementwise, (3, 4)),
 }
 
 
@@ -115,7 +126,10 @@ def export_all(directory: str) -> None:
     for name in GRAPHJIT_CASES:
         net, x = graphjit_case(name)
         graphjit.export(net, x, file_name=os.path.join(directory, name), file_format="MINDIR")
-        np.savez(os.path.join(directory, f"{name}.npz"), input=x, output=np.asarray(net(x)))
+        out = net(x)
+        outs = out if isinstance(out, tuple) else (out,)
+        np.savez(os.path.join(directory, f"{name}.npz"), input=x, **{f"output{k}": np.asarray(o)
+                                                                      for k, o in enumerate(outs)})
 
 
 if __name__ == "__main__":      # python tests/mindir_cases.py DIR: what record.py runs with graphjit's Python

@@ -104,10 +104,14 @@ def test_graphjit_writes_the_file_mindspore_ran_and_reads_it_back(name, tmp_path
     assert mindir_cases.digest(data) == recorded["sha256"], "the file differs from the one MindSpore ran: " \
         "re-run tests/golden/mindir/record.py"
     out = ms.load(path)(x)
-    expected = np.array(recorded["output"], dtype=recorded["dtype"]).reshape(recorded["shape"])
-    assert out.dtype == expected.dtype and out.shape == expected.shape
-    np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-5)       # MindSpore's float32 sums
-    np.testing.assert_allclose(out, np.asarray(net(x)), rtol=1e-6, atol=1e-7)   # the same ops as eager
+    eager = net(x)
+    assert isinstance(out, tuple) == recorded["tuple"] == isinstance(eager, tuple)
+    outs, eagers = (out, eager) if recorded["tuple"] else ((out,), (eager,))
+    for got, saved, computed in zip(outs, recorded["outputs"], eagers):
+        expected = np.array(saved["values"], dtype=saved["dtype"]).reshape(saved["shape"])
+        assert got.dtype == expected.dtype and got.shape == expected.shape
+        np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-5)       # MindSpore's float32 sums
+        np.testing.assert_allclose(got, np.asarray(computed), rtol=1e-6, atol=1e-7)   # the same ops as eager
 
 
 def test_a_training_cell_is_exported_in_inference_mode(tmp_path):
@@ -138,19 +142,23 @@ def test_nan_propagates_as_in_numpy(tmp_path):
 def test_files_mindspore_exported_give_mindsporess_outputs(name):
     path = str(mindir_cases.FIXTURES / f"ms_{name}.mindir")
     with np.load(mindir_cases.FIXTURES / f"ms_{name}.npz") as saved:
-        x, expected = saved["input"], saved["output"]
+        x = saved["input"]
+        expected = [saved[f"output{k}"] for k in range(len(saved.files) - 1)]
     ms.load(path)       # protobuf's modules imported before watching
     with watch() as seen:
         graph = ms.load(path)
         out = nn.GraphCell(graph)(Tensor(x))
     seen.assert_none()
-    assert isinstance(out, Tensor) and out.dtype == expected.dtype and out.shape == expected.shape
-    np.testing.assert_allclose(np.asarray(out), expected, rtol=1e-5, atol=1e-6, equal_nan=True)
+    outs = out if isinstance(out, tuple) else (out,)
+    assert len(outs) == len(expected)
+    for got, want in zip(outs, expected):
+        assert isinstance(got, Tensor) and got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5, atol=1e-6)
 
 
 def test_mindspore_fixtures_are_small():
     assert sum(p.stat().st_size for p in mindir_cases.FIXTURES.iterdir()) < 1_000_000
-    assert {"dense", "conv_pool", "batchnorm", "activations"} <= set(MS_FILES)
+    assert {"dense", "conv_pool", "batchnorm", "activations", "tuple"} <= set(MS_FILES)
 
 
 # --- refusals -------------------------------------------------------------------------------------------
@@ -163,14 +171,14 @@ def int_floordiv(x):
     return x // 3
 
 
-def two_outputs(x):
-    return x + 1.0, x * 2.0
+def nested_outputs(x):
+    return x + 1.0, (x * 2.0, x)
 
 
 @pytest.mark.parametrize("fn,x,message", [
     (sorts, np.ones((2, 3), np.float32), r"to MINDIR: `sort` no MindIR row"),
     (int_floordiv, np.ones((2, 3), np.int32), r"to MINDIR: `floordiv`"),
-    (two_outputs, np.ones((2, 3), np.float32), r"returns tuple.*one array"),
+    (nested_outputs, np.ones((2, 3), np.float32), r"returns tuple.*an array or a tuple of arrays"),
 ])
 def test_what_cannot_be_written_is_refused_naming_the_op_and_line(fn, x, message, tmp_path):
     with pytest.raises(ms.GraphjitError, match=message) as info:

@@ -48,14 +48,20 @@ def record_graphjit_exports(graphjit_python: str) -> None:
             path = os.path.join(tmp, f"{name}.mindir")
             data = pathlib.Path(path).read_bytes()
             with np.load(os.path.join(tmp, f"{name}.npz")) as saved:
-                x, eager = saved["input"], saved["output"]
-            out = nn.GraphCell(mindspore.load(path))(Tensor(x)).asnumpy()
-            assert out.shape == eager.shape and out.dtype == eager.dtype, (name, out.dtype, eager.dtype)
-            np.testing.assert_allclose(out, eager, rtol=1e-4, atol=1e-5, err_msg=name)   # float32 sums in another order
+                x = saved["input"]
+                eager = [saved[f"output{k}"] for k in range(len(saved.files) - 1)]
+            out = nn.GraphCell(mindspore.load(path))(Tensor(x))
+            outs = [o.asnumpy() for o in (out if isinstance(out, tuple) else (out,))]
+            assert len(outs) == len(eager), name
+            for o, e in zip(outs, eager):
+                assert o.shape == e.shape and o.dtype == e.dtype, (name, o.dtype, e.dtype)
+                np.testing.assert_allclose(o, e, rtol=1e-4, atol=1e-5, err_msg=name)   # float32 sums in another order
             results["cases"][name] = {"sha256": mindir_cases.digest(data), "primitives": primitives(data),
-                                      "dtype": str(out.dtype), "shape": list(out.shape),
-                                      "output": [float(v) for v in out.reshape(-1)]}
-            print(f"{name}: MindSpore equals eager (max |diff| {float(np.abs(out - eager).max()):.3g})")
+                                      "outputs": [{"dtype": str(o.dtype), "shape": list(o.shape),
+                                                   "values": [float(v) for v in o.reshape(-1)]} for o in outs],
+                                      "tuple": isinstance(out, tuple)}
+            diff = max(float(np.abs(o.astype(np.float64) - e).max()) for o, e in zip(outs, eager))
+            print(f"{name}: MindSpore equals eager (max |diff| {diff:.3g})")
     (HERE / "graphjit_exports.json").write_text(json.dumps(results, indent=1) + "\n")
 
 
@@ -83,6 +89,13 @@ class _Shapes(nn.Cell):
         return ops.ReduceSum(keep_dims=True)(y, 1) + ops.ReduceMean(keep_dims=False)(y, 1).reshape(8, 1)
 
 
+class _Tuple(nn.Cell):
+    def construct(self, x):
+        y = ops.Softmax()(x)
+        z = ops.cast(ops.ReduceSum(keep_dims=True)(x, 1), mindspore.float64)
+        return y, z, ops.Gather()(x, Tensor(np.array([2, 0, -1], np.int32)), 1)
+
+
 def ms_networks() -> dict:
     """name -> (MindSpore network, input shape), tiny so each file stays a few KB."""
     mindspore.set_seed(0)
@@ -97,6 +110,7 @@ def ms_networks() -> dict:
         "batchnorm": (bn, (2, 3, 2, 2)),
         "activations": (_Activations(), (2, 5)),
         "shapes": (_Shapes(), (2, 3, 4)),
+        "tuple": (_Tuple(), (2, 5)),
     }
 
 
@@ -105,11 +119,13 @@ def record_mindspore_exports() -> None:
     rng = np.random.default_rng(7)
     for name, (net, shape) in ms_networks().items():
         x = rng.standard_normal(shape).astype(np.float32)
-        out = net(Tensor(x)).asnumpy()
+        out = net(Tensor(x))
+        outs = [o.asnumpy() for o in (out if isinstance(out, tuple) else (out,))]
         mindspore.export(net, Tensor(x), file_name=str(HERE / f"ms_{name}"), file_format="MINDIR")
-        again = nn.GraphCell(mindspore.load(str(HERE / f"ms_{name}.mindir")))(Tensor(x)).asnumpy()
-        np.testing.assert_allclose(again, out, rtol=1e-6, atol=1e-7, equal_nan=True, err_msg=name)
-        np.savez(HERE / f"ms_{name}.npz", input=x, output=out)
+        again = nn.GraphCell(mindspore.load(str(HERE / f"ms_{name}.mindir")))(Tensor(x))
+        for o, a in zip(outs, again if isinstance(again, tuple) else (again,)):
+            np.testing.assert_allclose(a.asnumpy(), o, rtol=1e-6, atol=1e-7, err_msg=name)
+        np.savez(HERE / f"ms_{name}.npz", input=x, **{f"output{k}": o for k, o in enumerate(outs)})
         os.chmod(HERE / f"ms_{name}.mindir", 0o644)
         print(f"ms_{name}.mindir: {os.path.getsize(HERE / f'ms_{name}.mindir')} bytes")
 
