@@ -6,10 +6,10 @@ a file with a field that description lacks, sub-graphs (control flow, functions)
 quantized or external tensors is refused. Every primitive becomes op-table ops through the column's
 `PRIMITIVES` (graph/mindir_ops.py); a primitive not there is refused, all of them named at once.
 Sizes are checked before anything is allocated: at most `MAX_NODES` nodes, `MAX_RANK` dimensions,
-`MAX_ELEMENTS` elements in any tensor or node result, and a tensor's `raw_data` must hold exactly its
-dims' bytes. The graph built is verified and run by the interpreter, which calls op-table functions:
-no code is generated, no module is imported by a name from the file, nothing is written. Any failure
-is one `GraphjitError` naming the file and the node.
+`MAX_ELEMENTS` elements in any tensor or node result and `MAX_TOTAL` in all node results, and a
+tensor's `raw_data` must hold exactly its dims' bytes. The graph built is verified and run by the
+interpreter, which calls op-table functions: no code is generated, no module is imported by a name
+from the file, nothing is written. Any failure is one `GraphjitError` naming the file and the node.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ MAX_BYTES = 2 ** 31 - 1          # protobuf's own limit on one message
 MAX_NODES = 100_000
 MAX_RANK = 32
 MAX_ELEMENTS = 2 ** 28           # in any one tensor or node result (1 GiB of float32)
+MAX_TOTAL = 2 ** 30              # in all node results together: what running the graph may hold at once
 
 # MindIR TensorProto.DataType -> NumPy dtype
 DTYPES = {1: np.float32, 2: np.uint8, 3: np.int8, 4: np.uint16, 5: np.int16, 6: np.int32, 7: np.int64, 9: np.bool_,
@@ -126,6 +127,7 @@ class _Builder:
         self.values: dict[str, Any] = {}
         self.params: dict[str, np.ndarray] = {}
         self.where = ""
+        self.total = 0
 
     def build(self) -> "MindirGraph":
         from ..graph.mindir_ops import MONAD, PRIMITIVES, MindirRefusal
@@ -255,8 +257,10 @@ class _Builder:
         size = 1
         for d in t.shape:
             size *= d
-        if size > MAX_ELEMENTS:
-            raise _Bad(f"{self.where}: `{op}` would make {size} elements")
+        self.total += size
+        if size > MAX_ELEMENTS or self.total > MAX_TOTAL:
+            raise _Bad(f"{self.where}: `{op}` would make {size} elements ({self.total} in all; at most "
+                       f"{MAX_ELEMENTS} in one value and {MAX_TOTAL} in all are run)")
         return node
 
     def const(self, value: Any):

@@ -116,7 +116,8 @@ field graphjit's schema does not describe.
 **Reading is safe.** Reading never runs code from the file, never imports a module it names, never
 writes: the bytes are read whole (at most 2 GiB) and parsed by protobuf into graphjit's schema;
 every size is checked before allocating (at most 100,000 nodes, 32 dimensions, 2^28 elements in any
-tensor or node result; a tensor's `raw_data` must be exactly as long as its dims say); the
+tensor or node result and 2^30 in all node results; a tensor's `raw_data` must be exactly as long as
+its dims say); the
 primitives become op-table ops only, run by the interpreter. Any failure is one `GraphjitError`
 naming the file and the node. A fuzz test mutates real files and crafts protos
 (tests/test_export_mindir_fuzz.py) under an audit-hook watcher.
