@@ -80,7 +80,13 @@ _row("add np_add", "Add", _binary("Add"))
 _row("sub subtract", "Sub", _binary("Sub"))
 _row("mul multiply", "Mul", _binary("Mul"))
 _row("truediv divide true_divide", "RealDiv", _binary("RealDiv", floats_only=True))
-_row("neg negative", "Neg", _unary("Neg", floats_only=False))
+def _neg(b, node):
+    if _numeric(b).kind in "ub":
+        raise MindirRefusal(f"of {b.out} is not written (NumPy wraps unsigned integers around)")
+    return b.prim("Neg", b.x(0, b.out))
+
+
+_row("neg negative", "Neg", _neg, "signed integers and floats")
 for _np, _ms in [("sqrt", "Sqrt"), ("exp", "Exp"), ("log", "Log"), ("tanh", "Tanh"), ("sin", "Sin"),
                  ("cos", "Cos")]:
     _row(_np, _ms, _unary(_ms))
@@ -273,7 +279,7 @@ def _gather_table(b, node):
     if index.dtype != np.int64 or index.shape != tuple(b.out_shape):
         raise MindirRefusal("does not only select elements")
     flat = b.prim("Reshape", b.x(0, b.out), b.tuple_((n,)))
-    return b.prim("Gather", flat, b.const(index.astype(np.int32)), b.int_(0), b.int_(0))
+    return b.prim("Gather", flat, b.const(index.astype(np.int32 if n < 2 ** 31 else np.int64)), b.int_(0), b.int_(0))
 
 
 def _windows(b, node):
