@@ -451,6 +451,44 @@ def _sigmoid(r, args, attrs):
     return r.add("truediv", [one, r.add("add", [one, r.add("exp", [r.add("neg", [x])])])])
 
 
+@_reads("SiLU", "`x / (1 + exp(-x))`")
+def _silu(r, args, attrs):
+    r.arity(args, 1)
+    x = r.value(args[0])
+    one = r.const(np.ones((), r.dtype(x)))
+    return r.add("truediv", [x, r.add("add", [one, r.add("exp", [r.add("neg", [x])])])])
+
+
+@_reads("ReLU6", "`fmin(fmax(x, 0), 6)`")
+def _relu6(r, args, attrs):
+    r.arity(args, 1)
+    x = r.value(args[0])
+    low = r.add("fmax", [x, r.const(np.zeros((), r.dtype(x)))])
+    return r.add("fmin", [low, r.const(np.full((), 6, r.dtype(x)))])
+
+
+@_reads("GeLU", "`0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))`")
+def _gelu(r, args, attrs):
+    r.arity(args, 1)
+    x = r.value(args[0])
+    dtype = r.dtype(x)
+
+    def c(v):
+        return r.const(np.asarray(v, dtype))
+    cube = r.add("mul", [r.add("mul", [x, x]), x])
+    inner = r.add("mul", [c(np.sqrt(2 / np.pi)), r.add("add", [x, r.add("mul", [c(0.044715), cube])])])
+    return r.add("mul", [r.add("mul", [c(0.5), x]), r.add("add", [c(1.0), r.add("tanh", [inner])])])
+
+
+@_reads("LogSoftmax", "`x - max - log(sum(exp(x - max)))` over the axis")
+def _log_softmax(r, args, attrs):
+    r.arity(args, 2)
+    x = r.value(args[0])
+    axis = {"axis": _axes(r, x, args[1]), "keepdims": True}
+    shifted = r.add("sub", [x, r.add("max", [x], axis)])
+    return r.add("sub", [shifted, r.add("log", [r.add("sum", [r.add("exp", [shifted])], axis)])])
+
+
 @_reads("Select", "`where`")
 def _select(r, args, attrs):
     r.arity(args, 3)

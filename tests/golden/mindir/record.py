@@ -83,6 +83,16 @@ class _Activations(nn.Cell):
         return ops.Softmax()(ops.Sigmoid()(x) + ops.tanh(x)) + ops.ReLU()(x) - ops.Maximum()(x, x * 0.5)
 
 
+class _MoreActivations(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.gelu, self.leaky, self.relu6 = nn.GELU(), nn.LeakyReLU(0.2), nn.ReLU6()
+        self.silu, self.log_softmax = nn.SiLU(), nn.LogSoftmax()
+
+    def construct(self, x):
+        return self.gelu(x) + self.leaky(x) + self.relu6(x * 4.0) + self.silu(x) + self.log_softmax(x)
+
+
 class _Shapes(nn.Cell):
     def construct(self, x):
         y = ops.transpose(ops.reshape(x, (3, 8)), (1, 0))
@@ -109,6 +119,7 @@ def ms_networks() -> dict:
         "conv_pad": (nn.Conv2d(1, 2, 3, pad_mode="pad", padding=1, has_bias=True), (1, 1, 5, 5)),
         "batchnorm": (bn, (2, 3, 2, 2)),
         "activations": (_Activations(), (2, 5)),
+        "more_activations": (_MoreActivations(), (2, 5)),
         "shapes": (_Shapes(), (2, 3, 4)),
         "tuple": (_Tuple(), (2, 5)),
     }
