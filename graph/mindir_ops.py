@@ -12,8 +12,9 @@ compile-time values is computed when writing and stored as a constant, whatever 
 
 Where MindSpore differs from NumPy the row writes NumPy's meaning: MindSpore's `Maximum`/`Minimum` and
 `ReLU` return the number when one operand is NaN, NumPy returns NaN, so `maximum` is written with
-`IsNan` and `Select`. Each row was checked by MindSpore 2.10 loading and running the written file
-(tests/golden/mindir/, recorded by tests/golden/mindir/record.py).
+`IsNan` and `Select`. Each row's primitives were checked by MindSpore 2.10 loading and running files
+graphjit wrote (the networks of tests/mindir_cases.py, on float32 values, and on the booleans and
+integers those networks compute; recorded by tests/golden/mindir/record.py).
 
 Reading (`load("model.mindir")`, backends/mindir_run.py): `PRIMITIVES` maps a MindSpore primitive to a
 function building graph ops with MindSpore's meaning (`ReLU` of NaN is 0 there, so it reads as `fmax`).
