@@ -60,6 +60,9 @@ as a MindIR `ModelProto` in the layout MindSpore 2.x's loader reads:
   whose operands are all compile-time values is computed when the file is written;
 * one output: an array, or a tuple of arrays (`MakeTuple`, declared as MindSpore declares it). The
   file is deterministic: the same network and weights give the same bytes.
+* what MindSpore's own exports add and its loader does not need is left out: the `Load`,
+  `UpdateState` and `Depend` nodes that order reads of parameters, and each node's `shape` attribute
+  (MindSpore infers it when loading).
 
 The schema graphjit writes with is its own description of the messages it needs
 (`backends/mindir_proto.py`, built with protobuf's `descriptor_pb2`, field numbers as in MindSpore's
