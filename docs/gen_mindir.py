@@ -83,7 +83,8 @@ op, the reason and your source line; nothing is written. `file_format="GJIR"` ke
 `tests/golden/mindir/record.py`, run with MindSpore 2.10 installed, exports with graphjit the
 networks of `tests/mindir_cases.py` (MindSpore's chapter network, the seed `Network` of
 samples/network.py, LeNet-5 at batch 1, and single layers: `Conv2d` valid, same, strided with
-padding; `MaxPool2d`, `AvgPool2d`, `BatchNorm2d` in inference mode, `Dense`, `ReLU`, `ReLU6`,
+padding; `MaxPool2d`, `AvgPool2d`, `BatchNorm2d` and `BatchNorm1d` in inference mode, `Dense`,
+`Embedding` (int32 indices, negative ones too), `LayerNorm`, `Dropout` in inference mode, `ReLU`, `ReLU6`,
 `Sigmoid`, `Tanh`, `Softmax`, `LogSoftmax`, `GELU`, `LeakyReLU`, `SiLU`; `maximum`, `minimum` and
 `max` on an input holding NaN, where MindSpore's own primitives would skip it; and the rows no layer
 uses, `sin`, `cos`, `sqrt`, `abs`, `!=`, `<`, `logical_or`, `mean`, a float64 cast, returning a

@@ -327,7 +327,9 @@ def _getitem(b, node):
     if len(refs) == 1 and isinstance(item, OperandRef) and all(i == slice(None) for i in rest) and \
             dtype is not None and dtype.kind in "iu" and b.shape(item.index) != () and Ellipsis not in index:
         # a run-time integer array on one axis; MindSpore's Gather wraps negatives and raises out of range
-        return b.prim("Gather", b.x(0, b.out), b.x(item.index, np.int64), b.int_(refs[0]), b.int_(0))
+        if dtype not in (np.dtype(np.int32), np.dtype(np.int64)):
+            raise MindirRefusal(f"with a {dtype} index is not written (int32 and int64 are)")
+        return b.prim("Gather", b.x(0, b.out), b.x(item.index), b.int_(refs[0]), b.int_(0))
     raise MindirRefusal("is written for a compile-time index, or one run-time integer array on one axis")
 
 

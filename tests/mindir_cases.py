@@ -47,6 +47,11 @@ def _layer(make, shape):
     return build
 
 
+def _eval(cell):
+    cell.set_train(False)
+    return cell
+
+
 def _batch_norm(nn):
     bn = nn.BatchNorm2d(3)
     bn.set_train(False)
@@ -92,6 +97,10 @@ GRAPHJIT_CASES = {
     "gelu": _layer(lambda nn: nn.GELU(), (2, 5)),
     "leaky_relu": _layer(lambda nn: nn.LeakyReLU(0.2), (2, 5)),
     "silu": _layer(lambda nn: nn.SiLU(), (2, 5)),
+    "embedding": _layer(lambda nn: nn.Embedding(10, 4), (5,)),
+    "layer_norm": _layer(lambda nn: nn.LayerNorm((6,)), (4, 6)),
+    "batchnorm1d_eval": _layer(lambda nn: _eval(nn.BatchNorm1d(6)), (4, 6)),
+    "dropout_eval": _layer(lambda nn: _eval(nn.Dropout(p=0.5)), (2, 3)),
     "nan_rows": _layer(_nan_rows, (3, 4)),
     "elementwise_tuple": _layer(_elementwise, (3, 4)),
 }
@@ -108,6 +117,8 @@ def graphjit_case(name: str):
         else:
             p.set_data((rng.standard_normal(value.shape) * 0.1).astype(value.dtype))
     x = rng.standard_normal(shape).astype(np.float32)
+    if name == "embedding":
+        x = rng.integers(-10, 10, shape).astype(np.int32)     # negative indices count from the end
     x.flat[0] = 3.0      # away from zero: no activation sits on its kink
     if name.startswith("nan"):
         x.flat[[1, 6]] = np.nan
