@@ -94,6 +94,24 @@ for _np, _ms in [("sqrt", "Sqrt"), ("exp", "Exp"), ("log", "Log"), ("tanh", "Tan
 _row("abs absolute fabs", "Abs", _unary("Abs"))
 
 
+def _log1p(b, node):
+    """MindSpore's Log1p computes log(1 + y), which loses y where 1 + y rounds to 1 (log1p(1e-10) is 0
+    there): y * log(u) / (u - 1) with u = 1 + y does not (Goldberg), as NumPy's log1p."""
+    dtype = _numeric(b)
+    if dtype.kind != "f":
+        raise MindirRefusal(f"is written for floating-point results only, and the result is {dtype}")
+    y = b.x(0, dtype)
+    u = b.prim("Add", b.const(np.ones((), dtype)), y)
+    d = b.prim("Sub", u, b.const(np.ones((), dtype)))
+    exact = b.prim("RealDiv", b.prim("Mul", y, b.prim("Log", u)), d)
+    inf = b.prim("Equal", u, b.const(np.array(np.inf, dtype)))
+    plain = b.prim("LogicalOr", b.prim("Equal", d, b.const(np.zeros((), dtype))), inf)
+    return b.prim("Select", plain, b.prim("Select", inf, u, y), exact)
+
+
+_row("log1p", "Add, Sub, Log, RealDiv, Equal, Select", _log1p, "accurate near 0, as NumPy's (MindSpore's Log1p is not)")
+
+
 def _extreme(prim: str):
     """maximum / minimum: NaN propagates in NumPy; MindSpore's primitive returns the other operand."""
     def build(b, node):
@@ -490,6 +508,13 @@ def _log_softmax(r, args, attrs):
     axis = {"axis": _axes(r, x, args[1]), "keepdims": True}
     shifted = r.add("sub", [x, r.add("max", [x], axis)])
     return r.add("sub", [shifted, r.add("log", [r.add("sum", [r.add("exp", [shifted])], axis)])])
+
+
+@_reads("Log1p", "`log(1 + x)`, as MindSpore computes it (not NumPy's log1p: 0 for 1e-10)")
+def _log1p_read(r, args, attrs):
+    r.arity(args, 1)
+    x = r.value(args[0])
+    return r.add("log", [r.add("add", [r.const(np.ones((), r.dtype(x))), x])])
 
 
 @_reads("Select", "`where`")

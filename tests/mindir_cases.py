@@ -97,6 +97,7 @@ GRAPHJIT_CASES = {
     "gelu": _layer(lambda nn: nn.GELU(), (2, 5)),
     "leaky_relu": _layer(lambda nn: nn.LeakyReLU(0.2), (2, 5)),
     "silu": _layer(lambda nn: nn.SiLU(), (2, 5)),
+    "softplus": _layer(lambda nn: nn.Softplus(), (2, 5)),
     "embedding": _layer(lambda nn: nn.Embedding(10, 4), (5,)),
     "layer_norm": _layer(lambda nn: nn.LayerNorm((6,)), (4, 6)),
     "batchnorm1d_eval": _layer(lambda nn: _eval(nn.BatchNorm1d(6)), (4, 6)),
@@ -120,6 +121,8 @@ def graphjit_case(name: str):
     if name == "embedding":
         x = rng.integers(-10, 10, shape).astype(np.int32)     # negative indices count from the end
     x.flat[0] = 3.0      # away from zero: no activation sits on its kink
+    if name == "softplus":
+        x[1] = [-30.0, -40.0, 1e-8, -1e-9, 2.0]       # log1p of tiny values: NumPy's accuracy
     if name.startswith("nan"):
         x.flat[[1, 6]] = np.nan
     return net, x

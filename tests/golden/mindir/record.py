@@ -93,6 +93,11 @@ class _MoreActivations(nn.Cell):
         return self.gelu(x) + self.leaky(x) + self.relu6(x * 4.0) + self.silu(x) + self.log_softmax(x)
 
 
+class _Log1p(nn.Cell):
+    def construct(self, x):
+        return ops.Log1p()(x)
+
+
 class _Shapes(nn.Cell):
     def construct(self, x):
         y = ops.transpose(ops.reshape(x, (3, 8)), (1, 0))
@@ -122,6 +127,7 @@ def ms_networks() -> dict:
         "more_activations": (_MoreActivations(), (2, 5)),
         "shapes": (_Shapes(), (2, 3, 4)),
         "tuple": (_Tuple(), (2, 5)),
+        "log1p": (_Log1p(), (2, 3)),
     }
 
 
@@ -130,6 +136,8 @@ def record_mindspore_exports() -> None:
     rng = np.random.default_rng(7)
     for name, (net, shape) in ms_networks().items():
         x = rng.standard_normal(shape).astype(np.float32)
+        if name == "log1p":
+            x[0] = [1e-10, -1e-8, 3e-7]      # where MindSpore's Log1p is log(1 + x)
         out = net(Tensor(x))
         outs = [o.asnumpy() for o in (out if isinstance(out, tuple) else (out,))]
         mindspore.export(net, Tensor(x), file_name=str(HERE / f"ms_{name}"), file_format="MINDIR")
