@@ -71,7 +71,9 @@ The schema graphjit writes with is its own description of the messages it needs
 **NumPy's meaning.** Where MindSpore's primitive differs from NumPy, the row writes NumPy's meaning
 out of several primitives: `Maximum`, `Minimum` and `ReduceMax` skip NaN in MindSpore and propagate it
 in NumPy, so `maximum(x, y)` is `Select(IsNan(x), x, Select(IsNan(y), y, Maximum(x, y)))` (the checks
-are left out for a constant without NaN, as in `maximum(x, 0)`).
+are left out for a constant without NaN, as in `maximum(x, 0)`). MindSpore's `Log1p` computes
+`log(1 + x)` (0 for `x = 1e-10`), so `log1p` is written as `x * log(u) / (u - 1)` with `u = 1 + x`,
+accurate near 0 as NumPy's (and `Log1p` in a MindSpore file reads as MindSpore computes it).
 
 **Refused, never approximated.** An op without a row, or a form of one the row does not write
 (integer division, a `matmul` of more than 2-d operands, a cast between integer types, a run-time
