@@ -34,7 +34,7 @@ FORMAT_VERSION = 1
 
 # file_format -> the suffix MindSpore adds to a file_name without it
 FORMATS = {"GJIR": ".gjir", "ONNX": ".onnx", "MINDIR": ".mindir", "AIR": ".air"}
-WRITTEN = ("GJIR", "ONNX")
+WRITTEN = ("GJIR", "ONNX", "MINDIR")
 
 
 def export(fn_or_cell: Any, *example_inputs: Any, file_name: Optional[str] = None, file_format: Optional[str] = None,
@@ -44,13 +44,14 @@ def export(fn_or_cell: Any, *example_inputs: Any, file_name: Optional[str] = Non
     MindSpore's signature: `export(net, *inputs, file_name="model", file_format="ONNX")` writes
     `model.onnx` (the format's suffix is added when `file_name` lacks it). Formats: "GJIR" (graphjit's
     own, read back by `load`, every op), "ONNX" (docs/onnx.md: the model in inference mode, as MindSpore
-    exports it). "MINDIR" and "AIR" are refused with an error naming these.
+    exports it), "MINDIR" (docs/mindir.md: MindSpore's own primitives, loaded by `mindspore.load`).
+    "AIR" is refused with an error naming these.
 
     Args:
         fn_or_cell: a function, a jitted function, a method, or an `nn.Cell` (its `construct`).
         example_inputs: the arrays (and other arguments) the graph is specialized to.
         file_name: where to write; `file` (graphjit's older keyword) is used as given, as GJIR.
-        file_format: "GJIR" or "ONNX"; by default from `file_name`'s suffix, else "GJIR".
+        file_format: "GJIR", "ONNX" or "MINDIR"; by default from `file_name`'s suffix, else "GJIR".
         jit_level: "O0", "O1" or "O2"; by default the level `jit` would use for this call.
 
     Returns:
@@ -67,12 +68,11 @@ def export(fn_or_cell: Any, *example_inputs: Any, file_name: Optional[str] = Non
         raise TypeError(f"export() does not take {', '.join(sorted(kwargs))}: graphjit writes no encrypted, "
                         "quantized or dataset-carrying files")
     if fmt not in WRITTEN:
-        what = "MindSpore's MindIR (a protobuf graph of MindSpore's own primitives)" if fmt == "MINDIR" else \
-            "Ascend's AIR format"
-        raise GraphjitError(f"cannot export to {fmt}: graphjit does not write {what}; it writes "
-                            f"{' and '.join(WRITTEN)} (file_format=\"ONNX\" for other runtimes, \"GJIR\" for "
-                            "graphjit.load)")
-    switched = fmt == "ONNX" and getattr(fn_or_cell, "training", False) is True and hasattr(fn_or_cell, "set_train")
+        raise GraphjitError(f"cannot export to {fmt}: graphjit does not write Ascend's AIR format; it writes "
+                            f"{', '.join(WRITTEN[:-1])} and {WRITTEN[-1]} (file_format=\"MINDIR\" for MindSpore, "
+                            "\"ONNX\" for other runtimes, \"GJIR\" for graphjit.load)")
+    switched = fmt in ("ONNX", "MINDIR") and getattr(fn_or_cell, "training", False) is True and \
+        hasattr(fn_or_cell, "set_train")
     if switched:   # as MindSpore does: ONNX is for inference, so the network is exported in inference mode
         fn_or_cell.set_train(False)
     try:
@@ -122,7 +122,7 @@ def _export(fn_or_cell: Any, example_inputs: tuple, file: str, fmt: str, jit_lev
         graph = lowered.graph
         prepare_gradients(graph, level)
         # ONNX: without the NumPy-only passes (buffers kept between calls, `out=`), as for other namespaces
-        run_pipeline(graph, level, pipeline=pipeline_for(level, False, numpy=fmt != "ONNX"))
+        run_pipeline(graph, level, pipeline=pipeline_for(level, False, numpy=fmt == "GJIR"))
     except GraphjitError as e:
         raise e.with_traceback(None) from None
 
@@ -132,14 +132,18 @@ def _export(fn_or_cell: Any, example_inputs: tuple, file: str, fmt: str, jit_lev
     args = tuple(bound.arguments.values())   # with defaults, one per graph argument
     roots = Roots(dict(zip(lowered.arg_names, args)), lowered.globals, lowered.closure, lowered.consts)
 
-    if fmt == "ONNX":
-        from .backends.emit_onnx import to_onnx
+    if fmt in ("ONNX", "MINDIR"):
         weights = {param.id: parse_path(param.attrs["path"]).resolve(roots) for param in graph.params}
         try:
-            data = to_onnx(graph, weights, producer_version=__version__)
+            if fmt == "ONNX":
+                from .backends.emit_onnx import to_onnx
+                data = to_onnx(graph, weights, producer_version=__version__)
+            else:
+                from .backends.emit_mindir import to_mindir
+                data = to_mindir(graph, weights, producer_version=__version__)
         except GraphjitError as e:
             raise e.with_traceback(None) from None
-        _write_bytes(file, data, ".onnx-")
+        _write_bytes(file, data, f".{fmt.lower()}-")
         return file
 
     for node in graph.all_nodes():
@@ -199,7 +203,8 @@ def _export(fn_or_cell: Any, example_inputs: tuple, file: str, fmt: str, jit_lev
 def load(file: str, **kwargs) -> "LoadedGraph":
     """Read a `.gjir` archive written by `export`; returns a callable that runs the graph.
 
-    A `.onnx` file is run by onnxruntime instead (backends/onnx_run.py); a `.mindir` file is refused.
+    A `.onnx` file is run by onnxruntime instead (backends/onnx_run.py); a `.mindir` file is read as
+    graph ops and run by the interpreter (backends/mindir_run.py).
 
     Raises:
         GraphjitError: the file is not a graphjit archive, was modified (checksum mismatch), or
@@ -209,6 +214,9 @@ def load(file: str, **kwargs) -> "LoadedGraph":
     if os.fspath(file).lower().endswith(".onnx"):
         from .backends.onnx_run import load_onnx
         return load_onnx(file)
+    if os.fspath(file).lower().endswith(".mindir"):
+        from .backends.mindir_run import load_mindir
+        return load_mindir(file)
     import io
     import json
     import zipfile
@@ -252,13 +260,9 @@ def load(file: str, **kwargs) -> "LoadedGraph":
 
 
 def _load_format(file, kwargs: dict) -> None:
-    """Refuse what `load` does not read: MindSpore's decryption keywords, MindIR files."""
-    from .graph.diagnostics import GraphjitError
+    """Refuse what `load` does not read: MindSpore's decryption keywords."""
     if kwargs:
         raise TypeError(f"load() does not take {', '.join(sorted(kwargs))}: graphjit reads no encrypted files")
-    if os.fspath(file).lower().endswith(".mindir"):
-        raise GraphjitError(f"cannot load {file}: graphjit does not read MindSpore's MindIR; it loads the "
-                            f"{' and '.join(WRITTEN)} files `export` writes (file_format=\"ONNX\" or \"GJIR\")")
 
 
 class LoadedGraph:

@@ -51,18 +51,8 @@ graph with its weights. The format's suffix is added to a `file_name` without it
 |---|---|---|
 | `"ONNX"` | `file_name.onnx`: the graph as ONNX operators (opset {opset}), weights as initializers, with the `onnx` package (`pip install onnx`, the `graphjit[onnx]` extra) | onnxruntime, and `graphjit.load` / `nn.GraphCell` with onnxruntime installed |
 | `"GJIR"` (the default; `file=...`) | graphjit's own archive: the graph text and the weights (every op of the table) | `graphjit.load` / `nn.GraphCell` (export_load.py) |
-| `"MINDIR"`, `"AIR"` | refused: one error naming the formats graphjit writes | |
-
-## Why not MindIR
-
-MindIR is a protobuf format, but what MindSpore loads from it is a graph of MindSpore's own
-primitives (`MatMul` with its `transpose_a`/`transpose_b` attributes, `BiasAdd`, `Conv2D`...), with
-the attributes, abstract types and conventions each MindSpore version expects. graphjit's graphs
-are NumPy operations (`matmul`, `sliding_window_view`, `maximum`); writing MindIR means translating
-each into MindSpore's primitives, which cannot be checked without MindSpore itself. A file named
-`.mindir` that MindSpore cannot load, or a graphjit file given that name, would not be MindIR, so
-`file_format="MINDIR"` is refused with one error, and `load("x.mindir")` too. The chapter runs with
-`file_format="ONNX"` (or `"GJIR"`) and the matching file name.
+| `"MINDIR"` | `file_name.mindir`: the graph as MindSpore's own primitives ([mindir.md](mindir.md), the `graphjit[mindir]` extra) | MindSpore's `mindspore.load` / `nn.GraphCell`, and `graphjit.load` |
+| `"AIR"` | refused: one error naming the formats graphjit writes | |
 
 ## What an ONNX export holds
 

@@ -9,7 +9,7 @@ __all__ = ["GraphCell"]
 
 
 class GraphCell(Cell):
-    """Runs a graph read by `graphjit.load` (a `.gjir` archive, or a `.onnx` model with onnxruntime).
+    """Runs a graph read by `graphjit.load` (a `.gjir` archive, a `.mindir` model, or a `.onnx` model with onnxruntime).
 
     MindSpore's `nn.GraphCell(graph, params_init=None, obf_random_seed=None)`:
 

@@ -1,7 +1,7 @@
 """export(..., file_format="ONNX"): every op has an ONNX row or a reason, docs/onnx.md is generated, and
 the written models run in onnxruntime equal to eager execution: the seed Network, LeNet, every layer of
 `graphjit.nn`, and each row on the values where ONNX and NumPy differ (NaN, zero divisors, tiny
-arguments). Loading an ONNX file checks it and runs nothing of it; MINDIR is refused with one error."""
+arguments). Loading an ONNX file checks it and runs nothing of it; AIR is refused with one error."""
 
 import importlib.util
 import os
@@ -72,14 +72,10 @@ def test_onnx_md_is_generated_from_the_column():
 
 # --- file names and formats ----------------------------------------------------------------------------
 
-def test_mindir_and_air_are_refused_with_one_error_naming_the_written_formats(tmp_path):
-    for fmt in ("MINDIR", "AIR"):
-        with pytest.raises(ms.GraphjitError, match=f"cannot export to {fmt}: .* it writes GJIR and ONNX"):
-            ms.export(nn.ReLU(), f32(2, 3), file_name=str(tmp_path / "model"), file_format=fmt)
+def test_air_is_refused_with_one_error_naming_the_written_formats(tmp_path):
+    with pytest.raises(ms.GraphjitError, match="cannot export to AIR: .* it writes GJIR, ONNX and MINDIR"):
+        ms.export(nn.ReLU(), f32(2, 3), file_name=str(tmp_path / "model"), file_format="AIR")
     assert not list(tmp_path.iterdir())
-    (tmp_path / "model.mindir").write_bytes(b"\x08\x01")
-    with pytest.raises(ms.GraphjitError, match="does not read MindSpore's MindIR"):
-        ms.load(str(tmp_path / "model.mindir"))
     with pytest.raises(ValueError, match="file_format must be one of"):
         ms.export(nn.ReLU(), f32(2, 3), file_name=str(tmp_path / "model"), file_format="TFLITE")
     with pytest.raises(TypeError, match="enc_key"):
@@ -172,7 +168,7 @@ def test_convolutions_and_pools_stay_the_size_of_their_weights(tmp_path):
 
 @needs_onnx
 def test_the_saving_and_loading_chapter(tmp_path, monkeypatch):
-    """MindSpore's chapter with file_format="ONNX" (MINDIR is refused): export, load, GraphCell."""
+    """MindSpore's chapter with file_format="ONNX": export, load, GraphCell."""
     monkeypatch.chdir(tmp_path)
     ms.set_context(mode=ms.GRAPH_MODE, jit_syntax_level=ms.STRICT)
     try:
