@@ -14,6 +14,7 @@ and the user's source line.
 
 from __future__ import annotations
 
+
 from typing import Any, Optional
 
 import numpy as np
@@ -22,6 +23,7 @@ from ..graph.diagnostics import CodegenError
 from ..graph.evaluate import value_of
 from ..graph.ir import Graph, Node
 from ..graph.mindir_ops import NOT_EXPORTED, SPELLINGS, STRUCTURAL, MindirRefusal
+from ..graph.spans import source_place
 from ..graph.types import ArrayType, ScalarType, TupleType, UnionType
 from .mindir_proto import AttributeType, messages
 
@@ -366,7 +368,7 @@ class _Writer:
         name = self.fresh(_safe(self.node.name) if named else f"{op_type}_{self.count}")
         made = self.proto.node.add(input=list(inputs), output=[name], name=name, op_type=f"REF::{prim_name}")
         if self.node is not None and self.node.span is not None:
-            made.doc_string = str(self.node.span)
+            made.doc_string = source_place(self.node.span)
         primitive = self.M["PrimitiveProto"](name=prim_name, op_type=op_type,
                                              prim_type=PRIMITIVE if attrs else kind)
         for key, value in (attrs or {}).items():

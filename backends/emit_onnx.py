@@ -15,6 +15,7 @@ naming the op, why, and the user's source line.
 
 from __future__ import annotations
 
+
 import contextlib
 from typing import Any, Optional
 
@@ -24,6 +25,7 @@ from ..graph.diagnostics import CodegenError
 from ..graph.evaluate import value_of
 from ..graph.ir import Graph, Node
 from ..graph.onnx_ops import NOT_EXPORTED, OPSET, SPELLINGS, STRUCTURAL, OnnxRefusal
+from ..graph.spans import source_place
 from ..graph.types import ArrayType, ScalarType, TupleType, UnionType
 from .onnx_writes import alias_group, check_rebindable, region_writes
 
@@ -416,7 +418,7 @@ class _Writer:
         name = self.fresh(_safe(self.node.name or self.node.op) if self.node is not None else op_type.lower())
         made = helper.make_node(op_type, list(inputs), [name], **attrs)
         if self.node is not None and self.node.span is not None:
-            made.doc_string = str(self.node.span)
+            made.doc_string = source_place(self.node.span)
         self.nodes.append(made)
         return name
 
@@ -641,7 +643,7 @@ class _Writer:
         names = [self.fresh(f"{base}_{k}") for k in range(n)]
         made = helper.make_node(op_type, list(inputs), names, **attrs)
         if self.node is not None and self.node.span is not None:
-            made.doc_string = str(self.node.span)
+            made.doc_string = source_place(self.node.span)
         self.nodes.append(made)
         return names
 

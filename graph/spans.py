@@ -41,3 +41,9 @@ class SourceSpan:
     def of_backward(self) -> "SourceSpan":
         """The same place, for the nodes computing its gradient."""
         return SourceSpan(self.file, self.line, self.col, self.end_line, self.end_col, True)
+
+
+def source_place(span: SourceSpan) -> str:
+    """`file.py:12:5`: a node's place in the user's source for an exported file (ONNX, MindIR), the file's
+    name without its folder, which is the exporter's own business and would leak into a file sent to others."""
+    return f"{os.path.basename(span.file)}:{span.line}:{span.col}"
