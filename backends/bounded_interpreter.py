@@ -1,0 +1,197 @@
+"""The interpreter for graphs read from a file: sizes checked before each node runs, failures named.
+
+A loaded graph is checked when it is read (export_load.py), but what a node allocates can depend on
+values (`np.zeros(n)`, `np.tile(a, k)`, `'a' * n`, `10 ** n`, broadcasting): before such a node runs,
+the size of its result is worked out from its operands and refused beyond `limit_bytes` (and the
+string and integer limits of graph/loadable.py); after it runs, an array result is checked too. A
+failure that is not the graph's own `raise` becomes one `LoadedGraphError` naming the file and line.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Optional
+
+import numpy as np
+
+from ..graph import loadable
+from ..graph.attrs import keyword_attrs
+from ..graph.diagnostics import GraphjitError
+from ..graph.ops import OPS
+from ..graph.types import ArrayType
+from .interpreter import Interpreter
+
+
+class LoadedGraphError(GraphjitError):
+    """A graph read from a file failed or went beyond its bounds while it ran."""
+
+
+class _Raised(Exception):
+    """Carries the exception a `raise` or `assert` node raised out of the size checks, untouched."""
+
+    def __init__(self, error: BaseException):
+        super().__init__()
+        self.error = error
+
+
+class BoundedInterpreter(Interpreter):
+    """Runs a loaded graph; `where` names the file in errors, `limit_bytes` bounds each value."""
+
+    def __init__(self, graph, roots, where: str, limit_bytes: int, lines: Optional[dict] = None):
+        super().__init__(graph, roots)
+        self.where = where
+        self.lines = lines or {}
+        self.limit_bytes = limit_bytes
+        self.failed_at = None
+
+    def __call__(self, *args) -> Any:
+        self.failed_at = None
+        try:
+            return super().__call__(*args)
+        except _Raised as r:
+            raise r.error.with_traceback(None) from None
+        except LoadedGraphError:
+            raise
+        except (Exception, RecursionError, MemoryError) as e:
+            node = self.failed_at
+            at = f"{self._place(node)}: `{node.op}`" if node is not None else "the graph"
+            message = f"{self.where}: {at} failed: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+            raise LoadedGraphError(message.rstrip(": "), node.span if node is not None else None) from None
+
+    def run(self, g, env: dict) -> tuple:
+        for node in g.nodes:
+            try:
+                env[node.id] = self.eval(node, env)
+            except (_Raised, LoadedGraphError):
+                raise
+            except BaseException as e:
+                if not isinstance(e, Exception) and not isinstance(e, (RecursionError, MemoryError)):
+                    raise
+                if self.failed_at is None:
+                    self.failed_at = node
+                raise
+        return tuple(env[o.id] for o in g.outputs)
+
+    def eval(self, node, env: dict) -> Any:
+        if node.op in ("raise", "assert"):
+            try:
+                return super().eval(node, env)
+            except Exception as e:
+                raise _Raised(e) from None
+        if node.op not in ("if", "for_range", "while"):
+            self._precheck(node, [env[o.id] for o in node.operands])
+        value = super().eval(node, env)
+        self._postcheck(node, value)
+        return value
+
+    def _place(self, node) -> str:
+        return self.lines.get(node.id, "graph.txt")
+
+    # --- sizes ---------------------------------------------------------------------------------
+    def _refuse(self, node, what: str) -> LoadedGraphError:
+        self.failed_at = node
+        return LoadedGraphError(f"{self.where}: {self._place(node)}: `{node.op}` would make {what}, more than a loaded graph may "
+                                f"(limits in docs/security.md)", node.span)
+
+    def _check_elements(self, node, elements: int, itemsize: int = 8) -> None:
+        if elements * max(itemsize, 1) > self.limit_bytes:
+            raise self._refuse(node, f"an array of {elements} elements")
+
+    def _precheck(self, node, vals: list) -> None:
+        op = node.op
+        if op == "inplace":
+            op = node.attrs.get("op", "")
+        kw = node.attrs.get("kw", ())
+        n_pos = len(vals) - len(kw)
+        args, kwargs = vals[:n_pos], {**dict(zip(kw, vals[n_pos:])), **keyword_attrs(node.attrs)}
+        for v in vals:   # a view may be far larger than its memory (`broadcast_to`, windows)
+            if isinstance(v, np.ndarray):
+                self._check_elements(node, v.size, v.itemsize)
+        self._python_values(node, op, args)
+        elements = _result_elements(op, args, kwargs)
+        if elements is not None:
+            itemsize = np.dtype(node.type.dtype).itemsize if isinstance(node.type, ArrayType) and node.type.dtype else 8
+            self._check_elements(node, elements, itemsize)
+
+    def _python_values(self, node, op: str, args: list) -> None:
+        """`10 ** n`, `1 << n`, `'a' * n`, `[0] * n` on Python values: sized before they are computed."""
+        if len(args) != 2 or any(isinstance(a, (np.ndarray, np.generic)) for a in args):
+            return
+        a, b = args
+        if op in ("pow", "power") and _is_int(a) and _is_int(b) and b > 0:
+            if max(a.bit_length(), 1) * b > loadable.MAX_INT_BITS:
+                raise self._refuse(node, f"an integer of about {a.bit_length() * b} bits")
+        elif op in ("lshift",) and _is_int(a) and _is_int(b):
+            if a.bit_length() + b > loadable.MAX_INT_BITS:
+                raise self._refuse(node, f"an integer of {a.bit_length() + b} bits")
+        elif op == "mul":
+            seq, n = (a, b) if isinstance(a, (str, bytes, list, tuple)) else (b, a)
+            if isinstance(seq, (str, bytes, list, tuple)) and _is_int(n) and len(seq) * n > loadable.MAX_STRING_CHARS:
+                raise self._refuse(node, f"a sequence of {len(seq) * n} items")
+
+    def _postcheck(self, node, value) -> None:
+        for v in value if isinstance(value, tuple) else (value,):
+            if isinstance(v, np.ndarray):
+                self._check_elements(node, v.size, v.itemsize)
+            elif isinstance(v, (str, bytes, list, tuple)) and len(v) > loadable.MAX_STRING_CHARS:
+                raise self._refuse(node, f"a {type(v).__name__} of {len(v)} items")
+            elif _is_int(v) and v.bit_length() > loadable.MAX_INT_BITS:
+                raise self._refuse(node, f"an integer of {v.bit_length()} bits")
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _shape(v) -> tuple:
+    return tuple(getattr(v, "shape", ()) or ())
+
+
+def _count(v) -> int:
+    """Elements of a shape argument (`3`, `(2, 3)`)."""
+    dims = tuple(v) if isinstance(v, (tuple, list, np.ndarray)) else (v,)
+    return math.prod(max(int(d), 0) for d in dims)
+
+
+def _result_elements(op: str, args: list, kwargs: dict):
+    """How many elements `op` will make from these operands, for ops whose result is not bounded by
+    their operands' sizes; None where it is (or cannot be worked out: the result is checked after)."""
+    try:
+        if op in ("zeros", "ones", "empty", "full"):
+            return _count(args[0] if args else kwargs["shape"])
+        if op == "arange":
+            nums = [float(a) for a in args[:3]]
+            start, stop, step = (0.0, nums[0], 1.0) if len(nums) == 1 else (nums + [1.0])[:3]
+            return max(0, math.ceil((stop - start) / step)) if step else 0
+        if op == "linspace":
+            return int(args[2] if len(args) > 2 else kwargs.get("num", 50))
+        if op == "eye":
+            n = int(args[0])
+            m = args[1] if len(args) > 1 and args[1] is not None else kwargs.get("M") or n
+            return n * int(m)
+        if op == "tile":
+            return _count(_shape(args[0]) or (1,)) * _count(args[1])
+        if op == "repeat":
+            repeats = args[1] if len(args) > 1 else kwargs["repeats"]
+            base = _count(_shape(args[0]) or (1,))
+            return base * int(repeats) if np.ndim(repeats) == 0 else int(np.sum(repeats, dtype=np.int64))
+        if op == "pad":
+            width = np.broadcast_to(np.asarray(args[1], dtype=np.int64), (len(_shape(args[0])), 2))
+            return math.prod(d + int(a) + int(b) for d, (a, b) in zip(_shape(args[0]), width))
+        if op in ("outer",):
+            return _count(_shape(args[0]) or (1,)) * _count(_shape(args[1]) or (1,))
+        if op in ("matmul", "dot") and len(args) == 2:
+            a, b = _shape(args[0]), _shape(args[1])
+            if len(a) < 1 or len(b) < 1:
+                return _count(a or b)
+            if op == "dot":
+                return math.prod(a[:-1]) * math.prod(b[:-2]) * (b[-1] if len(b) > 1 else 1)
+            batch = np.broadcast_shapes(a[:-2], b[:-2])
+            return math.prod(batch) * (a[-2] if len(a) > 1 else 1) * (b[-1] if len(b) > 1 else 1)
+        if op == "broadcast_to":
+            return None   # a view: what reads it is checked
+        if op in OPS and OPS[op].elementwise:
+            return math.prod(np.broadcast_shapes(*(_shape(a) for a in args)))
+    except (TypeError, ValueError, KeyError, IndexError, OverflowError, ZeroDivisionError):
+        return None     # the op itself will raise for these operands
+    return None
