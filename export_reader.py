@@ -141,7 +141,7 @@ def _declared_params(manifest: dict, bad) -> dict:
         shape = entry.get("shape") if isinstance(entry, dict) else None
         if not isinstance(name, str) or not name.isidentifier() or name in declared:
             raise bad(f"manifest.json: parameter {k} has a bad or repeated name {name!r}")
-        if dtype not in SHORT_DTYPE_NAMES and dtype not in ("bool", "complex64", "complex128"):
+        if not isinstance(dtype, str) or dtype not in SHORT_DTYPE_NAMES:
             raise bad(f"manifest.json: parameter {name!r} has dtype {dtype!r}, not a NumPy number type")
         if not isinstance(shape, list) or len(shape) > loadable.MAX_RANK or \
                 not all(isinstance(d, int) and not isinstance(d, bool) and 0 <= d < 2 ** 63 for d in shape):

@@ -29,9 +29,10 @@ class LoadedGraphError(GraphjitError):
 class _Raised(Exception):
     """Carries the exception a `raise` or `assert` node raised out of the size checks, untouched."""
 
-    def __init__(self, error: BaseException):
+    def __init__(self, error: BaseException, node):
         super().__init__()
         self.error = error
+        self.node = node
 
 
 class BoundedInterpreter(Interpreter):
@@ -49,6 +50,8 @@ class BoundedInterpreter(Interpreter):
         try:
             return super().__call__(*args)
         except _Raised as r:
+            r.error.add_note(f"graphjit: raised by the graph's `{r.node.op}` node at {self.where}: "
+                             f"{self._place(r.node)}")
             raise r.error.with_traceback(None) from None
         except LoadedGraphError:
             raise
@@ -77,7 +80,7 @@ class BoundedInterpreter(Interpreter):
             try:
                 return super().eval(node, env)
             except Exception as e:
-                raise _Raised(e) from None
+                raise _Raised(e, node) from None
         if node.op not in ("if", "for_range", "while"):
             self._precheck(node, [env[o.id] for o in node.operands])
         value = super().eval(node, env)
