@@ -47,6 +47,7 @@ class BoundedInterpreter(Interpreter):
 
     def __call__(self, *args) -> Any:
         self.failed_at = None
+        self.steps = 0
         try:
             return super().__call__(*args)
         except _Raised as r:
@@ -63,6 +64,12 @@ class BoundedInterpreter(Interpreter):
 
     def run(self, g, env: dict) -> tuple:
         for node in g.nodes:
+            self.steps += 1
+            if self.steps > loadable.MAX_STEPS:
+                self.failed_at = node
+                raise LoadedGraphError(f"{self.where}: {self._place(node)}: the call ran more than "
+                                       f"{loadable.MAX_STEPS} nodes (loop iterations included), the most a loaded "
+                                       "graph may", node.span)
             try:
                 env[node.id] = self.eval(node, env)
             except (_Raised, LoadedGraphError):
@@ -93,8 +100,8 @@ class BoundedInterpreter(Interpreter):
     # --- sizes ---------------------------------------------------------------------------------
     def _refuse(self, node, what: str) -> LoadedGraphError:
         self.failed_at = node
-        return LoadedGraphError(f"{self.where}: {self._place(node)}: `{node.op}` would make {what}, more than a loaded graph may "
-                                f"(limits in docs/security.md)", node.span)
+        return LoadedGraphError(f"{self.where}: {self._place(node)}: `{node.op}` would make {what}, more than a "
+                                "loaded graph may (limits in docs/security.md)", node.span)
 
     def _check_elements(self, node, elements: int, itemsize: int = 8) -> None:
         if elements * max(itemsize, 1) > self.limit_bytes:
@@ -104,6 +111,8 @@ class BoundedInterpreter(Interpreter):
         op = node.op
         if op == "inplace":
             op = node.attrs.get("op", "")
+        elif op == "call":   # an allowlisted function (graph/loadable.py): sized by its own name's rule
+            op = str(node.attrs.get("fn", "")).rpartition(".")[2]
         kw = node.attrs.get("kw", ())
         n_pos = len(vals) - len(kw)
         args, kwargs = vals[:n_pos], {**dict(zip(kw, vals[n_pos:])), **keyword_attrs(node.attrs)}
@@ -191,10 +200,27 @@ def _result_elements(op: str, args: list, kwargs: dict):
                 return math.prod(a[:-1]) * math.prod(b[:-2]) * (b[-1] if len(b) > 1 else 1)
             batch = np.broadcast_shapes(a[:-2], b[:-2])
             return math.prod(batch) * (a[-2] if len(a) > 1 else 1) * (b[-1] if len(b) > 1 else 1)
+        if op == "einsum" and args and isinstance(args[0], str) and "." not in args[0]:
+            inputs, _, output = args[0].replace(" ", "").partition("->")
+            sizes = {}
+            for letters, operand in zip(inputs.split(","), args[1:]):
+                sizes.update(zip(letters, _shape(operand)))
+            if not _:
+                output = "".join(sorted(c for c in sizes if inputs.count(c) == 1))
+            return math.prod(sizes.get(c, 1) for c in output)
+        if op == "tensordot" and len(args) >= 2:
+            a, b = _shape(args[0]), _shape(args[1])
+            axes = args[2] if len(args) > 2 else kwargs.get("axes", 2)
+            if isinstance(axes, int):
+                return math.prod(a[:len(a) - axes]) * math.prod(b[axes:])
+            drop_a, drop_b = ({int(x) for x in np.atleast_1d(ax)} for ax in axes)
+            return math.prod(d for k, d in enumerate(a) if k not in drop_a and k - len(a) not in drop_a) * \
+                math.prod(d for k, d in enumerate(b) if k not in drop_b and k - len(b) not in drop_b)
         if op == "broadcast_to":
             return None   # a view: what reads it is checked
-        if op in OPS and OPS[op].elementwise:
-            return math.prod(np.broadcast_shapes(*(_shape(a) for a in args)))
+        arrays = [_shape(a) for a in [*args, *kwargs.values()] if isinstance(a, (np.ndarray, np.generic))]
+        if arrays and (op not in OPS or OPS[op].elementwise):   # ufuncs and allowlisted calls broadcast
+            return math.prod(np.broadcast_shapes(*arrays))
     except (TypeError, ValueError, KeyError, IndexError, OverflowError, ZeroDivisionError):
         return None     # the op itself will raise for these operands
     return None

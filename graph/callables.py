@@ -45,13 +45,24 @@ def resolve_exception(qualified: str) -> type:
     return cls
 
 
-def resolve_callable(qualified: str) -> Callable:
-    """The function named `numpy.linalg.norm`, `math.exp`, `builtins.min`; anything else refused."""
+def check_callable_name(qualified) -> None:
+    """Refuse, from the name alone (nothing imported), what `resolve_callable` would: a name outside
+    NumPy, math, operator and the safe builtins, or with a private part (`numpy._x`, `a.__b__`)."""
+    if not isinstance(qualified, str):
+        raise GraphjitError(f"`call` needs the dotted name of a function, not {qualified!r}")
     module, _, name = qualified.rpartition(".")
     if not any(module == m or module.startswith(m + ".") for m in SAFE_CALL_MODULES):
         raise GraphjitError(f"`call` of {qualified!r} is not allowed: only NumPy, math and builtins")
     if module == "builtins" and name not in SAFE_BUILTINS:
         raise GraphjitError(f"`call` of builtin {name!r} is not allowed")
+    if any(not part.isidentifier() or part.startswith("_") for part in qualified.split(".")):
+        raise GraphjitError(f"`call` of {qualified!r} is not allowed: not a public name")
+
+
+def resolve_callable(qualified: str) -> Callable:
+    """The function named `numpy.linalg.norm`, `math.exp`, `builtins.min`; anything else refused."""
+    check_callable_name(qualified)
+    module, _, name = qualified.rpartition(".")
     try:
         fn = getattr(importlib.import_module(module), name, None)
     except ImportError:

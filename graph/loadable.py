@@ -36,6 +36,7 @@ MAX_ARRAY_BYTES = 64 << 30            # never more than this
 MAX_STRING_CHARS = 1 << 20            # a string a loaded graph builds (`format`, `'a' * n`)
 MAX_INT_BITS = 4096                   # a Python int a loaded graph computes (`10 ** n`, `1 << n`)
 MAX_FORMAT_WIDTH = 1000               # width and precision in a `format` template
+MAX_STEPS = 100_000_000               # nodes one call of a loaded graph runs, loop iterations included
 
 
 def array_bytes_limit(declared_bytes: int) -> int:
@@ -62,23 +63,24 @@ CLASSES = frozenset([f"builtins.{n}" for n in "bool int float complex str tuple 
     intp uintp longlong ulonglong double single half cdouble csingle
 """.split()])
 
-# `call` nodes: functions whose result is no bigger than their array arguments, that read and write
-# nothing outside them, and take no callables. Anything that sizes its result from a number
-# (`zeros`, `arange`, `tile`, `repeat`, `histogram(bins=n)`, `math.factorial`), formats strings of
-# any width, or reads, writes or configures, is left out.
+# `call` nodes: functions whose result is no bigger than their array arguments broadcast together
+# (or than a matrix product of them), that read and write nothing outside them, and take no
+# callables. Anything that sizes its result from a number (`zeros`, `arange`, `tile`, `repeat`,
+# `histogram(bins=n)`, `math.factorial`) or multiplies sizes (`einsum`, `inner`, `cov`,
+# `percentile(a, q)`), formats strings of any width, or reads, writes or configures, is left out.
 CALLS = frozenset(
     [f"numpy.{n}" for n in """
     abs absolute acos acosh add all allclose amax amin angle any arccos arccosh arcsin arcsinh arctan
     arctan2 arctanh argmax argmin argpartition argsort argwhere around array_equal array_equiv asin asinh
-    atan atan2 atanh average cbrt ceil clip conj conjugate copysign cos cosh count_nonzero cov corrcoef
-    cross cumprod cumsum deg2rad degrees diagonal diff divide divmod dot einsum equal exp exp2 expm1 fabs
+    atan atan2 atanh average cbrt ceil clip conj conjugate copysign cos cosh count_nonzero
+    cross cumprod cumsum deg2rad degrees diagonal diff divide divmod dot equal exp exp2 expm1 fabs
     fix flatnonzero flip fliplr flipud float_power floor floor_divide fmax fmin fmod frexp gcd greater
-    greater_equal heaviside hypot imag inner interp isclose iscomplex isfinite isinf isnan isneginf
+    greater_equal heaviside hypot imag interp isclose iscomplex isfinite isinf isnan isneginf
     isposinf isreal lcm ldexp less less_equal log log10 log1p log2 logaddexp logaddexp2 logical_and
     logical_not logical_or logical_xor matmul max maximum mean median min minimum mod modf moveaxis
     multiply nan_to_num nanargmax nanargmin nancumprod nancumsum nanmax nanmean nanmedian nanmin
-    nanpercentile nanprod nanquantile nanstd nansum nanvar negative nextafter nonzero not_equal
-    percentile polyval positive power prod ptp quantile rad2deg radians ravel real reciprocal remainder
+    nanprod nanstd nansum nanvar negative nextafter nonzero not_equal
+    polyval positive power prod ptp rad2deg radians ravel real reciprocal remainder
     rint round searchsorted sign signbit sin sinc sinh sort spacing sqrt square squeeze std subtract sum
     swapaxes take take_along_axis tan tanh trace transpose true_divide trunc unique var vdot where
     """.split()]

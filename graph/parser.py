@@ -14,7 +14,8 @@ from typing import Optional
 
 from . import loadable
 from . import ops as _ops
-from .diagnostics import GraphParseError
+from .callables import check_callable_name
+from .diagnostics import GraphjitError, GraphParseError
 from .ir import Graph, Node
 from .literals import parse_literal
 from .spans import SourceSpan
@@ -139,8 +140,11 @@ class _Parser:
             raise self.error("expected `: TYPE`")
         node_type = self._type(rest[1:])
         operands = [self._operand(graph, t) for t in split_top_level(operand_text)] if operand_text.strip() else []
-        if op == "call" and not _is_dotted_name(attrs.get("fn")):
-            raise self.error("`call` needs `fn`, the dotted name of a function")
+        if op == "call":
+            try:
+                check_callable_name(attrs.get("fn"))   # the name only: nothing is imported here
+            except GraphjitError as e:
+                raise self.error(e.message) from None
         self.pos += 1
         regions = []
         while self.pos < len(self.lines):
@@ -193,10 +197,6 @@ class _Parser:
             return parse_type(text)
         except ValueError as e:
             raise self.error(str(e)) from None
-
-
-def _is_dotted_name(name) -> bool:
-    return isinstance(name, str) and all(part.isidentifier() for part in name.split("."))
 
 
 def _matching(text: str, open_pos: int) -> int:

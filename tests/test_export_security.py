@@ -292,3 +292,50 @@ def test_errors_at_call_name_the_file(tanh_parts, tmp_path):
         RAISE_LINE, "  %9 = reshape(%x, (2, 2)) : f64[2,2]\n" + RAISE_LINE)
     error, seen = load_and_call(crafted(tmp_path, tanh_parts, text), np.ones(3))
     assert error is not None and "crafted.gjir" in one_line(error) and "graph.txt:" in one_line(error)
+
+
+FOREVER = """graph forever(%x: f64[3]) -> f64[3]
+  %0 = while(%x) {carried=1} : tuple(f64[3])
+    cond(%a: f64[3]) {
+      yield True
+    }
+    body(%b: f64[3]) {
+      %1 = neg(%b) : f64[3]
+      yield %1
+    }
+  return %x
+"""
+
+
+def test_a_call_runs_a_bounded_number_of_nodes(tanh_parts, tmp_path, monkeypatch):
+    from graphjit.graph import loadable
+    monkeypatch.setattr(loadable, "MAX_STEPS", 10_000)
+    run = ms.load(crafted(tmp_path, tanh_parts, FOREVER))
+    with pytest.raises(ms.GraphjitError, match="ran more than 10000 nodes") as info:
+        run(np.ones(3))
+    assert "crafted.gjir" in one_line(info.value) and "graph.txt:" in one_line(info.value)
+
+
+@pytest.mark.parametrize("node", [
+    "einsum('ij,kl->ijkl', %b, %b) : f64[3]",
+    "tensordot(%b, %b, 0) : f64[3]",
+    "outer(%b, %b) : f64[3]",
+    "add(%c, %r) : f64[3]",
+    "call(%c, %r) {fn='numpy.matmul'} : object",
+    "call(%c, %r) {fn='numpy.maximum'} : object",
+])
+def test_products_of_bounded_arrays_are_sized_before_they_run(tanh_parts, tmp_path, node):
+    """Arrays within the limit multiply into one past it (outer products, broadcasting): refused first."""
+    setup = ("  %b = broadcast_to(%x, (20000, 3)) : f64[20000,3]\n"
+             "  %c = reshape(%b, (60000, 1)) : f64[60000,1]\n"
+             "  %r = reshape(%b, (1, 60000)) : f64[1,60000]\n")
+    text = tanh_parts["graph.txt"].decode().replace(RAISE_LINE, setup + f"  %9 = {node}\n" + RAISE_LINE)
+    tracemalloc.start()
+    try:
+        error, seen = load_and_call(crafted(tmp_path, tanh_parts, text), np.ones(3))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert error is not None and "would make an array of" in one_line(error), error
+    assert peak < 100 << 20
+    seen.assert_none()
