@@ -15,6 +15,7 @@ import io
 import json
 import math
 import os
+import stat
 import struct
 import zipfile
 
@@ -38,6 +39,8 @@ def read_archive(file: str, format_name: str, version: int) -> tuple[dict, str, 
         return ArchiveError(f"cannot load {file}: {message}")
 
     try:
+        if not stat.S_ISREG(os.stat(file).st_mode):   # a FIFO or a device would never end
+            raise bad("not a regular file")
         with open(file, "rb") as handle:
             _check_end_record(handle, bad)
             with zipfile.ZipFile(handle) as archive:

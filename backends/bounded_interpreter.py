@@ -17,6 +17,7 @@ import numpy as np
 from ..graph import loadable
 from ..graph.attrs import keyword_attrs
 from ..graph.diagnostics import GraphjitError
+from ..graph.evaluate import build_index
 from ..graph.ops import OPS
 from ..graph.types import ArrayType
 from .interpreter import Interpreter
@@ -120,6 +121,16 @@ class BoundedInterpreter(Interpreter):
             if isinstance(v, np.ndarray):
                 self._check_elements(node, v.size, v.itemsize)
         self._python_values(node, op, args)
+        if op == "append" and isinstance(args[0] if args else None, list) \
+                and len(args[0]) >= loadable.MAX_STRING_CHARS:
+            raise self._refuse(node, f"a list of more than {loadable.MAX_STRING_CHARS} items")
+        if op == "tolist" and isinstance(args[0] if args else None, np.ndarray):
+            self._check_elements(node, args[0].size, 40)   # a Python object per element
+        if op == "getitem" and args and isinstance(args[0], np.ndarray):
+            index = build_index(node, node.attrs.get("index", ()), vals)
+            elements = _index_elements(args[0], index if isinstance(index, tuple) else (index,))
+            if elements is not None:
+                self._check_elements(node, elements, args[0].itemsize)
         elements = _result_elements(op, args, kwargs)
         if elements is not None:
             itemsize = np.dtype(node.type.dtype).itemsize if isinstance(node.type, ArrayType) and node.type.dtype else 8
@@ -163,6 +174,33 @@ def _count(v) -> int:
     """Elements of a shape argument (`3`, `(2, 3)`)."""
     dims = tuple(v) if isinstance(v, (tuple, list, np.ndarray)) else (v,)
     return math.prod(max(int(d), 0) for d in dims)
+
+
+def _index_elements(base: np.ndarray, index: tuple):
+    """At most how many elements `base[index]` has: the index arrays broadcast together (a mask counts
+    as its size) times the axes they leave; None for an index without arrays (a view of `base`)."""
+    try:
+        arrays = [np.asarray(i) for i in index if isinstance(i, (np.ndarray, list))]
+        if not arrays:
+            return None
+        consumed = sum(a.ndim if a.dtype == bool else 1 for a in arrays) + \
+            sum(1 for i in index if isinstance(i, (int, np.integer)) and not isinstance(i, bool))
+        picked = math.prod(np.broadcast_shapes(*((a.size,) if a.dtype == bool else a.shape for a in arrays)))
+        left = sorted(base.shape)[min(consumed, base.ndim):]   # the largest axes: an upper bound
+        return picked * math.prod(left)
+    except (TypeError, ValueError, OverflowError):
+        return None
+
+
+def _arrays_in(values) -> int:
+    """Elements of every array among `values`, inside tuples and lists too."""
+    total = 0
+    for v in values:
+        if isinstance(v, (tuple, list)):
+            total += _arrays_in(v)
+        else:
+            total += int(np.size(v)) if isinstance(v, (np.ndarray, np.generic, int, float, complex)) else 1
+    return total
 
 
 def _result_elements(op: str, args: list, kwargs: dict):
@@ -216,6 +254,13 @@ def _result_elements(op: str, args: list, kwargs: dict):
             drop_a, drop_b = ({int(x) for x in np.atleast_1d(ax)} for ax in axes)
             return math.prod(d for k, d in enumerate(a) if k not in drop_a and k - len(a) not in drop_a) * \
                 math.prod(d for k, d in enumerate(b) if k not in drop_b and k - len(b) not in drop_b)
+        if op in ("concatenate", "stack", "hstack", "vstack", "column_stack", "append"):
+            return _arrays_in(args)
+        if op == "diag" and np.ndim(args[0]) == 1:
+            k = abs(int(args[1] if len(args) > 1 else kwargs.get("k", 0)))
+            return (np.size(args[0]) + k) ** 2
+        if op == "hist_edges":
+            return int(args[2]) + 1
         if op == "broadcast_to":
             return None   # a view: what reads it is checked
         arrays = [_shape(a) for a in [*args, *kwargs.values()] if isinstance(a, (np.ndarray, np.generic))]

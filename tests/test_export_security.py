@@ -1,6 +1,7 @@
 """A `.gjir` from elsewhere never runs code, imports, writes or blows up: one test per attack of issue 23."""
 
 import io
+import os
 import json
 import sys
 import tracemalloc
@@ -339,3 +340,28 @@ def test_products_of_bounded_arrays_are_sized_before_they_run(tanh_parts, tmp_pa
     assert error is not None and "would make an array of" in one_line(error), error
     assert peak < 100 << 20
     seen.assert_none()
+
+
+@pytest.mark.parametrize("node", [
+    "getitem(%x, %ic, %ir) {index=[$1, $2]} : f64[3]",
+    "concatenate(%t) : f64[3]",
+    "diag(%v) : f64[3]",
+    "tolist(%v) : object",
+])
+def test_indexing_stacking_and_lists_are_sized_before_they_run(tanh_parts, tmp_path, node):
+    setup = ("  %ic = zeros((60000, 1), np.int64) : i64[60000,1]\n"
+             "  %ir = zeros((1, 60000), np.int64) : i64[1,60000]\n"
+             "  %b = zeros((3000000,)) : f64[3000000]\n"
+             "  %v = zeros((20000000,)) : f64[20000000]\n"
+             "  %t = tuple(" + ", ".join(["%b"] * 48) + ") : object\n")
+    text = tanh_parts["graph.txt"].decode().replace(RAISE_LINE, setup + f"  %9 = {node}\n" + RAISE_LINE)
+    error, seen = load_and_call(crafted(tmp_path, tanh_parts, text), np.ones(3))
+    assert error is not None and "would make" in one_line(error), error
+    seen.assert_none()
+
+
+def test_a_fifo_is_refused_without_blocking(tmp_path):
+    fifo = tmp_path / "pipe.gjir"
+    os.mkfifo(fifo)
+    with pytest.raises(ms.GraphjitError, match="not a regular file"):
+        ms.load(str(fifo))
