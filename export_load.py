@@ -161,14 +161,15 @@ class LoadedGraph:
         self.file = file
         self.manifest = manifest
         self.params = params
-        where = f"{os.path.basename(file)}:graph.txt"
         lines: dict = {}
         try:
             inputs, statics, declared = _manifest_arguments(manifest)
             limit = array_bytes_limit(declared + sum(int(v.nbytes) for v in params.values()))
-            self.graph = _parse_checked(text, where, lines, params, limit)
+            self.graph = _parse_checked(text, lines, params, limit)
         except GraphjitError as e:
-            raise GraphjitError(f"cannot load {file}: {e.message}", e.span).with_traceback(None) from None
+            # the place as text, not a span: rendering a span reads the file it names
+            place = f"graph.txt:{e.span.line}: " if e.span is not None else ""
+            raise GraphjitError(f"cannot load {file}: {place}{e.message}").with_traceback(None) from None
         except (RecursionError, MemoryError) as e:
             raise GraphjitError(f"cannot load {file}: graph.txt is too deep or too big ({type(e).__name__})") from None
         except Exception as e:   # a backstop: every check above should have named the problem
@@ -259,12 +260,13 @@ def _manifest_arguments(manifest: dict):
     return inputs, statics, declared
 
 
-def _parse_checked(text: str, where: str, lines: dict, params: dict, limit: int):
+def _parse_checked(text: str, lines: dict, params: dict, limit: int):
+    """The graph of graph.txt, verified and checked (`_check_loaded`); `lines` receives node lines."""
     from .graph.parser import parse
     from .graph.verifier import verify
-    graph = parse(text, filename=where, positions=lines)
+    graph = parse(text, filename="graph.txt", positions=lines)
     verify(graph)
-    _check_loaded(graph, params, limit, lines, where)
+    _check_loaded(graph, params, limit, lines)
     return graph
 
 
@@ -327,7 +329,10 @@ def _check_loaded(graph, params: dict, limit: Optional[int] = None, lines: Optio
     except _NodeError as e:
         line = (lines or {}).get(e.node.id) if e.node is not None else None
         place = f"{where}:{line}: " if line is not None else ""
-        raise GraphjitError(place + e.message, e.span) from None
+        # the node's source location is the file's word, quoted as text: an error is never rendered
+        # with an excerpt of a local file a graph names
+        source = f" (exported from {e.span})" if e.span is not None else ""
+        raise GraphjitError(place + e.message + source) from None
 
 
 class _NodeError(Exception):

@@ -61,7 +61,7 @@ class BoundedInterpreter(Interpreter):
             node = self.failed_at
             at = f"{self._place(node)}: `{node.op}`" if node is not None else "the graph"
             message = f"{self.where}: {at} failed: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
-            raise LoadedGraphError(message.rstrip(": "), node.span if node is not None else None) from None
+            raise LoadedGraphError(message.rstrip(": ") + _source(node)) from None
 
     def run(self, g, env: dict) -> tuple:
         for node in g.nodes:
@@ -70,7 +70,7 @@ class BoundedInterpreter(Interpreter):
                 self.failed_at = node
                 raise LoadedGraphError(f"{self.where}: {self._place(node)}: the call ran more than "
                                        f"{loadable.MAX_STEPS} nodes (loop iterations included), the most a loaded "
-                                       "graph may", node.span)
+                                       "graph may" + _source(node))
             try:
                 env[node.id] = self.eval(node, env)
             except (_Raised, LoadedGraphError):
@@ -102,7 +102,7 @@ class BoundedInterpreter(Interpreter):
     def _refuse(self, node, what: str) -> LoadedGraphError:
         self.failed_at = node
         return LoadedGraphError(f"{self.where}: {self._place(node)}: `{node.op}` would make {what}, more than a "
-                                "loaded graph may (limits in docs/security.md)", node.span)
+                                "loaded graph may (limits in docs/security.md)" + _source(node))
 
     def _check_elements(self, node, elements: int, itemsize: int = 8) -> None:
         if elements * max(itemsize, 1) > self.limit_bytes:
@@ -160,6 +160,12 @@ class BoundedInterpreter(Interpreter):
                 raise self._refuse(node, f"a {type(v).__name__} of {len(v)} items")
             elif _is_int(v) and v.bit_length() > loadable.MAX_INT_BITS:
                 raise self._refuse(node, f"an integer of {v.bit_length()} bits")
+
+
+def _source(node) -> str:
+    """The node's source location as the file states it: text only. Errors about a loaded graph carry
+    no span, so rendering them never reads a local file the graph names."""
+    return f" (exported from {node.span})" if node is not None and node.span is not None else ""
 
 
 def _is_int(v) -> bool:

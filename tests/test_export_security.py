@@ -365,3 +365,15 @@ def test_a_fifo_is_refused_without_blocking(tmp_path):
     os.mkfifo(fifo)
     with pytest.raises(ms.GraphjitError, match="not a regular file"):
         ms.load(str(fifo))
+
+
+def test_errors_never_quote_a_local_file_the_graph_names(tanh_parts, tmp_path):
+    """A span comment naming a local file must not make graphjit print that file's lines."""
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOP-SECRET-LINE\n")
+    for node in ["reshape(%x, (2, 2)) : f64[2,2]", "call(%x) {fn='numpy.save'} : object"]:
+        text = tanh_parts["graph.txt"].decode().replace(
+            RAISE_LINE, f"  %9 = {node}  # {secret}:1:1\n" + RAISE_LINE)
+        error, seen = load_and_call(crafted(tmp_path, tanh_parts, text), np.ones(3))
+        assert error is not None and "graph.txt:" in one_line(error)
+        assert "TOP-SECRET" not in str(error) and "TOP-SECRET" not in "".join(getattr(error, "__notes__", []))
