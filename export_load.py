@@ -169,7 +169,8 @@ class LoadedGraph:
         except GraphjitError as e:
             # the place as text, not a span: rendering a span reads the file it names
             place = f"graph.txt:{e.span.line}: " if e.span is not None else ""
-            raise GraphjitError(f"cannot load {file}: {place}{e.message}").with_traceback(None) from None
+            message = e.message if len(e.message) <= 600 else e.message[:560] + " ... " + e.message[-30:]
+            raise GraphjitError(f"cannot load {file}: {place}{message}").with_traceback(None) from None
         except (RecursionError, MemoryError) as e:
             raise GraphjitError(f"cannot load {file}: graph.txt is too deep or too big ({type(e).__name__})") from None
         except Exception as e:   # a backstop: every check above should have named the problem

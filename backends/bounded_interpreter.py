@@ -60,7 +60,7 @@ class BoundedInterpreter(Interpreter):
         except (Exception, RecursionError, MemoryError) as e:
             node = self.failed_at
             at = f"{self._place(node)}: `{node.op}`" if node is not None else "the graph"
-            message = f"{self.where}: {at} failed: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+            message = f"{self.where}: {at} failed: {type(e).__name__}: {str(e).splitlines()[0][:300] if str(e) else ''}"
             raise LoadedGraphError(message.rstrip(": ") + _source(node)) from None
 
     def run(self, g, env: dict) -> tuple:

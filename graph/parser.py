@@ -61,7 +61,9 @@ class _Parser:
 
     def error(self, message: str) -> GraphParseError:
         at = min(self.pos, len(self.lines) - 1)
-        return GraphParseError(f"{message}: {self.lines[at].strip()!r}", SourceSpan(self.filename, self.numbers[at], 1))
+        line = self.lines[at].strip()
+        shown = line if len(line) <= 160 else line[:120] + " ... " + line[-30:]
+        return GraphParseError(f"{message[:300]}: {shown!r}", SourceSpan(self.filename, self.numbers[at], 1))
 
     def graph(self) -> Graph:
         header = self.lines[0].strip()

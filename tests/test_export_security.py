@@ -377,3 +377,12 @@ def test_errors_never_quote_a_local_file_the_graph_names(tanh_parts, tmp_path):
         error, seen = load_and_call(crafted(tmp_path, tanh_parts, text), np.ones(3))
         assert error is not None and "graph.txt:" in one_line(error)
         assert "TOP-SECRET" not in str(error) and "TOP-SECRET" not in "".join(getattr(error, "__notes__", []))
+
+
+def test_errors_stay_short(tanh_parts, tmp_path):
+    text = tanh_parts["graph.txt"].decode()
+    for bad in [text.replace("mul(%0, 2.0)", "mul(%0, " + "-" * 100_000 + "2.0)"),
+                text.replace("tanh(%x) :", "call(%x) {fn='numpy." + "a" * 100_000 + "'} :")]:
+        with pytest.raises(ms.GraphjitError) as info:
+            ms.load(crafted(tmp_path, tanh_parts, bad))
+        assert len(one_line(info.value)) < 1000
