@@ -297,3 +297,34 @@ def test_one_token_replaced(archives, tmp_path_factory, base, data):
         tokens = [m.span() for m in re.finditer(TOKEN, text)]
     path = tmp_path_factory.mktemp("t") / "tokens.gjir"
     check(write_archive(path, dict(archives[base], **{"graph.txt": text.encode("utf-8", "surrogatepass")})))
+
+
+SIMPLE_OPS = sorted(n for n, o in OPS.items() if not o.region and n not in ("const", "arg", "param"))
+small = st.one_of(st.integers(-3, 3), st.sampled_from([0.5, -1.0, 2.0, 10 ** 6, 2 ** 40, 1e300]),
+                  st.sampled_from(["(2, 2)", "(3,)", "(100000, 100000)", "'ij,jk->ik'", "np.float32", "None",
+                                   "'builtins.ValueError'", "'a'", "(1, 2, 3)", "True"]))
+small_attrs = st.sampled_from(["", "{axis=0}", "{axis=-1}", "{index=[0]}", "{index=[$1]}", "{kw=('axis',)}",
+                               "{dtype=np.int32}", "{keepdims=True}", "{template='{} {!r}'}",
+                               "{classes=('numpy.ndarray',)}", "{fn='numpy.sin'}", "{fn='numpy.linalg.norm'}",
+                               "{op='add'}", "{slot=0}", "{carried=0}", "{keys=('a',)}"])
+
+
+@st.composite
+def runnable_graphs(draw):
+    """Straight-line graphs of op-table ops on `%x: f64[3]` and small constants: most load, and run."""
+    defined, lines = ["%x"], ["graph run(%x: f64[3]) -> object"]
+    for k in range(draw(st.integers(1, 6))):
+        operands = draw(st.lists(st.sampled_from(defined) | small.map(str), min_size=0, max_size=3))
+        node_type = draw(st.sampled_from(["f64[3]", "object", "f64[]", "int", "f64[3,3]", "bool[3]", "str"]))
+        lines.append(f"  %v{k} = {draw(st.sampled_from(SIMPLE_OPS))}({', '.join(operands)}) {draw(small_attrs)} "
+                     f": {node_type}")
+        defined.append(f"%v{k}")
+    lines.append(f"  return {defined[-1]}")
+    return "\n".join(lines) + "\n"
+
+
+@SETTINGS
+@given(text=runnable_graphs())
+def test_runnable_graphs(archives, tmp_path_factory, text):
+    path = tmp_path_factory.mktemp("r") / "runnable.gjir"
+    check(write_archive(path, dict(archives["tanh"], **{"graph.txt": text.encode()})))
