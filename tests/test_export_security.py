@@ -386,3 +386,19 @@ def test_errors_stay_short(tanh_parts, tmp_path):
         with pytest.raises(ms.GraphjitError) as info:
             ms.load(crafted(tmp_path, tanh_parts, bad))
         assert len(one_line(info.value)) < 1000
+
+
+def test_every_table_name_resolves_without_importing_anything():
+    """The closed tables name only what graphjit has imported itself: looking a name up imports nothing."""
+    import graphjit.export_load  # noqa: F401 - what graphjit.load imports first
+    from graphjit.graph import loadable
+    with watch() as seen:
+        for name in sorted(loadable.CALLS):
+            assert callable(loadable.lookup(name)), name
+        for name in sorted(loadable.CLASSES):
+            assert isinstance(loadable.lookup(name), type), name
+        for name in sorted(loadable.EXCEPTIONS):
+            assert issubclass(loadable.lookup(name), Exception), name
+    seen.assert_none()
+    with pytest.raises(KeyError):
+        loadable.lookup("numpy.fft.fft")
