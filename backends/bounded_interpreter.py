@@ -121,6 +121,10 @@ class BoundedInterpreter(Interpreter):
             if isinstance(v, np.ndarray):
                 self._check_elements(node, v.size, v.itemsize)
         self._python_values(node, op, args)
+        if node.op not in ("format", "dict", "note", "tuple", "list", "getitem", "tuple_get"):
+            for v in [*args, *kwargs.values(), *node.attrs.values()]:
+                if isinstance(v, str) and _big_dtype(v):
+                    raise self._refuse(node, f"arrays of dtype {v!r}"[:200])
         if op == "append" and isinstance(args[0] if args else None, list) \
                 and len(args[0]) >= loadable.MAX_STRING_CHARS:
             raise self._refuse(node, f"a list of more than {loadable.MAX_STRING_CHARS} items")
@@ -166,6 +170,20 @@ def _source(node) -> str:
     """The node's source location as the file states it: text only. Errors about a loaded graph carry
     no span, so rendering them never reads a local file the graph names."""
     return f" (exported from {node.span})" if node is not None and node.span is not None else ""
+
+
+def _big_dtype(text: str) -> bool:
+    """Does `text` name a dtype that is not a number (`'U1000000000'`, `'O'`, `'V8'`, a record)?"""
+    if len(text) > 64:
+        return False
+    try:
+        import warnings
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            dtype = np.dtype(text)
+    except Exception:   # not a dtype: a mode, an einsum spec, a message
+        return False
+    return dtype.hasobject or dtype.kind in "OSUVMm" or dtype.itemsize > 16 or dtype.fields is not None
 
 
 def _is_int(v) -> bool:

@@ -254,6 +254,9 @@ def test_scratch_larger_than_the_archive_justifies(tanh_parts, tmp_path):
     "tile(%x, 1000000000000) : f64[3]",
     "mul('aaaa', 1000000000000) : str",
     "pow(10, 1000000000000) : int",
+    "ones(3, 'U1000000000') : f64[3]",
+    "astype(%x) {dtype='U1000000000'} : f64[3]",
+    "full(3, 1, 'V1000000000') : f64[3]",
 ])
 def test_allocations_beyond_the_declared_type_are_refused(tanh_parts, tmp_path, node):
     text = tanh_parts["graph.txt"].decode().replace(RAISE_LINE, f"  %9 = {node}\n" + RAISE_LINE)
