@@ -12,12 +12,15 @@ A `.gjir` file is a zip archive:
                     read from `bound['name']`
     params.npz      the parameter values (NumPy's format, loaded with allow_pickle=False)
 
-Loading never runs code from the file: the graph text is read by `graph.parse`, which builds only
-ops from the op table and only literal values (via `ast`); an opaque `call` may only name a NumPy,
-math or builtin function from an allowlist (`graph.callables.resolve_loadable`); and the loaded
-graph runs in the interpreter, which calls op-table functions with those values: no code is
-generated or compiled from the file. A file whose checksums do not match, or that fails any of
-these checks, raises a `GraphjitError` saying what is wrong.
+Loading never runs code from the file, imports nothing it names and writes nothing (docs/security.md):
+the members are read with capped sizes (`export_reader.py`); the graph text is read by `graph.parse`,
+which builds only ops from the op table and only literal values (via `ast`), within size and depth
+limits; every name a node holds (`call`, `raise`, `isinstance`) must be in a closed table and every
+`format` template a plain one (`graph/loadable.py`), and every type fit in what the archive's inputs
+and parameters justify; and the loaded graph runs in the bounded interpreter
+(`backends/bounded_interpreter.py`), which sizes what a node makes before it runs: no code is
+generated or compiled from the file. A file that fails any of these checks raises one
+`GraphjitError` naming the file and the place.
 
 Only importing this module is cheap: zipfile, json and the graph packages load on first use.
 """
@@ -207,8 +210,9 @@ def load(file: str, **kwargs) -> "LoadedGraph":
     graph ops and run by the interpreter (backends/mindir_run.py).
 
     Raises:
-        GraphjitError: the file is not a graphjit archive, was modified (checksum mismatch), or
-            holds anything but op-table ops, literals and allowed functions.
+        GraphjitError: the file is not a graphjit archive, was modified (checksum mismatch), is
+            bigger than its declarations allow, or holds anything but op-table ops, literals and
+            names from the closed tables of `graph/loadable.py` (docs/security.md).
     """
     _load_format(file, kwargs)
     if os.fspath(file).lower().endswith(".onnx"):
@@ -217,46 +221,9 @@ def load(file: str, **kwargs) -> "LoadedGraph":
     if os.fspath(file).lower().endswith(".mindir"):
         from .backends.mindir_run import load_mindir
         return load_mindir(file)
-    import io
-    import json
-    import zipfile
-
-    import numpy as np
-
-    from .graph.diagnostics import GraphjitError
-
-    def bad(message: str) -> GraphjitError:
-        return GraphjitError(f"cannot load {file}: {message}")
-
-    try:
-        with zipfile.ZipFile(file) as archive:
-            names = set(archive.namelist())
-            if not {"manifest.json", "graph.txt", "params.npz"} <= names:
-                raise bad("not a graphjit archive (manifest.json, graph.txt or params.npz missing)")
-            manifest_bytes = archive.read("manifest.json")
-            payload = {name: archive.read(name) for name in ("graph.txt", "params.npz")}
-    except (zipfile.BadZipFile, OSError, KeyError, ValueError) as e:
-        raise bad(f"not a graphjit archive ({type(e).__name__}: {e})") from None
-    try:
-        manifest = json.loads(manifest_bytes.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise bad(f"manifest.json is not valid JSON ({e})") from None
-    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
-        raise bad("not a graphjit archive (manifest format)")
-    if manifest.get("version") != FORMAT_VERSION:
-        raise bad(f"format version {manifest.get('version')!r}; this graphjit reads version {FORMAT_VERSION}")
-    sums = manifest.get("sha256")
-    if not isinstance(sums, dict):
-        raise bad("manifest.json has no checksums")
-    for name, data in payload.items():
-        if sums.get(name) != hashlib.sha256(data).hexdigest():
-            raise bad(f"{name} does not match its checksum: the file was modified or is corrupt")
-    try:
-        with np.load(io.BytesIO(payload["params.npz"]), allow_pickle=False) as npz:
-            params = {k: npz[k] for k in npz.files}
-    except Exception as e:
-        raise bad(f"params.npz cannot be read without pickle ({type(e).__name__}: {e})") from None
-    return LoadedGraph(file, manifest, payload["graph.txt"].decode("utf-8"), params)
+    from .export_reader import read_archive
+    manifest, text, params = read_archive(file, FORMAT, FORMAT_VERSION)
+    return LoadedGraph(file, manifest, text, params)
 
 
 def _load_format(file, kwargs: dict) -> None:
@@ -269,40 +236,44 @@ class LoadedGraph:
     """A graph read from a `.gjir` file, run by the interpreter; call it with the inputs."""
 
     def __init__(self, file: str, manifest: dict, text: str, params: dict):
-        from .backends.interpreter import Interpreter
+        from .backends.bounded_interpreter import BoundedInterpreter
         from .graph.diagnostics import GraphjitError
-        from .graph.parser import parse
+        from .graph.loadable import array_bytes_limit
         from .graph.paths import Roots
-        from .graph.types import ArrayType, parse_type
-        from .graph.verifier import verify
 
         self.file = file
         self.manifest = manifest
         self.params = params
+        lines: dict = {}
         try:
-            self.graph = parse(text, filename=f"{os.path.basename(file)}:graph.txt")
-            verify(self.graph)
-            _check_loaded(self.graph, params)
-            inputs = [parse_type(item["type"]) for item in manifest["inputs"]]
-            statics = {item["index"]: item.get("value") for item in manifest["static_args"]}
+            inputs, statics, declared = _manifest_arguments(manifest)
+            limit = array_bytes_limit(declared + sum(int(v.nbytes) for v in params.values()))
+            self.graph = _parse_checked(text, lines, params, limit)
         except GraphjitError as e:
-            raise GraphjitError(f"cannot load {file}: {e.message}", e.span).with_traceback(None) from None
-        except (KeyError, TypeError, ValueError) as e:
-            raise GraphjitError(f"cannot load {file}: manifest.json is malformed ({type(e).__name__}: {e})") from None
-        runtime = [a for a in self.graph.args if isinstance(a.type, ArrayType)]
+            # the place as text, not a span: rendering a span reads the file it names
+            place = f"graph.txt:{e.span.line}: " if e.span is not None else ""
+            message = e.message if len(e.message) <= 600 else e.message[:560] + " ... " + e.message[-30:]
+            raise GraphjitError(f"cannot load {file}: {place}{message}").with_traceback(None) from None
+        except (RecursionError, MemoryError) as e:
+            raise GraphjitError(f"cannot load {file}: graph.txt is too deep or too big ({type(e).__name__})") from None
+        except Exception as e:   # a backstop: every check above should have named the problem
+            raise GraphjitError(f"cannot load {file}: malformed ({type(e).__name__}: {e})"[:500]) from None
+        runtime = [a for a in self.graph.args if _is_array_type(a.type)]
         if [str(t) for t in inputs] != [str(a.type) for a in runtime] or \
-                len(runtime) + len(statics) != len(self.graph.args):
+                len(runtime) + len(statics) != len(self.graph.args) or \
+                any(not 0 <= k < len(self.graph.args) or _is_array_type(self.graph.args[k].type) for k in statics):
             raise GraphjitError(f"cannot load {file}: manifest.json does not describe the graph's arguments")
         self.input_types = inputs
         self._statics = statics
-        self._run = Interpreter(self.graph, Roots(bound=params))
-        self.__name__ = manifest.get("name", "graph")
+        self._run = BoundedInterpreter(self.graph, Roots(bound=params), where=file, limit_bytes=limit,
+                                       lines={k: f"graph.txt:{v}" for k, v in lines.items()})
+        name = manifest.get("name", "graph")
+        self.__name__ = name if isinstance(name, str) and len(name) < 200 else "graph"
 
     def __call__(self, *inputs):
         import numpy as np
 
         from .graph.diagnostics import GraphjitError
-        from .graph.literals import parse_literal
         if len(inputs) != len(self.input_types):
             raise GraphjitError(f"{self.__name__} takes {len(self.input_types)} input(s), got {len(inputs)}")
         for k, (value, t) in enumerate(zip(inputs, self.input_types)):
@@ -311,20 +282,76 @@ class LoadedGraph:
             if not isinstance(value, (np.ndarray, np.generic)) or np.dtype(dtype).name != t.dtype or \
                     (t.shape is not None and (len(shape) != len(t.shape) or
                                               any(d is not None and d != s for d, s in zip(t.shape, shape)))):
-                got = f"{np.dtype(dtype).name}{list(shape)}" if shape is not None else type(value).__name__
+                got = f"{np.dtype(dtype).name}{list(shape)}" if isinstance(value, (np.ndarray, np.generic)) \
+                    else type(value).__name__
                 raise GraphjitError(f"{self.__name__}: input {k} must be an array of type {t} (the graph is "
                                     f"specialized to it), got {got}")
         args, it = [], iter(inputs)
         for k in range(len(self.graph.args)):
-            if k in self._statics:
-                text = self._statics[k]
-                args.append(parse_literal(text) if text is not None else None)
-            else:
-                args.append(next(it))
+            args.append(self._statics[k] if k in self._statics else next(it))
         return self._run(*args)
 
     def __repr__(self) -> str:
         return f"<graphjit loaded graph {self.__name__} from {self.file}>"
+
+
+def _is_array_type(t) -> bool:
+    from .graph.types import ArrayType
+    return isinstance(t, ArrayType)
+
+
+def _manifest_arguments(manifest: dict):
+    """(input types, {index: static value}, bytes the inputs declare) from manifest.json, checked."""
+    import math
+
+    import numpy as np
+
+    from .graph.diagnostics import GraphjitError
+    from .graph.literals import parse_literal
+    from .graph.types import ArrayType, parse_type
+
+    def malformed(what: str) -> GraphjitError:
+        return GraphjitError(f"manifest.json is malformed ({what})")
+
+    entries, static_entries = manifest.get("inputs"), manifest.get("static_args")
+    if not isinstance(entries, list) or not isinstance(static_entries, list) or len(entries) + len(static_entries) > 10_000:
+        raise malformed("`inputs` and `static_args` must be lists")
+    inputs, declared = [], 0
+    for item in entries:
+        text = item.get("type") if isinstance(item, dict) else None
+        if not isinstance(text, str) or len(text) > 1000:
+            raise malformed(f"input type {text!r}")
+        try:
+            t = parse_type(text)
+        except ValueError as e:
+            raise malformed(str(e)) from None
+        if not isinstance(t, ArrayType) or t.dtype is None or t.shape is None:
+            raise malformed(f"input type {text!r} is not an array type")
+        _check_type(t, None)
+        declared += math.prod(d for d in t.shape if d is not None) * np.dtype(t.dtype).itemsize
+        inputs.append(t)
+    statics = {}
+    for item in static_entries:
+        index = item.get("index") if isinstance(item, dict) else None
+        value = item.get("value") if isinstance(item, dict) else None
+        if not isinstance(index, int) or isinstance(index, bool) or index in statics or \
+                not (value is None or isinstance(value, str)):
+            raise malformed(f"static argument {item!r}"[:200])
+        try:
+            statics[index] = parse_literal(value) if value is not None else None
+        except ValueError as e:
+            raise malformed(f"static argument {index}: {e}") from None
+    return inputs, statics, declared
+
+
+def _parse_checked(text: str, lines: dict, params: dict, limit: int):
+    """The graph of graph.txt, verified and checked (`_check_loaded`); `lines` receives node lines."""
+    from .graph.parser import parse
+    from .graph.verifier import verify
+    graph = parse(text, filename="graph.txt", positions=lines)
+    verify(graph)
+    _check_loaded(graph, params, limit, lines)
+    return graph
 
 
 # --- helpers -------------------------------------------------------------------------------------
@@ -375,12 +402,35 @@ def _check_call(node) -> None:
 PYTHON_OBJECT_OPS = frozenset({"fallback", "pycall", "setattr", "getattr", "load_global", "store_global"})
 
 
-def _check_loaded(graph, params: dict) -> None:
-    """What `parse` alone does not promise: parameters are stored values, calls are allowed."""
+def _check_loaded(graph, params: dict, limit: Optional[int] = None, lines: Optional[dict] = None,
+                  where: str = "graph.txt") -> None:
+    """What `parse` alone does not promise: parameters are stored values, every name is in its closed
+    table (`graph/loadable.py`), and every type and scratch buffer fits in `limit` bytes. Errors name
+    the node's line of the graph text (`lines`, from `parse(positions=...)`)."""
     from .graph.diagnostics import GraphjitError
-    from .graph.literals import OperandRef
+    try:
+        _check_nodes(graph, params, limit)
+    except _NodeError as e:
+        line = (lines or {}).get(e.node.id) if e.node is not None else None
+        place = f"{where}:{line}: " if line is not None else ""
+        # the node's source location is the file's word, quoted as text: an error is never rendered
+        # with an excerpt of a local file a graph names
+        source = f" (exported from {e.span})" if e.span is not None else ""
+        raise GraphjitError(place + e.message + source) from None
+
+
+class _NodeError(Exception):
+    def __init__(self, error, node):
+        super().__init__(error.message)
+        self.message, self.span, self.node = error.message, error.span, node
+
+
+def _check_nodes(graph, params: dict, limit: Optional[int]) -> None:
+    from .graph import loadable
+    from .graph.diagnostics import GraphjitError
     from .graph.paths import parse_path
     from .graph.types import type_of_value
+    limit = loadable.array_bytes_limit(0) if limit is None else limit
     for param in graph.params:
         try:
             path = parse_path(param.attrs["path"])
@@ -391,28 +441,105 @@ def _check_loaded(graph, params: dict) -> None:
         stored = type_of_value(params[path.root])
         if stored != param.type:
             raise GraphjitError(f"parameter {param.attrs['path']} is declared {param.type} but stored as {stored}")
+    scratch = 0
+    for region in _graphs(graph):
+        for arg in region.args:
+            _check_type(arg.type, limit, arg.span)
     for node in graph.all_nodes():
-        if node.op in PYTHON_OBJECT_OPS:
-            raise GraphjitError(f"a loaded graph may not hold `{node.op}` (it would run Python code or touch "
-                                "Python objects)", node.span)
-        if node.op == "call":
-            _check_call(node)
-        for key, value in node.attrs.items():
-            if not key.isidentifier():
-                raise GraphjitError(f"attribute name {key!r} of `{node.op}` is not an identifier", node.span)
-            for item in value if isinstance(value, tuple) else (value,):
-                refs = [p for p in ((item.start, item.stop, item.step) if isinstance(item, slice) else (item,))
-                        if isinstance(p, OperandRef)]
-                if any(not 0 <= r.index < len(node.operands) for r in refs):
-                    raise GraphjitError(f"`{node.op}` refers to an operand it does not have", node.span)
-        if "out" in node.attrs and (not isinstance(node.attrs["out"], int)
-                                    or not 0 <= node.attrs["out"] < len(node.operands)
-                                    or node.opdef.ufunc is None):
-            raise GraphjitError(f"`{node.op}` has a bad `out` attribute", node.span)
-        if node.op == "inplace":
-            from .graph.ops import OPS
-            if not getattr(OPS.get(node.attrs.get("op")), "inplace_symbol", ""):
-                raise GraphjitError(f"`inplace` with unknown operator {node.attrs.get('op')!r}", node.span)
+        try:
+            scratch = _check_node(node, limit, scratch)
+        except GraphjitError as e:
+            raise _NodeError(e, node) from None
+
+
+def _check_node(node, limit: int, scratch: int) -> int:
+    """One node of a loaded graph (see `_check_loaded`); returns the scratch bytes so far."""
+    from .graph import loadable
+    from .graph.diagnostics import GraphjitError
+    from .graph.literals import OperandRef
+    from .graph.types import ArrayType
+    if node.op in PYTHON_OBJECT_OPS:
+        raise GraphjitError(f"a loaded graph may not hold `{node.op}` (it would run Python code or touch "
+                            "Python objects)", node.span)
+    _check_type(node.type, limit, node.span)
+    if node.op == "call":
+        _check_call(node)
+    elif node.op == "raise":
+        cls = node.operands[0] if node.operands else None
+        name = cls.attrs.get("value") if cls is not None and cls.op == "const" else None
+        if not isinstance(name, str) or name not in loadable.EXCEPTIONS:
+            what = repr(name) if isinstance(name, str) else "a value that is not an exception's name"
+            raise GraphjitError(f"`raise` of {what} is not allowed in a loaded graph (only builtin "
+                                "exception classes such as 'builtins.ValueError')", node.span)
+    elif node.op == "isinstance":
+        classes = node.attrs.get("classes")
+        if not isinstance(classes, tuple) or not classes or \
+                any(not isinstance(c, str) or c not in loadable.CLASSES for c in classes):
+            raise GraphjitError(f"`isinstance` of {classes!r} is not allowed in a loaded graph (only NumPy "
+                                "and builtin number classes)"[:300], node.span)
+    elif node.op == "format":
+        try:
+            loadable.check_format_template(node.attrs.get("template"), len(node.operands))
+        except ValueError as e:
+            raise GraphjitError(f"`format` is not allowed in a loaded graph: {e}", node.span) from None
+    elif node.op == "scratch":
+        if not isinstance(node.type, ArrayType) or not node.type.is_static:
+            raise GraphjitError(f"`scratch` of type {node.type} has no static size", node.span)
+        scratch += node.type.nbytes
+        if scratch > limit:
+            raise GraphjitError(f"`scratch` buffers of {scratch} bytes (at most {limit} for this archive)",
+                                node.span)
+    for key, value in node.attrs.items():
+        if not key.isidentifier():
+            raise GraphjitError(f"attribute name {key!r} of `{node.op}` is not an identifier", node.span)
+        for item in value if isinstance(value, tuple) else (value,):
+            refs = [p for p in ((item.start, item.stop, item.step) if isinstance(item, slice) else (item,))
+                    if isinstance(p, OperandRef)]
+            if any(not 0 <= r.index < len(node.operands) for r in refs):
+                raise GraphjitError(f"`{node.op}` refers to an operand it does not have", node.span)
+    if "out" in node.attrs and (not isinstance(node.attrs["out"], int)
+                                or not 0 <= node.attrs["out"] < len(node.operands)
+                                or node.opdef.ufunc is None):
+        raise GraphjitError(f"`{node.op}` has a bad `out` attribute", node.span)
+    if node.op == "inplace":
+        from .graph.ops import OPS
+        if not getattr(OPS.get(node.attrs.get("op")), "inplace_symbol", ""):
+            raise GraphjitError(f"`inplace` with unknown operator {node.attrs.get('op')!r}", node.span)
+    return scratch
+
+
+def _graphs(graph):
+    yield graph
+    for node in graph.nodes:
+        for region in node.regions:
+            yield from _graphs(region)
+
+
+def _check_type(t, limit: Optional[int], span=None) -> None:
+    """An array type of a loaded graph: a NumPy number dtype, at most MAX_RANK axes, and no more than
+    `limit` bytes for its known axes."""
+    import math
+
+    import numpy as np
+
+    from .graph import loadable
+    from .graph.diagnostics import GraphjitError
+    from .graph.types import SHORT_DTYPE_NAMES, ArrayType, TupleType, UnionType
+    if isinstance(t, (TupleType, UnionType)):
+        for member in t.items if isinstance(t, TupleType) else t.members:
+            _check_type(member, limit, span)
+        return
+    if not isinstance(t, ArrayType):
+        return
+    if t.dtype is not None and t.dtype not in SHORT_DTYPE_NAMES:
+        raise GraphjitError(f"type {t}: dtype {t.dtype} is not a NumPy number type", span)
+    if t.shape is not None and len(t.shape) > loadable.MAX_RANK:
+        raise GraphjitError(f"type {t} has more than {loadable.MAX_RANK} axes", span)
+    if limit is not None and t.shape is not None:
+        nbytes = math.prod(d for d in t.shape if d is not None) * np.dtype(t.dtype or "float64").itemsize
+        if nbytes > limit:
+            raise GraphjitError(f"type {t} is {nbytes} bytes, more than this archive's inputs and parameters "
+                                f"justify (at most {limit})", span)
 
 
 def _unique(name: str, taken: dict) -> str:

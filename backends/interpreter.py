@@ -8,7 +8,7 @@ from __future__ import annotations
 import linecache
 from typing import Any
 
-from ..graph.callables import resolve_callable
+from ..graph.callables import resolve_exception
 from ..graph.attrs import keyword_attrs
 from ..graph.diagnostics import GraphjitError
 from ..graph.evaluate import evaluate
@@ -100,7 +100,8 @@ class Interpreter:
 
     # --- Python-object effects (COMPATIBLE) and fallback blocks (LAX) ------------------------
     def op_raise(self, node, vals):
-        cls = resolve_callable(vals[0]) if isinstance(vals[0], str) else vals[0]
+        """`raise E(args)`: E is a builtin exception named by a string, or a compile-time class."""
+        cls = resolve_exception(vals[0]) if isinstance(vals[0], str) else vals[0]
         raise cls(*vals[1:])
 
     def op_assert(self, node, vals):

@@ -15,6 +15,7 @@ from typing import Any, Optional
 
 import numpy as np
 
+from .loadable import MAX_LITERAL_CHARS, MAX_LITERAL_DEPTH
 from .types import SHORT_DTYPE_NAMES
 
 
@@ -103,8 +104,50 @@ def _format_index_item(item: Any) -> str:
 
 
 def parse_literal(text: str) -> Any:
-    """Inverse of `format_literal`; raises ValueError on anything else."""
+    """Inverse of `format_literal`; raises ValueError on anything else (including a literal longer or
+    deeper than `loadable.MAX_LITERAL_CHARS` / `MAX_LITERAL_DEPTH`, checked before Python's parser runs)."""
     text = _operand_refs_to_names(text.strip())
+    _check_size(text)
+    try:
+        return _parse(text)
+    except (RecursionError, MemoryError):
+        raise ValueError(f"literal too deep or too big ({len(text)} characters)") from None
+
+
+def _check_size(text: str) -> None:
+    """Refuse a literal too long, with brackets nested too deep, or with a run of signs (`----1`)."""
+    if len(text) > MAX_LITERAL_CHARS:
+        raise ValueError(f"literal of {len(text)} characters (at most {MAX_LITERAL_CHARS})")
+    depth, signs, quote, k, previous = 0, 0, None, 0, ""
+    while k < len(text):
+        ch = text[k]
+        if quote:
+            if ch == "\\":
+                k += 1
+            elif ch == quote:
+                quote = None
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+            signs = 0
+            if depth > MAX_LITERAL_DEPTH:
+                raise ValueError(f"literal nested more than {MAX_LITERAL_DEPTH} deep")
+        elif ch in ")]}":
+            depth -= 1
+            signs = 0
+        elif ch in ",:":
+            signs = 0
+        elif ch in "+-" and previous not in ("e", "E"):
+            signs += 1
+            if signs > 3:
+                raise ValueError("literal with too many signs in one number")
+        if not ch.isspace():
+            previous = ch
+        k += 1
+
+
+def _parse(text: str) -> Any:
     if text.startswith("["):
         try:
             tree = ast.parse("_" + text, mode="eval").body

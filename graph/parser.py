@@ -1,16 +1,20 @@
 """Read graph text (the form `printer` writes) back into a `Graph`.
 
 Only ops from the op table are built and only literals are read (see `literals`), so parsing a
-file never runs code from it. Every error names the line it is on.
+file never runs code from it, and no name in it is resolved or imported (a `call` node's function is
+checked by whoever runs the graph: `callables`). Sizes are bounded before anything is built (lines,
+line length, nodes, nesting of regions: `loadable`). Every error names the line it is on.
 """
 
 from __future__ import annotations
 
 import re
+from typing import Optional
 
 
+from . import loadable
 from . import ops as _ops
-from .callables import resolve_callable
+from .callables import check_callable_name
 from .diagnostics import GraphjitError, GraphParseError
 from .ir import Graph, Node
 from .literals import parse_literal
@@ -21,13 +25,27 @@ _SPAN_RE = re.compile(r"\s+# (grad of )?(.+):(\d+):(\d+)$")
 _NAME_RE = re.compile(r"^%([A-Za-z_][\w]*(?:\.\d+)?|\d+)$")
 
 
-def parse(text: str, filename: str = "<graph>") -> Graph:
-    """Parse one graph; `parse(str(g))` prints exactly as `g` does."""
-    numbered = [(k + 1, ln) for k, ln in enumerate(text.splitlines())
-                if ln.strip() and not ln.strip().startswith("//")]
+def parse(text: str, filename: str = "<graph>", positions: Optional[dict] = None) -> Graph:
+    """Parse one graph; `parse(str(g))` prints exactly as `g` does. `positions`, if given, receives
+    the line number of each node (by node id)."""
+    lines = text.count("\n") + 1
+    if lines > loadable.MAX_LINES:
+        raise GraphParseError(f"graph text of {lines} lines (at most {loadable.MAX_LINES})", SourceSpan(filename, 1, 1))
+    numbered = []
+    for k, ln in enumerate(text.splitlines()):
+        if len(ln) > loadable.MAX_LINE_CHARS:
+            raise GraphParseError(f"line of {len(ln)} characters (at most {loadable.MAX_LINE_CHARS})",
+                                  SourceSpan(filename, k + 1, 1))
+        if ln.strip() and not ln.strip().startswith("//"):
+            numbered.append((k + 1, ln))
     if not numbered:
         raise GraphParseError("empty graph text", SourceSpan(filename, 1, 1))
-    return _Parser([ln for _, ln in numbered], filename, [n for n, _ in numbered]).graph()
+    parser = _Parser([ln for _, ln in numbered], filename, [n for n, _ in numbered])
+    parser.positions = positions
+    try:
+        return parser.graph()
+    except (RecursionError, MemoryError) as e:  # a backstop: the limits above should come first
+        raise parser.error(f"graph text too deep or too big ({type(e).__name__})") from None
 
 
 class _Parser:
@@ -37,10 +55,15 @@ class _Parser:
         self.pos = 0
         self.filename = filename
         self.values: dict[str, Node] = {}
+        self.nodes = 0
+        self.depth = 0
+        self.positions: Optional[dict] = None
 
     def error(self, message: str) -> GraphParseError:
         at = min(self.pos, len(self.lines) - 1)
-        return GraphParseError(f"{message}: {self.lines[at].strip()!r}", SourceSpan(self.filename, self.numbers[at], 1))
+        line = self.lines[at].strip()
+        shown = line if len(line) <= 160 else line[:120] + " ... " + line[-30:]
+        return GraphParseError(f"{message[:300]}: {shown!r}", SourceSpan(self.filename, self.numbers[at], 1))
 
     def graph(self) -> Graph:
         header = self.lines[0].strip()
@@ -80,12 +103,16 @@ class _Parser:
         raise self.error(f"missing `{terminator}`")
 
     def _node(self, graph: Graph, line: str) -> None:
+        line_number = self.numbers[self.pos]
         span = None
         cut = line.rfind("  # ")  # the span comment is the last one: attributes may hold "  # " too
         sm = _SPAN_RE.match(line[cut:]) if cut >= 0 else None
         if sm:
             span = SourceSpan(sm.group(2), int(sm.group(3)), int(sm.group(4)), backward=bool(sm.group(1)))
             line = line[:cut]
+        self.nodes += 1
+        if self.nodes > loadable.MAX_NODES:
+            raise self.error(f"more than {loadable.MAX_NODES} nodes")
         m = re.match(r"^(%\S+)\s*=\s*([A-Za-z_]\w*)\(", line)
         if not m:
             raise self.error("expected `%name = op(operands) : TYPE`")
@@ -117,7 +144,7 @@ class _Parser:
         operands = [self._operand(graph, t) for t in split_top_level(operand_text)] if operand_text.strip() else []
         if op == "call":
             try:
-                resolve_callable(str(attrs.get("fn")))
+                check_callable_name(attrs.get("fn"))   # the name only: nothing is imported here
             except GraphjitError as e:
                 raise self.error(e.message) from None
         self.pos += 1
@@ -126,17 +153,23 @@ class _Parser:
             rm = re.match(r"^([a-z]+)\((.*)\)\s*\{$", self.lines[self.pos].strip())
             if not rm:
                 break
+            if self.depth >= loadable.MAX_REGION_DEPTH:
+                raise self.error(f"regions nested more than {loadable.MAX_REGION_DEPTH} deep")
             region = Graph(f"{graph.name}.{rm.group(1)}", label=rm.group(1))
             for item in split_top_level(rm.group(2)) if rm.group(2).strip() else []:
                 name, _, type_text = item.partition(":")
                 self._define(name.strip(), region.add_arg(self._hint(name.strip()), self._type(type_text)))
             self.pos += 1
+            self.depth += 1
             region.set_outputs(self._body(region, "yield"))
+            self.depth -= 1
             if self.pos >= len(self.lines) or self.lines[self.pos].strip() != "}":
                 raise self.error("expected `}` closing the region")
             self.pos += 1
             regions.append(region)
         node = graph.add(op, operands, attrs, node_type, span, self._hint(m.group(1)), regions)
+        if self.positions is not None:
+            self.positions[node.id] = line_number
         self._define(m.group(1), node)
 
     def _operand(self, graph: Graph, text: str) -> Node:

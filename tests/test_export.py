@@ -175,7 +175,10 @@ def test_crafted_parameters_are_refused(archive, tmp_path):
         ms.load(path)
     pickled = io.BytesIO()
     np.savez(pickled, w=np.array([object()], dtype=object))
-    path = write(tmp_path, dict(archive, **{"params.npz": pickled.getvalue()}), name="pickled.gjir")
+    manifest = json.loads(archive["manifest.json"])
+    manifest["params"] = [{"name": "w", "dtype": "float64", "shape": [1]}]
+    parts = dict(archive, **{"params.npz": pickled.getvalue(), "manifest.json": json.dumps(manifest).encode()})
+    path = write(tmp_path, parts, name="pickled.gjir")
     with pytest.raises(ms.GraphjitError, match="cannot be read without pickle"):
         ms.load(path)
 
@@ -192,7 +195,7 @@ def test_stored_parameters_must_match_their_declared_types(tmp_path):
     buffer = io.BytesIO()
     np.savez(buffer, **params)
     crafted = write(tmp_path, dict(parts, **{"params.npz": buffer.getvalue()}))
-    with pytest.raises(ms.GraphjitError, match=r"is declared f32\[512,784\] but stored as f32\[3,784\]"):
+    with pytest.raises(ms.GraphjitError, match=r"holds float32\[3, 784\], manifest.json declares float32\[512, 784\]"):
         ms.load(crafted)
 
 

@@ -26,6 +26,7 @@ FORBIDDEN = {
     "api": {"cli", "export_load"},
     "export_load": {"cli"},
     "gradients": {"cli", "export_load", "nn"},
+    "export_reader": {"transpiler", "backends", "api", "compiler", "cli", "nn", "export_load", "gradients"},
     "parameter": {"transpiler", "backends", "api", "compiler", "cli", "nn", "export_load", "gradients"},
     "tensor": {"transpiler", "backends", "api", "compiler", "cli", "nn", "export_load", "gradients"},
     "nn": {"transpiler", "backends", "compiler", "cli", "export_load"},
