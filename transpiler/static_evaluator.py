@@ -183,7 +183,12 @@ class StaticEvaluator(LoweringState):
                 raise not_computed(f"`{cst.Module(body=[]).code_for_node(target)}`", "graphjit changes only "
                                    "attributes of objects of the file's own classes while it reads a file",
                                    self.span(target, frame))
-            setattr(obj.value, target.attr.value, static_value(value))
+            try:
+                setattr(obj.value, target.attr.value, static_value(value))
+            except (AttributeError, TypeError, ValueError) as e:   # graphjit's own classes refuse it (a Cell
+                # before super().__init__()): so would the file when it runs
+                raise not_computed(f"`{cst.Module(body=[]).code_for_node(target)}`",
+                                   f"it raises {type(e).__name__} when the file runs: {e}", self.span(target, frame)) from None
             return
         super().assign_target(target, value, frame)
 

@@ -3,6 +3,7 @@ with no side effect (docs/security.md). The short hypothesis profile runs in CI;
 GRAPHJIT_HYPOTHESIS_PROFILE=long."""
 
 import json
+import os
 import shutil
 import struct
 
@@ -13,6 +14,8 @@ from graphjit.mindrecord import MindRecordError
 from graphjit.mindrecord.reader import Dataset
 from locations import TESTS
 from side_effects import watch
+
+PROFILE = settings.get_profile("graphjit-" + os.environ.get("GRAPHJIT_HYPOTHESIS_PROFILE", "ci"))   # ci: 30, long: 2 000
 
 FIXTURES = TESTS / "fixtures" / "mindrecord"
 ORIGINALS = {name: (FIXTURES / f"{name}.mindrecord").read_bytes() for name in ("chapter", "every_type")}
@@ -29,7 +32,7 @@ def read_all(path) -> None:
     seen.assert_none()
 
 
-@settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(PROFILE, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(name=st.sampled_from(sorted(ORIGINALS)), flips=st.lists(st.tuples(st.integers(0, 1 << 20), st.integers(0, 255)),
                                                                 min_size=1, max_size=8))
 def test_byte_mutations_give_mindrecorderror(tmp_path, name, flips):
@@ -42,7 +45,7 @@ def test_byte_mutations_give_mindrecorderror(tmp_path, name, flips):
     read_all(path)
 
 
-@settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(PROFILE, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(cut=st.integers(0, 50000))
 def test_truncation_gives_mindrecorderror(tmp_path, cut):
     path = tmp_path / "chapter.mindrecord"
