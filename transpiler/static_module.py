@@ -341,20 +341,23 @@ class StaticModule:
         return fn
 
     def python_def(self, node: cst.FunctionDef) -> ast.FunctionDef:
-        """The `ast` node of a `def` of this file (by name and line)."""
+        """The `ast` node of a `def` of this file: by name, the first at or after LibCST's line (which may
+        start earlier than Python's `def` line: decorators, a leading line continuation)."""
         if self._python_defs is None:
-            index = {}
+            index: dict = {}
             pending = list(ast.parse(self.parsed.text, self.filename).body)
             while pending:   # statements only: a `def` is never inside an expression
                 item = pending.pop()
                 if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    index[(item.name, item.lineno)] = item
+                    index.setdefault(item.name, []).append(item)
                 for block in ("body", "orelse", "handlers", "finalbody", "cases"):
                     inner = getattr(item, block, None)
                     if isinstance(inner, list):
                         pending.extend(inner)
-            self._python_defs = index
-        return self._python_defs[(node.name.value, self.parsed.positions[node].start.line)]
+            self._python_defs = {name: sorted(defs, key=lambda d: d.lineno) for name, defs in index.items()}
+        line = self.parsed.positions[node].start.line
+        defs = self._python_defs[node.name.value]
+        return next((d for d in defs if d.lineno >= line), defs[-1])
 
     def make_class(self, node: cst.ClassDef):
         """The class of a `class` statement, or None (then `self._class_why` says why).
