@@ -6,6 +6,7 @@ reused for every function compiled from that file.
 
 from __future__ import annotations
 
+import ast
 import inspect
 import io
 import linecache
@@ -34,6 +35,7 @@ class ParsedFile:
     text: str
     module: cst.Module
     positions: "Positions" = field(repr=False)
+    python_defs: dict = field(default_factory=dict, repr=False)   # (name, line of `def`) -> its `ast` node, body dropped
     _functions: Optional[list] = field(default=None, repr=False)
     _lines: Optional[list] = field(default=None, repr=False)
     _by_line: Optional[dict] = field(default=None, repr=False)
@@ -148,7 +150,7 @@ def parse_file(filename: str, text: Optional[str] = None) -> ParsedFile:
 def _parse_checked(filename: str, text: str) -> ParsedFile:
     """Python's parser and the limits of `source_limits` first, then LibCST (on a deep stack: see `run_deep`)."""
     try:
-        parse_checked(filename, text)
+        tree = parse_checked(filename, text)
     except SyntaxError as e:
         raise PythonSyntaxError(f"Python syntax error: {e.msg}", SourceSpan(filename, e.lineno or 1, e.offset or 1)) \
             from None
@@ -157,7 +159,29 @@ def _parse_checked(filename: str, text: str) -> ParsedFile:
     except cst.ParserSyntaxError as e:   # valid Python (checked above) that LibCST cannot read
         raise PythonSyntaxError(f"graphjit's parser cannot read this: {e.message}",
                                 SourceSpan(filename, e.raw_line, e.raw_column + 1)) from None
-    return ParsedFile(filename, text, module, node_positions(module))
+    defs = python_defs(tree)
+    del tree   # Python's tree of a large file is about 200 bytes a character: keep only the `def` headers
+    return ParsedFile(filename, text, module, node_positions(module), defs)
+
+
+def python_defs(tree) -> dict:
+    """(name, line of `def`) -> the `ast` node of every `def` in `tree`, with its body and decorators dropped.
+
+    What `static_module` makes a function's signature from, without parsing the file a second time
+    and without keeping the rest of Python's tree.
+    """
+    index = {}
+    pending = list(tree.body)
+    while pending:   # statements only: a `def` is never inside an expression
+        item = pending.pop()
+        for block in ("body", "orelse", "handlers", "finalbody", "cases"):
+            inner = getattr(item, block, None)
+            if isinstance(inner, list):
+                pending.extend(inner)
+        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            item.body, item.decorator_list = [], []
+            index[(item.name, item.lineno)] = item
+    return index
 
 
 _COL_BITS, _HALF_BITS = 25, 50    # room for 2**25 columns: more than MAX_SOURCE_CHARS

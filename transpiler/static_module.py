@@ -66,7 +66,6 @@ class StaticModule:
         self.diagnostics: list[GraphjitError] = []
         self.jit = import_known("graphjit").jit
         self.extra_targets = set(extra_targets)
-        self._python_defs: Optional[dict] = None
         for stmt in self.parsed.module.body:
             try:
                 self.top_level(stmt)
@@ -341,20 +340,8 @@ class StaticModule:
         return fn
 
     def python_def(self, node: cst.FunctionDef) -> ast.FunctionDef:
-        """The `ast` node of a `def` of this file (by name and line)."""
-        if self._python_defs is None:
-            index = {}
-            pending = list(ast.parse(self.parsed.text, self.filename).body)
-            while pending:   # statements only: a `def` is never inside an expression
-                item = pending.pop()
-                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    index[(item.name, item.lineno)] = item
-                for block in ("body", "orelse", "handlers", "finalbody", "cases"):
-                    inner = getattr(item, block, None)
-                    if isinstance(inner, list):
-                        pending.extend(inner)
-            self._python_defs = index
-        return self._python_defs[(node.name.value, self.parsed.positions[node].start.line)]
+        """The `ast` node of a `def` of this file (by name and line), as `source.python_defs` keeps it."""
+        return self.parsed.python_defs[(node.name.value, self.parsed.positions[node].start.line)]
 
     def make_class(self, node: cst.ClassDef):
         """The class of a `class` statement, or None (then `self._class_why` says why).
