@@ -1,12 +1,13 @@
-"""Finding a function's source: parse each file once with LibCST and map nodes to spans.
+"""Finding a function's source: each file read once, LibCST's tree of it parsed one chunk of top-level statements at a time, nodes mapped to spans.
 
-Positions are resolved once per file (LibCST's `PositionProvider` is the costly part) and
-reused for every function compiled from that file.
+Positions are resolved once per chunk (LibCST's `PositionProvider` is the costly part) and reused
+for every function compiled from it; where the chunks are cut is `source_chunks`.
 """
 
 from __future__ import annotations
 
 import ast
+import bisect
 import inspect
 import io
 import linecache
@@ -24,21 +25,35 @@ from ..graph.diagnostics import LoweringError, UnsupportedSyntaxError
 from ..graph.spans import SourceSpan
 from .cst_queries import clear_caches
 from .deep_stack import run_deep
+from .source_chunks import chunks, code_lines, first_indent, first_newline, python_defs
 from .source_limits import parse_checked
 
 
 @dataclass
 class ParsedFile:
-    """A source file parsed once: its LibCST module, its lines and the position of every node."""
+    """A source file read once: its lines, where each top-level statement is, and the position of every node parsed.
+
+    LibCST's tree of a whole file takes about 700 bytes a character, so the file is not parsed as one
+    module: Python's parser (`source_limits`) says where each top-level statement is, and LibCST
+    parses one chunk (the top-level statements sharing lines, with the comments after them) when
+    it is asked for, its positions moved to the file's lines. Every chunk is parsed with the file's
+    indentation and newline, so a node's code is the code it would have in the whole file's tree.
+    A chunk stays until `release` drops it (graphjit check, once a target is checked), unless pinned.
+    """
 
     filename: str
     text: str
-    module: cst.Module
-    positions: "Positions" = field(repr=False)
+    starts: list                      # the first line of each chunk, ascending (the first is line 1)
+    heads: list = field(repr=False)   # per chunk: the `ast` node of its one plain `def`, else None
+    keep: list = field(repr=False)    # per chunk: whether what is made from it may hold its nodes
     python_defs: dict = field(default_factory=dict, repr=False)   # (name, line of `def`) -> its `ast` node, body dropped
-    _functions: Optional[list] = field(default=None, repr=False)
+    positions: "Positions" = field(default_factory=lambda: Positions(), repr=False)
+    _chunks: dict = field(default_factory=dict, repr=False)       # chunk -> (its module, its positions)
+    _pinned: set = field(default_factory=set, repr=False)
+    _by_line: dict = field(default_factory=dict, repr=False)      # chunk -> {(name, line): FunctionDef}
     _lines: Optional[list] = field(default=None, repr=False)
-    _by_line: Optional[dict] = field(default=None, repr=False)
+    _code_lines: Optional[list] = field(default=None, repr=False)
+    _module: Optional[cst.Module] = field(default=None, repr=False)
 
     def span(self, node: cst.CSTNode) -> Optional[SourceSpan]:
         pos = self.positions.raw(node)
@@ -51,6 +66,14 @@ class ParsedFile:
             self._lines = self.text.splitlines(True)
         return self._lines
 
+    @property
+    def module(self) -> cst.Module:
+        """An empty module with the file's indentation and newline: `module.code_for_node(node)` is a node's code."""
+        if self._module is None:
+            self._module = cst.Module(body=[], default_indent=first_indent(self.text),
+                                      default_newline=first_newline(self.text))
+        return self._module
+
     def mentions(self, node: cst.CSTNode, *words: str) -> bool:
         """Whether the source lines of `node` contain one of `words` (a quick test before a full walk)."""
         pos = self.positions.get(node)
@@ -59,28 +82,108 @@ class ParsedFile:
         text = "".join(self.lines[pos.start.line - 1:pos.end.line])
         return any(re.search(rf"\b{word}\b", text) for word in words)
 
-    def functions(self):
-        """Every FunctionDef in the file with its enclosing class names (outermost first).
+    # --- chunks -------------------------------------------------------------------------------
+    def chunk_of(self, line: int) -> int:
+        """The chunk holding `line` (-1 before the first)."""
+        return bisect.bisect_right(self.starts, line) - 1
+
+    def chunk_text(self, chunk: int) -> str:
+        if self._code_lines is None:
+            self._code_lines = code_lines(self.text)
+        lines = self._code_lines
+        end = self.starts[chunk + 1] - 1 if chunk + 1 < len(self.starts) else len(lines)
+        return "".join(lines[self.starts[chunk] - 1:end])
+
+    def statements(self, chunk: int) -> list:
+        """The top-level LibCST statements of `chunk` (parsed now if they are not kept)."""
+        return list(self.chunk_module(chunk).body[1:])
+
+    def chunk_module(self, chunk: int) -> cst.Module:
+        """The module LibCST parses from `chunk`: a first statement of ours, then the chunk's statements."""
+        found = self._chunks.get(chunk)
+        if found is None:
+            found = run_deep(self._parse_chunk, chunk, where=SourceSpan(self.filename, self.starts[chunk], 1),
+                             what=f"parsing {self.filename}")
+            self._chunks[chunk] = found
+            dict.update(self.positions, found[1])
+        return found[0]
+
+    def _parse_chunk(self, chunk: int) -> tuple:
+        first = self.starts[chunk]
+        newline = self.module.default_newline
+        prefix = f"if 1:{newline}{self.module.default_indent}pass{newline}"   # fixes what LibCST detects
+        try:
+            module = cst.parse_module(prefix + self.chunk_text(chunk))
+        except cst.ParserSyntaxError as e:   # valid Python (checked first) that LibCST cannot read
+            raise PythonSyntaxError(f"graphjit's parser cannot read this: {e.message}",
+                                    SourceSpan(self.filename, e.raw_line + first - 1 - _PREFIX_LINES,
+                                               e.raw_column + 1)) from None
+        positions = node_positions(module)
+        ours = [module, module.body[0]]
+        while ours:
+            node = ours.pop()
+            dict.pop(positions, id(node), None)
+            if node is not module:
+                ours.extend(node.children)
+        shift = (first - 1 - _PREFIX_LINES) * ((1 << (_COL_BITS + _HALF_BITS)) + (1 << _COL_BITS))
+        moved = Positions()
+        dict.update(moved, ((key, packed + shift) for key, packed in dict.items(positions)))
+        return module, moved
+
+    def pin(self, chunk: int) -> None:
+        """Keep `chunk` parsed until the file is forgotten (a class's `__init__` is read when it is called)."""
+        self._pinned.add(chunk)
+
+    def release(self, chunk: Optional[int] = None) -> None:
+        """Drop the parsed chunks not pinned (or only `chunk`): parsed again when asked for."""
+        for k in [k for k in self._chunks if k not in self._pinned and (chunk is None or k == chunk)]:
+            _module, own = self._chunks.pop(k)
+            for key in own:
+                dict.pop(self.positions, key, None)
+            self._by_line.pop(k, None)
+        clear_caches()
+
+    def def_span(self, head: ast.AST) -> SourceSpan:
+        """The span LibCST gives the `def` of `heads[k]`: from `def` (or `async`) to the end of its last statement."""
+        return SourceSpan(self.filename, head.lineno, self._column(head.lineno, head.col_offset) + 1,
+                          head.end_lineno, self._column(head.end_lineno, head.end_col_offset) + 1)
+
+    def _column(self, line: int, offset: int) -> int:
+        """Python's column (UTF-8 bytes) as LibCST counts it (characters)."""
+        if self._code_lines is None:
+            self._code_lines = code_lines(self.text)
+        text = self._code_lines[line - 1]
+        return offset if text.isascii() else len(text.encode("utf-8")[:offset].decode("utf-8", "replace"))
+
+    # --- functions ----------------------------------------------------------------------------
+    def functions(self, chunk: Optional[int] = None):
+        """Every FunctionDef in the file (or in one chunk) with its enclosing class names (outermost first).
 
         Functions nested anywhere are found: in classes, in other functions, in loops, branches,
-        `with` and `try` blocks. Computed once per file.
+        `with` and `try` blocks.
         """
-        if self._functions is None:
-            out = []
-            _walk_functions(self.module.body, (), out)
-            self._functions = out
-        return self._functions
+        out = []
+        for k in range(len(self.starts)) if chunk is None else [chunk]:
+            _walk_functions(self.statements(k), (), out)
+        return out
 
     def function_at(self, name: str, line: int) -> Optional[cst.FunctionDef]:
         """The `def name` whose first line or one of whose decorator lines is `line` (one lookup)."""
-        if self._by_line is None:
-            index: dict = {}
-            for node, _classes in self.functions():
+        chunk = self.chunk_of(line)
+        if chunk < 0:
+            return None
+        index = self._by_line.get(chunk)
+        if index is None or chunk not in self._chunks:
+            index = {}
+            for node, _classes in self.functions(chunk):
                 lines = [self.positions[node].start.line] + [self.positions[d].start.line for d in node.decorators]
                 for first in lines:
                     index.setdefault((node.name.value, first), node)
-            self._by_line = index
-        return self._by_line.get((name, line))
+            self._by_line[chunk] = index
+        return index.get((name, line))
+
+
+_PREFIX_LINES = 2
 
 
 def _walk_functions(body, classes: tuple, out: list) -> None:
@@ -148,40 +251,16 @@ def parse_file(filename: str, text: Optional[str] = None) -> ParsedFile:
 
 
 def _parse_checked(filename: str, text: str) -> ParsedFile:
-    """Python's parser and the limits of `source_limits` first, then LibCST (on a deep stack: see `run_deep`)."""
+    """Python's parser and the limits of `source_limits` (on a deep stack: see `run_deep`); LibCST later, a chunk at a time."""
     try:
         tree = parse_checked(filename, text)
     except SyntaxError as e:
         raise PythonSyntaxError(f"Python syntax error: {e.msg}", SourceSpan(filename, e.lineno or 1, e.offset or 1)) \
             from None
-    try:
-        module = cst.parse_module(text)
-    except cst.ParserSyntaxError as e:   # valid Python (checked above) that LibCST cannot read
-        raise PythonSyntaxError(f"graphjit's parser cannot read this: {e.message}",
-                                SourceSpan(filename, e.raw_line, e.raw_column + 1)) from None
+    starts, heads, keep = chunks(tree, code_lines(text))
     defs = python_defs(tree)
     del tree   # Python's tree of a large file is about 200 bytes a character: keep only the `def` headers
-    return ParsedFile(filename, text, module, node_positions(module), defs)
-
-
-def python_defs(tree) -> dict:
-    """(name, line of `def`) -> the `ast` node of every `def` in `tree`, with its body and decorators dropped.
-
-    What `static_module` makes a function's signature from, without parsing the file a second time
-    and without keeping the rest of Python's tree.
-    """
-    index = {}
-    pending = list(tree.body)
-    while pending:   # statements only: a `def` is never inside an expression
-        item = pending.pop()
-        for block in ("body", "orelse", "handlers", "finalbody", "cases"):
-            inner = getattr(item, block, None)
-            if isinstance(inner, list):
-                pending.extend(inner)
-        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            item.body, item.decorator_list = [], []
-            index[(item.name, item.lineno)] = item
-    return index
+    return ParsedFile(filename, text, starts, heads, keep, defs)
 
 
 _COL_BITS, _HALF_BITS = 25, 50    # room for 2**25 columns: more than MAX_SOURCE_CHARS
