@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import functools
 import inspect
 import io
 import linecache
@@ -96,10 +97,11 @@ class ParsedFile:
 
     def statements(self, chunk: int) -> list:
         """The top-level LibCST statements of `chunk` (parsed now if they are not kept)."""
-        return list(self.chunk_module(chunk).body[1:])
+        module = self.chunk_module(chunk)
+        return list(module.body[self._chunks[chunk][2]:])
 
     def chunk_module(self, chunk: int) -> cst.Module:
-        """The module LibCST parses from `chunk`: a first statement of ours, then the chunk's statements."""
+        """The module LibCST parses from `chunk` (its first statement may be ours: see `_parse_chunk`)."""
         found = self._chunks.get(chunk)
         if found is None:
             found = run_deep(self._parse_chunk, chunk, where=SourceSpan(self.filename, self.starts[chunk], 1),
@@ -109,26 +111,39 @@ class ParsedFile:
         return found[0]
 
     def _parse_chunk(self, chunk: int) -> tuple:
-        first = self.starts[chunk]
-        newline = self.module.default_newline
-        prefix = f"if 1:{newline}{self.module.default_indent}pass{newline}"   # fixes what LibCST detects
-        try:
-            module = cst.parse_module(prefix + self.chunk_text(chunk))
-        except cst.ParserSyntaxError as e:   # valid Python (checked first) that LibCST cannot read
-            raise PythonSyntaxError(f"graphjit's parser cannot read this: {e.message}",
-                                    SourceSpan(self.filename, e.raw_line + first - 1 - _PREFIX_LINES,
-                                               e.raw_column + 1)) from None
+        """(module, positions, statements of ours): the chunk as it is, unless LibCST takes another
+        indentation or newline from it than from the whole file: then after a statement of ours that
+        sets them (an `if` block, the first thing LibCST sees). The comments and blank lines LibCST
+        puts in the module's header are the first statement's leading lines, as in the whole file."""
+        module, skip = self._parse_lines(chunk, ""), 0
+        if (module.default_indent, module.default_newline) != (self.module.default_indent,
+                                                               self.module.default_newline):
+            newline = self.module.default_newline
+            module, skip = self._parse_lines(chunk, f"if 1:{newline}{self.module.default_indent}pass{newline}"), 1
+        elif chunk and module.header and module.body:   # the whole file's tree has them before the statement
+            first = module.body[0].with_changes(leading_lines=[*module.header, *module.body[0].leading_lines])
+            module = module.with_changes(header=[], body=[first, *module.body[1:]])
         positions = node_positions(module)
-        ours = [module, module.body[0]]
+        ours = [module] + list(module.body[:skip])
         while ours:
             node = ours.pop()
             dict.pop(positions, id(node), None)
             if node is not module:
                 ours.extend(node.children)
-        shift = (first - 1 - _PREFIX_LINES) * ((1 << (_COL_BITS + _HALF_BITS)) + (1 << _COL_BITS))
+        shift = (self.starts[chunk] - 1 - skip * _PREFIX_LINES) * ((1 << (_COL_BITS + _HALF_BITS)) + (1 << _COL_BITS))
+        if not shift:
+            return module, positions, skip
         moved = Positions()
         dict.update(moved, ((key, packed + shift) for key, packed in dict.items(positions)))
-        return module, moved
+        return module, moved, skip
+
+    def _parse_lines(self, chunk: int, prefix: str) -> cst.Module:
+        try:
+            return cst.parse_module(prefix + self.chunk_text(chunk))
+        except cst.ParserSyntaxError as e:   # valid Python (checked first) that LibCST cannot read
+            line = e.raw_line + self.starts[chunk] - 1 - (_PREFIX_LINES if prefix else 0)
+            raise PythonSyntaxError(f"graphjit's parser cannot read this: {e.message}",
+                                    SourceSpan(self.filename, line, e.raw_column + 1)) from None
 
     def pin(self, chunk: int) -> None:
         """Keep `chunk` parsed until the file is forgotten (a class's `__init__` is read when it is called)."""
@@ -137,7 +152,7 @@ class ParsedFile:
     def release(self, chunk: Optional[int] = None) -> None:
         """Drop the parsed chunks not pinned (or only `chunk`): parsed again when asked for."""
         for k in [k for k in self._chunks if k not in self._pinned and (chunk is None or k == chunk)]:
-            _module, own = self._chunks.pop(k)
+            _module, own, _skip = self._chunks.pop(k)
             for key in own:
                 dict.pop(self.positions, key, None)
             self._by_line.pop(k, None)
@@ -325,6 +340,17 @@ def node_positions(module: cst.Module) -> Positions:
 
 
 def _fast_positions(module: cst.Module) -> Positions:
+    Recorder, FastState = _fast_classes()
+    recorder = Recorder()
+    state = FastState(default_indent=module.default_indent, default_newline=module.default_newline,
+                      provider=recorder)
+    module._codegen(state)
+    return recorder._computed
+
+
+@functools.lru_cache(maxsize=None)
+def _fast_classes() -> tuple:
+    """The classes of `_fast_positions`, made once (a file has a chunk for each top-level statement)."""
     from libcst.metadata.position_provider import PositionProvidingCodegenState
 
     class Recorder:
@@ -376,11 +402,7 @@ def _fast_positions(module: cst.Module) -> Positions:
             else:
                 self.column += len(value)
 
-    recorder = Recorder()
-    state = FastState(default_indent=module.default_indent, default_newline=module.default_newline,
-                      provider=recorder)
-    module._codegen(state)
-    return recorder._computed
+    return Recorder, FastState
 
 
 def read_text(path: str) -> str:
