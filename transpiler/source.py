@@ -15,6 +15,7 @@ import linecache
 import tokenize
 import os
 import re
+import threading
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -26,8 +27,8 @@ from ..graph.diagnostics import LoweringError, UnsupportedSyntaxError
 from ..graph.spans import SourceSpan
 from .cst_queries import clear_caches
 from .deep_stack import run_deep
-from .source_chunks import chunks, code_lines, first_indent, first_newline, python_defs
-from .source_limits import parse_checked
+from .source_chunks import Chunker, code_lines, first_indent, first_newline, python_defs
+from .source_limits import parse_pieces
 
 
 @dataclass
@@ -104,10 +105,13 @@ class ParsedFile:
         """The module LibCST parses from `chunk` (its first statement may be ours: see `_parse_chunk`)."""
         found = self._chunks.get(chunk)
         if found is None:
-            found = run_deep(self._parse_chunk, chunk, where=SourceSpan(self.filename, self.starts[chunk], 1),
-                             what=f"parsing {self.filename}")
-            self._chunks[chunk] = found
-            dict.update(self.positions, found[1])
+            with _PARSING:   # two threads compiling from one file: one tree per chunk
+                found = self._chunks.get(chunk)
+                if found is None:
+                    found = run_deep(self._parse_chunk, chunk, what=f"parsing {self.filename}",
+                                     where=SourceSpan(self.filename, self.starts[chunk], 1))
+                    self._chunks[chunk] = found
+                    dict.update(self.positions, found[1])
         return found[0]
 
     def _parse_chunk(self, chunk: int) -> tuple:
@@ -199,6 +203,7 @@ class ParsedFile:
 
 
 _PREFIX_LINES = 2
+_PARSING = threading.RLock()
 
 
 def _walk_functions(body, classes: tuple, out: list) -> None:
@@ -266,16 +271,22 @@ def parse_file(filename: str, text: Optional[str] = None) -> ParsedFile:
 
 
 def _parse_checked(filename: str, text: str) -> ParsedFile:
-    """Python's parser and the limits of `source_limits` (on a deep stack: see `run_deep`); LibCST later, a chunk at a time."""
+    """Python's parser and the limits of `source_limits` (on a deep stack: see `run_deep`), a piece of the file at a
+    time; LibCST later, a chunk at a time."""
+    lines = code_lines(text)
+    chunker, defs = Chunker(lines), {}
     try:
-        tree = parse_checked(filename, text)
+        for tree in parse_pieces(filename, text, lines):
+            if tree is None:   # the file is read again, whole
+                chunker, defs = Chunker(lines), {}
+                continue
+            chunker.add(tree.body)
+            defs.update(python_defs(tree))
+            del tree   # Python's tree is about 200 bytes a character: keep only the `def` headers
     except SyntaxError as e:
         raise PythonSyntaxError(f"Python syntax error: {e.msg}", SourceSpan(filename, e.lineno or 1, e.offset or 1)) \
             from None
-    starts, heads, keep = chunks(tree, code_lines(text))
-    defs = python_defs(tree)
-    del tree   # Python's tree of a large file is about 200 bytes a character: keep only the `def` headers
-    return ParsedFile(filename, text, starts, heads, keep, defs)
+    return ParsedFile(filename, text, chunker.starts, chunker.heads, chunker.keep, defs)
 
 
 _COL_BITS, _HALF_BITS = 25, 50    # room for 2**25 columns: more than MAX_SOURCE_CHARS

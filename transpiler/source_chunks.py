@@ -36,30 +36,38 @@ def first_indent(text: str) -> str:
     return "    "
 
 
-def chunks(tree: ast.Module, lines: list) -> tuple:
-    """(first lines, heads, keep) of the chunks of a file: see `ParsedFile`.
+class Chunker:
+    """The chunks of a file, from its top-level statements in order (one piece of Python's tree at a time).
 
     A chunk starts with the blank lines and comments before its statement that LibCST's tree of the
     whole file puts in the statement's leading lines: all but a comment indented as far as the last
     block of the statement before, which is in that block's footer (and stays in the chunk before).
+    `starts`: the first line of each chunk; `heads`: its one plain `def`, else None; `keep`: whether
+    what is made from it may hold its nodes (see `source.ParsedFile`).
     """
-    starts, heads, keep = [], [], []
-    last_end, previous = 0, None
-    for stmt in tree.body:
-        first = min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", ())])
-        footer = _footer_indent(previous, lines) if previous is not None else None
-        while first - 1 > last_end and _leads(lines[first - 2], footer):
-            first -= 1
-        previous = stmt
-        plain_def = isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef))
-        if starts and first <= last_end:    # shares a line with the chunk before
-            heads[-1], keep[-1] = None, True
-        else:
-            starts.append(first if starts else 1)
-            heads.append(stmt if plain_def else None)
-            keep.append(not plain_def or _holds_lambda(stmt))
-        last_end = max(last_end, stmt.end_lineno)
-    return starts, heads, keep
+
+    def __init__(self, lines: list) -> None:
+        self.lines = lines
+        self.starts: list = []
+        self.heads: list = []
+        self.keep: list = []
+        self.last_end, self.footer = 0, None   # the footer's indentation of the statement before
+
+    def add(self, statements: list) -> None:
+        lines, starts, heads, keep = self.lines, self.starts, self.heads, self.keep
+        for stmt in statements:
+            first = min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", ())])
+            while first - 1 > self.last_end and _leads(lines[first - 2], self.footer):
+                first -= 1
+            self.footer = _footer_indent(stmt, lines)
+            plain_def = isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef))
+            if starts and first <= self.last_end:    # shares a line with the chunk before
+                heads[-1], keep[-1] = None, True
+            else:
+                starts.append(first if starts else 1)
+                heads.append(stmt if plain_def else None)
+                keep.append(not plain_def or _holds_lambda(stmt))
+            self.last_end = max(self.last_end, stmt.end_lineno)
 
 
 def _leads(line: str, footer: Optional[int]) -> bool:

@@ -1,5 +1,6 @@
 """transpiler/source.py's positions: the same `CodeRange` for every node as LibCST's own `PositionProvider`."""
 
+import ast
 import sys
 
 import libcst as cst
@@ -87,3 +88,33 @@ def test_check_holds_one_functions_tree_at_a_time(tmp_path, monkeypatch):
     monkeypatch.setattr(source.ParsedFile, "_parse_chunk", counting)
     assert check_file(str(path), "STRICT") == []
     assert len(most) == 42 and max(most) <= 3   # the two imports (kept), then each function once, alone
+
+
+PIECES = dict(ODD_FILES, **{
+    "strings_and_blocks": 'x = """\ndef not_code():\n    pass\n"""\nif x:\n    y = 1\nelse:\n    y = 2\ntry:\n    z = 1\n'
+                          'except Exception:\n    z = 2\nfinally:\n    w = 3\n@dec\n\ndef f(a,\nb):\n    return (a +\n'
+                          'b)\nv = 1 + \\\n2\nclass C:\n    pass\n',
+    "syntax_error_late": "x = 1\n" * 40 + "def f(:\n    pass\n" + "y = 2\n" * 40,
+    "too_deep_late": "x = 1\n" * 40 + "y = " + "(" * 150 + "1" + ")" * 150 + "\n" + "z = 3\n" * 40,
+})
+
+
+@pytest.mark.parametrize("text", list(PIECES.values()) + [(REPO / "samples/network.py").read_text()],
+                         ids=list(PIECES) + ["network"])
+def test_pieces_of_pythons_tree_give_the_whole_files_chunks(tmp_path, monkeypatch, text):
+    """A large file is parsed by Python a piece at a time: the same chunks, `def`s and errors as the whole file."""
+    from graphjit.transpiler import source, source_limits
+
+    def read(pieces: int):
+        monkeypatch.setattr(source_limits, "PIECE_CHARS", pieces)
+        path = str(tmp_path / f"odd{pieces}.py")
+        try:
+            parsed = source.parse_file(path, text)
+        except Exception as e:   # the one error graphjit gives
+            return type(e).__name__, str(e).replace(path, "FILE")
+        found = (parsed.starts, [h and (h.name, h.lineno) for h in parsed.heads], parsed.keep,
+                 sorted((k, ast.dump(v)) for k, v in parsed.python_defs.items()))
+        source.forget_file(path)
+        return found
+
+    assert read(1) == read(1 << 18)
