@@ -127,16 +127,17 @@ class ParsedFile:
         elif chunk and module.header and module.body:   # the whole file's tree has them before the statement
             first = module.body[0].with_changes(leading_lines=[*module.header, *module.body[0].leading_lines])
             module = module.with_changes(header=[], body=[first, *module.body[1:]])
-        positions = node_positions(module)
+        first_line = self.starts[chunk] - skip * _PREFIX_LINES   # where the module's code would start
+        positions = node_positions(module, max(first_line, 1))
         ours = [module] + list(module.body[:skip])
         while ours:
             node = ours.pop()
             dict.pop(positions, id(node), None)
             if node is not module:
                 ours.extend(node.children)
-        shift = (self.starts[chunk] - 1 - skip * _PREFIX_LINES) * ((1 << (_COL_BITS + _HALF_BITS)) + (1 << _COL_BITS))
-        if not shift:
+        if first_line >= 1:
             return module, positions, skip
+        shift = (first_line - 1) * ((1 << (_COL_BITS + _HALF_BITS)) + (1 << _COL_BITS))   # the first chunk, after ours
         moved = Positions()
         dict.update(moved, ((key, packed + shift) for key, packed in dict.items(positions)))
         return module, moved, skip
@@ -329,7 +330,7 @@ class Positions(dict):
         return dict.__contains__(self, id(node))
 
 
-def node_positions(module: cst.Module) -> Positions:
+def node_positions(module: cst.Module, first_line: int = 1) -> Positions:
     """Every node's `CodeRange`, as LibCST's `PositionProvider` gives it, computed in one codegen pass.
 
     LibCST computes positions by generating the file's code; its syntactic-position hook is a
@@ -337,24 +338,26 @@ def node_positions(module: cst.Module) -> Positions:
     `CodeRange` per node. `_fast_positions` replaces that hook with a plain object, keeps no tokens,
     records packed ints (see `Positions`) and skips the newline split for tokens without a newline
     (most of `graphjit check`'s time on large files). Should LibCST's internals differ, its own
-    provider is used.
+    provider is used. `first_line`: the line the module's code starts on.
     """
     try:
-        return _fast_positions(module)
+        return _fast_positions(module, first_line)
     except Exception:   # another LibCST version: the documented way
         wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
         out = Positions()
+        shift = first_line - 1
         for node, where in wrapper.resolve(PositionProvider).items():
-            dict.__setitem__(out, id(node), _pack(where.start.line, where.start.column, where.end.line,
-                                                  where.end.column))
+            dict.__setitem__(out, id(node), _pack(where.start.line + shift, where.start.column,
+                                                  where.end.line + shift, where.end.column))
         return out
 
 
-def _fast_positions(module: cst.Module) -> Positions:
+def _fast_positions(module: cst.Module, first_line: int) -> Positions:
     Recorder, FastState = _fast_classes()
     recorder = Recorder()
     state = FastState(default_indent=module.default_indent, default_newline=module.default_newline,
                       provider=recorder)
+    state.line = first_line
     module._codegen(state)
     return recorder._computed
 
