@@ -301,6 +301,7 @@ def _check_file(path: str, level: str, extra_targets: tuple) -> list:
     with _collect_new_objects_only():
         for target in module.targets:
             diagnostics.extend(lower_target(target, {}, level)[2])
+            module.parsed.release()   # the trees parsed to check it (a class's stays: see StaticModule)
     return diagnostics
 
 

@@ -135,7 +135,8 @@ def used_outside(stmt, frame, names: list) -> list:
     if cached is None or cached[0] is not stmt:
         where = frame.parsed.positions.get(stmt)
         best, best_size = None, None
-        for fn_node, _ in frame.parsed.functions():
+        chunk = frame.parsed.chunk_of(where.start.line) if where is not None else -1
+        for fn_node, _ in (frame.parsed.functions(chunk) if chunk >= 0 else ()):   # the def holding it is in its chunk
             pos = frame.parsed.positions.get(fn_node)
             if pos is None or where is None:
                 continue

@@ -1,17 +1,21 @@
-"""Finding a function's source: parse each file once with LibCST and map nodes to spans.
+"""Finding a function's source: each file read once, LibCST's tree of it parsed one chunk of top-level statements at a time, nodes mapped to spans.
 
-Positions are resolved once per file (LibCST's `PositionProvider` is the costly part) and
-reused for every function compiled from that file.
+Positions are resolved once per chunk (LibCST's `PositionProvider` is the costly part) and reused
+for every function compiled from it; where the chunks are cut is `source_chunks`.
 """
 
 from __future__ import annotations
 
+import ast
+import bisect
+import functools
 import inspect
 import io
 import linecache
 import tokenize
 import os
 import re
+import threading
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -23,20 +27,35 @@ from ..graph.diagnostics import LoweringError, UnsupportedSyntaxError
 from ..graph.spans import SourceSpan
 from .cst_queries import clear_caches
 from .deep_stack import run_deep
-from .source_limits import parse_checked
+from .source_chunks import Chunker, code_lines, first_indent, first_newline, python_defs
+from .source_limits import parse_pieces
 
 
 @dataclass
 class ParsedFile:
-    """A source file parsed once: its LibCST module, its lines and the position of every node."""
+    """A source file read once: its lines, where each top-level statement is, and the position of every node parsed.
+
+    LibCST's tree of a whole file takes about 700 bytes a character, so the file is not parsed as one
+    module: Python's parser (`source_limits`) says where each top-level statement is, and LibCST
+    parses one chunk (the top-level statements sharing lines, with the comments after them) when
+    it is asked for, its positions moved to the file's lines. Every chunk is parsed with the file's
+    indentation and newline, so a node's code is the code it would have in the whole file's tree.
+    A chunk stays until `release` drops it (graphjit check, once a target is checked), unless pinned.
+    """
 
     filename: str
     text: str
-    module: cst.Module
-    positions: "Positions" = field(repr=False)
-    _functions: Optional[list] = field(default=None, repr=False)
+    starts: list                      # the first line of each chunk, ascending (the first is line 1)
+    heads: list = field(repr=False)   # per chunk: the `ast` node of its one plain `def`, else None
+    keep: list = field(repr=False)    # per chunk: whether what is made from it may hold its nodes
+    python_defs: dict = field(default_factory=dict, repr=False)   # (name, line of `def`) -> its `ast` node, body dropped
+    positions: "Positions" = field(default_factory=lambda: Positions(), repr=False)
+    _chunks: dict = field(default_factory=dict, repr=False)       # chunk -> (its module, its positions)
+    _pinned: set = field(default_factory=set, repr=False)
+    _by_line: dict = field(default_factory=dict, repr=False)      # chunk -> {(name, line): FunctionDef}
     _lines: Optional[list] = field(default=None, repr=False)
-    _by_line: Optional[dict] = field(default=None, repr=False)
+    _code_lines: Optional[list] = field(default=None, repr=False)
+    _module: Optional[cst.Module] = field(default=None, repr=False)
 
     def span(self, node: cst.CSTNode) -> Optional[SourceSpan]:
         pos = self.positions.raw(node)
@@ -49,6 +68,14 @@ class ParsedFile:
             self._lines = self.text.splitlines(True)
         return self._lines
 
+    @property
+    def module(self) -> cst.Module:
+        """An empty module with the file's indentation and newline: `module.code_for_node(node)` is a node's code."""
+        if self._module is None:
+            self._module = cst.Module(body=[], default_indent=first_indent(self.text),
+                                      default_newline=first_newline(self.text))
+        return self._module
+
     def mentions(self, node: cst.CSTNode, *words: str) -> bool:
         """Whether the source lines of `node` contain one of `words` (a quick test before a full walk)."""
         pos = self.positions.get(node)
@@ -57,28 +84,127 @@ class ParsedFile:
         text = "".join(self.lines[pos.start.line - 1:pos.end.line])
         return any(re.search(rf"\b{word}\b", text) for word in words)
 
-    def functions(self):
-        """Every FunctionDef in the file with its enclosing class names (outermost first).
+    # --- chunks -------------------------------------------------------------------------------
+    def chunk_of(self, line: int) -> int:
+        """The chunk holding `line` (-1 before the first)."""
+        return bisect.bisect_right(self.starts, line) - 1
+
+    def chunk_text(self, chunk: int) -> str:
+        if self._code_lines is None:
+            self._code_lines = code_lines(self.text)
+        lines = self._code_lines
+        end = self.starts[chunk + 1] - 1 if chunk + 1 < len(self.starts) else len(lines)
+        return "".join(lines[self.starts[chunk] - 1:end])
+
+    def statements(self, chunk: int) -> list:
+        """The top-level LibCST statements of `chunk` (parsed now if they are not kept)."""
+        module = self.chunk_module(chunk)
+        return list(module.body[self._chunks[chunk][2]:])
+
+    def chunk_module(self, chunk: int) -> cst.Module:
+        """The module LibCST parses from `chunk` (its first statement may be ours: see `_parse_chunk`)."""
+        found = self._chunks.get(chunk)
+        if found is None:
+            with _PARSING:   # two threads compiling from one file: one tree per chunk
+                found = self._chunks.get(chunk)
+                if found is None:
+                    found = run_deep(self._parse_chunk, chunk, what=f"parsing {self.filename}",
+                                     where=SourceSpan(self.filename, self.starts[chunk], 1))
+                    self._chunks[chunk] = found
+                    dict.update(self.positions, found[1])
+        return found[0]
+
+    def _parse_chunk(self, chunk: int) -> tuple:
+        """(module, positions, statements of ours): the chunk as it is, unless LibCST takes another
+        indentation or newline from it than from the whole file: then after a statement of ours that
+        sets them (an `if` block, the first thing LibCST sees). The comments and blank lines LibCST
+        puts in the module's header are the first statement's leading lines, as in the whole file."""
+        module, skip = self._parse_lines(chunk, ""), 0
+        if (module.default_indent, module.default_newline) != (self.module.default_indent,
+                                                               self.module.default_newline):
+            newline = self.module.default_newline
+            module, skip = self._parse_lines(chunk, f"if 1:{newline}{self.module.default_indent}pass{newline}"), 1
+        elif chunk and module.header and module.body:   # the whole file's tree has them before the statement
+            first = module.body[0].with_changes(leading_lines=[*module.header, *module.body[0].leading_lines])
+            module = module.with_changes(header=[], body=[first, *module.body[1:]])
+        first_line = self.starts[chunk] - skip * _PREFIX_LINES   # where the module's code would start
+        positions = node_positions(module, max(first_line, 1))
+        ours = [module] + list(module.body[:skip])
+        while ours:
+            node = ours.pop()
+            dict.pop(positions, id(node), None)
+            if node is not module:
+                ours.extend(node.children)
+        if first_line >= 1:
+            return module, positions, skip
+        shift = (first_line - 1) * ((1 << (_COL_BITS + _HALF_BITS)) + (1 << _COL_BITS))   # the first chunk, after ours
+        moved = Positions()
+        dict.update(moved, ((key, packed + shift) for key, packed in dict.items(positions)))
+        return module, moved, skip
+
+    def _parse_lines(self, chunk: int, prefix: str) -> cst.Module:
+        try:
+            return cst.parse_module(prefix + self.chunk_text(chunk))
+        except cst.ParserSyntaxError as e:   # valid Python (checked first) that LibCST cannot read
+            line = e.raw_line + self.starts[chunk] - 1 - (_PREFIX_LINES if prefix else 0)
+            raise PythonSyntaxError(f"graphjit's parser cannot read this: {e.message}",
+                                    SourceSpan(self.filename, line, e.raw_column + 1)) from None
+
+    def pin(self, chunk: int) -> None:
+        """Keep `chunk` parsed until the file is forgotten (a class's `__init__` is read when it is called)."""
+        self._pinned.add(chunk)
+
+    def release(self, chunk: Optional[int] = None) -> None:
+        """Drop the parsed chunks not pinned (or only `chunk`): parsed again when asked for."""
+        for k in [k for k in self._chunks if k not in self._pinned and (chunk is None or k == chunk)]:
+            _module, own, _skip = self._chunks.pop(k)
+            for key in own:
+                dict.pop(self.positions, key, None)
+            self._by_line.pop(k, None)
+        clear_caches()
+
+    def def_span(self, head: ast.AST) -> SourceSpan:
+        """The span LibCST gives the `def` of `heads[k]`: from `def` (or `async`) to the end of its last statement."""
+        return SourceSpan(self.filename, head.lineno, self._column(head.lineno, head.col_offset) + 1,
+                          head.end_lineno, self._column(head.end_lineno, head.end_col_offset) + 1)
+
+    def _column(self, line: int, offset: int) -> int:
+        """Python's column (UTF-8 bytes) as LibCST counts it (characters)."""
+        if self._code_lines is None:
+            self._code_lines = code_lines(self.text)
+        text = self._code_lines[line - 1]
+        return offset if text.isascii() else len(text.encode("utf-8")[:offset].decode("utf-8", "replace"))
+
+    # --- functions ----------------------------------------------------------------------------
+    def functions(self, chunk: Optional[int] = None):
+        """Every FunctionDef in the file (or in one chunk) with its enclosing class names (outermost first).
 
         Functions nested anywhere are found: in classes, in other functions, in loops, branches,
-        `with` and `try` blocks. Computed once per file.
+        `with` and `try` blocks.
         """
-        if self._functions is None:
-            out = []
-            _walk_functions(self.module.body, (), out)
-            self._functions = out
-        return self._functions
+        out = []
+        for k in range(len(self.starts)) if chunk is None else [chunk]:
+            _walk_functions(self.statements(k), (), out)
+        return out
 
     def function_at(self, name: str, line: int) -> Optional[cst.FunctionDef]:
         """The `def name` whose first line or one of whose decorator lines is `line` (one lookup)."""
-        if self._by_line is None:
-            index: dict = {}
-            for node, _classes in self.functions():
+        chunk = self.chunk_of(line)
+        if chunk < 0:
+            return None
+        index = self._by_line.get(chunk)
+        if index is None or chunk not in self._chunks:
+            index = {}
+            for node, _classes in self.functions(chunk):
                 lines = [self.positions[node].start.line] + [self.positions[d].start.line for d in node.decorators]
                 for first in lines:
                     index.setdefault((node.name.value, first), node)
-            self._by_line = index
-        return self._by_line.get((name, line))
+            self._by_line[chunk] = index
+        return index.get((name, line))
+
+
+_PREFIX_LINES = 2
+_PARSING = threading.RLock()
 
 
 def _walk_functions(body, classes: tuple, out: list) -> None:
@@ -146,18 +272,22 @@ def parse_file(filename: str, text: Optional[str] = None) -> ParsedFile:
 
 
 def _parse_checked(filename: str, text: str) -> ParsedFile:
-    """Python's parser and the limits of `source_limits` first, then LibCST (on a deep stack: see `run_deep`)."""
+    """Python's parser and the limits of `source_limits` (on a deep stack: see `run_deep`), a piece of the file at a
+    time; LibCST later, a chunk at a time."""
+    lines = code_lines(text)
+    chunker, defs = Chunker(lines), {}
     try:
-        parse_checked(filename, text)
+        for tree in parse_pieces(filename, text, lines):
+            if tree is None:   # the file is read again, whole
+                chunker, defs = Chunker(lines), {}
+                continue
+            chunker.add(tree.body)
+            defs.update(python_defs(tree))
+            del tree   # Python's tree is about 200 bytes a character: keep only the `def` headers
     except SyntaxError as e:
         raise PythonSyntaxError(f"Python syntax error: {e.msg}", SourceSpan(filename, e.lineno or 1, e.offset or 1)) \
             from None
-    try:
-        module = cst.parse_module(text)
-    except cst.ParserSyntaxError as e:   # valid Python (checked above) that LibCST cannot read
-        raise PythonSyntaxError(f"graphjit's parser cannot read this: {e.message}",
-                                SourceSpan(filename, e.raw_line, e.raw_column + 1)) from None
-    return ParsedFile(filename, text, module, node_positions(module))
+    return ParsedFile(filename, text, chunker.starts, chunker.heads, chunker.keep, defs)
 
 
 _COL_BITS, _HALF_BITS = 25, 50    # room for 2**25 columns: more than MAX_SOURCE_CHARS
@@ -200,7 +330,7 @@ class Positions(dict):
         return dict.__contains__(self, id(node))
 
 
-def node_positions(module: cst.Module) -> Positions:
+def node_positions(module: cst.Module, first_line: int = 1) -> Positions:
     """Every node's `CodeRange`, as LibCST's `PositionProvider` gives it, computed in one codegen pass.
 
     LibCST computes positions by generating the file's code; its syntactic-position hook is a
@@ -208,20 +338,33 @@ def node_positions(module: cst.Module) -> Positions:
     `CodeRange` per node. `_fast_positions` replaces that hook with a plain object, keeps no tokens,
     records packed ints (see `Positions`) and skips the newline split for tokens without a newline
     (most of `graphjit check`'s time on large files). Should LibCST's internals differ, its own
-    provider is used.
+    provider is used. `first_line`: the line the module's code starts on.
     """
     try:
-        return _fast_positions(module)
+        return _fast_positions(module, first_line)
     except Exception:   # another LibCST version: the documented way
         wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
         out = Positions()
+        shift = first_line - 1
         for node, where in wrapper.resolve(PositionProvider).items():
-            dict.__setitem__(out, id(node), _pack(where.start.line, where.start.column, where.end.line,
-                                                  where.end.column))
+            dict.__setitem__(out, id(node), _pack(where.start.line + shift, where.start.column,
+                                                  where.end.line + shift, where.end.column))
         return out
 
 
-def _fast_positions(module: cst.Module) -> Positions:
+def _fast_positions(module: cst.Module, first_line: int) -> Positions:
+    Recorder, FastState = _fast_classes()
+    recorder = Recorder()
+    state = FastState(default_indent=module.default_indent, default_newline=module.default_newline,
+                      provider=recorder)
+    state.line = first_line
+    module._codegen(state)
+    return recorder._computed
+
+
+@functools.lru_cache(maxsize=None)
+def _fast_classes() -> tuple:
+    """The classes of `_fast_positions`, made once (a file has a chunk for each top-level statement)."""
     from libcst.metadata.position_provider import PositionProvidingCodegenState
 
     class Recorder:
@@ -273,11 +416,7 @@ def _fast_positions(module: cst.Module) -> Positions:
             else:
                 self.column += len(value)
 
-    recorder = Recorder()
-    state = FastState(default_indent=module.default_indent, default_newline=module.default_newline,
-                      provider=recorder)
-    module._codegen(state)
-    return recorder._computed
+    return Recorder, FastState
 
 
 def read_text(path: str) -> str:

@@ -6,7 +6,9 @@ and its time and memory grow faster than linearly with the depth of a chain (`a 
 whose own limits apply: 200 nested brackets, 100 indentation levels, its parser stack), then the
 nesting depth of every statement is measured on that tree, each level weighted by what it costs
 LibCST (`WEIGHTS`, measured with LibCST 1.9), without recursion. What is over a limit is one
-`ResourceLimitError` naming the file and the place; nothing past it is parsed.
+`ResourceLimitError` naming the file and the place; nothing past it is parsed. A large file is
+parsed a piece of top-level statements at a time (`parse_pieces`), so Python's tree of the whole
+file (about 200 bytes a character) is never held; any error is the one the whole file gives.
 
 - `MAX_SOURCE_CHARS`: a file's length.
 - `MAX_NESTING`: the weighted nesting depth of one statement (a 2 400-term sum, a
@@ -18,6 +20,7 @@ LibCST (`WEIGHTS`, measured with LibCST 1.9), without recursion. What is over a 
 from __future__ import annotations
 
 import ast
+import bisect
 
 from ..graph.spans import SourceSpan
 from .deep_stack import ResourceLimitError
@@ -59,7 +62,66 @@ def parse_checked(filename: str, text: str) -> ast.Module:
     return tree
 
 
-def check_depth(filename: str, tree: ast.Module) -> None:
+PIECE_CHARS = 1 << 18   # a large file is parsed in pieces of about this many characters
+
+
+def parse_pieces(filename: str, text: str, lines: list):
+    """Python's syntax tree of `text` once every limit is checked, in pieces of top-level statements,
+    each with the file's line numbers (None, then the whole file's tree: start again).
+
+    Python's tree of a whole file takes about 200 bytes a character. A piece ends before a line
+    that starts a statement at column 0, and is parsed on its own: Python's tokenizer ends a piece
+    that parses in the state it starts the next in (no open bracket, string or block), so the pieces
+    hold the file's statements. A piece that does not parse is made longer; a file with a syntax
+    error, or over a limit, or importing from `__future__` (which can change the grammar), is
+    parsed whole by `parse_checked`, as is a small file, so the error is the one it gives.
+    """
+    if len(text) <= 2 * PIECE_CHARS or len(text) > MAX_SOURCE_CHARS or "__future__" in text:
+        yield parse_checked(filename, text)
+        return
+    cuts, size, previous = [], 0, ""
+    for k, line in enumerate(lines):
+        if size >= PIECE_CHARS and line[:1] not in _NOT_A_START and not line.startswith(_NOT_FIRST) and \
+                not previous.startswith("@") and not previous.rstrip("\r\n").endswith("\\"):
+            cuts.append(k)
+            size = 0
+        size += len(line)
+        previous = line
+    cuts.append(len(lines))
+    start, work, given = 0, 0, False
+    while start < len(lines):
+        step = 0
+        while True:
+            end = cuts[min(bisect.bisect_right(cuts, start) + step, len(cuts) - 1)]
+            try:
+                tree = compile("\n" * start + "".join(lines[start:end]), filename, "exec", ast.PyCF_ONLY_AST,
+                               dont_inherit=True)
+                work += check_depth(filename, tree, MAX_DEEP_WORK - work)
+                break
+            except SyntaxError:
+                if end == len(lines):
+                    tree = None
+                    break
+                step = 2 * step + 1   # the piece ended inside a statement: a longer one
+            except (ResourceLimitError, RecursionError, MemoryError, ValueError):
+                tree = None
+                break
+        if tree is None:   # the whole file's error (or its tree): the one parse_checked gives
+            if given:
+                yield None
+            yield parse_checked(filename, text)
+            return
+        given = True
+        yield tree
+        del tree
+        start = end
+
+
+_NOT_A_START = ("", " ", "\t", "\f", "#", "\r", "\n", ")", "]", "}")
+_NOT_FIRST = ("else", "elif", "except", "finally")
+
+
+def check_depth(filename: str, tree: ast.Module, room: int = MAX_DEEP_WORK) -> int:
     """Every statement's weighted nesting depth within `MAX_NESTING`, the deep ones' squares within `MAX_DEEP_WORK`.
 
     Iterative: a stack of (node, depth of its parent) pairs, so the walk itself cannot overflow.
@@ -76,11 +138,12 @@ def check_depth(filename: str, tree: ast.Module) -> None:
         own = deepest - base    # LibCST's time grows with the length of a chain, wherever it is
         if own > DEEP:
             work += own * own
-            if work > MAX_DEEP_WORK:
+            if work > room:
                 raise ResourceLimitError(f"too much deeply nested code in one file: the squared depths of its "
                                          f"expressions deeper than {DEEP} add up to more than {MAX_DEEP_WORK:,}",
                                          _span(filename, where, stmt),
                                          hint="split the file or its deepest expressions")
+    return work
 
 
 def _deepest(stmt, base: int, statements: list) -> tuple:

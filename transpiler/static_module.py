@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import ast
 import builtins
-import functools
 import types
 from dataclasses import dataclass, field
 from typing import Any, Optional
@@ -30,8 +29,9 @@ from .module_bindings import declared_globals, dotted, names_bound_in
 from .lower import Frame
 from .source import ParsedFile, parse_file, read_text
 from .static_evaluator import StaticEvaluator, Unresolved
-from .static_pure import (CLASS_LINE_BUILTINS, DROPPED_METHODS, PLAIN_BASES, WRAPPERS, NotComputed, StaticNamespace,
+from .static_pure import (CLASS_LINE_BUILTINS, DROPPED_METHODS, PLAIN_BASES, WRAPPERS, StaticNamespace,
                           describe_callable, import_known, is_library_class, module_attribute, not_computed)
+from .trap_functions import trap_function
 from .unknown_values import calls_in, source_of, unknown_detail, unknown_origin
 from .values import Seq, Static, is_static, static_value
 
@@ -66,12 +66,18 @@ class StaticModule:
         self.diagnostics: list[GraphjitError] = []
         self.jit = import_known("graphjit").jit
         self.extra_targets = set(extra_targets)
-        self._python_defs: Optional[dict] = None
-        for stmt in self.parsed.module.body:
-            try:
-                self.top_level(stmt)
-            except GraphjitError as e:
-                self.diagnostics.append(e)
+        for chunk, head in enumerate(self.parsed.heads):
+            if head is not None and self.plain_def(head):
+                continue
+            for stmt in self.parsed.statements(chunk):   # a file LibCST cannot read is one error
+                try:
+                    self.top_level(stmt)
+                except GraphjitError as e:
+                    self.diagnostics.append(e)
+            if self.parsed.keep[chunk]:
+                self.parsed.pin(chunk)
+            else:
+                self.parsed.release(chunk)   # a function's tree is parsed again when it is compiled
         self.bind_globals_set_in_functions()
 
     def span(self, node) -> Optional[SourceSpan]:
@@ -115,6 +121,49 @@ class StaticModule:
             for name in names_bound_in(stmt):
                 self.namespace[name] = Unresolved(name, self.span(stmt), f"is bound by a module-level `{kind}`")
 
+    def plain_def(self, head: ast.AST) -> bool:
+        """A top-level `def` without defaults whose decorators are all jit or all something else, made
+        from Python's tree without LibCST's: what `top_level` makes of it (True), or nothing (False)."""
+        args = head.args
+        if args.defaults or any(d is not None for d in args.kw_defaults):
+            return False
+        if not all(isinstance(d.func if isinstance(d, ast.Call) else d, (ast.Name, ast.Attribute))
+                   for d in head.decorator_list):
+            return False
+        try:
+            span = self.parsed.def_span(head)
+            fn = trap_function(self.filename, head, {}, span, head.name, self.namespace)
+        except GraphjitError:
+            return False
+        self.namespace[head.name] = fn   # bound before its decorators are resolved, as `top_level` does
+        jitted = []
+        for decorator in head.decorator_list:
+            call = isinstance(decorator, ast.Call)
+            value = self.resolve_python(decorator.func if call else decorator)
+            jitted.append(value is self.jit or (not call and isinstance(value, JitDecorator)))
+        if any(jitted) and not all(jitted):
+            return False   # the other decorators get a note, placed by LibCST's tree: `top_level` makes it again
+        if head.name in self.extra_targets or any(jitted):
+            self.targets.append(Target("function", head.name, fn, span))
+        return True
+
+    def resolve_python(self, expr) -> Any:
+        """`resolve` for a name or attribute of Python's tree."""
+        if isinstance(expr, ast.Name):
+            if expr.id in self.namespace:
+                return self.namespace[expr.id]
+            return getattr(builtins, expr.id, None) if expr.id in CLASS_LINE_BUILTINS else None
+        if isinstance(expr, ast.Attribute):
+            base = self.resolve_python(expr.value)
+            if base is None or isinstance(base, Unresolved):
+                return None
+            try:
+                return module_attribute(base, expr.attr) if isinstance(base, types.ModuleType) else \
+                    _class_attribute(base, expr.attr)
+            except AttributeError:
+                return None
+        return None
+
     def note_dropped_decorator(self, stmt, decorator, qualname: str) -> None:
         """A decorator graphjit does not run: the function is compiled as written, which the note says."""
         self.diagnostics.append(not_computed(
@@ -129,10 +178,15 @@ class StaticModule:
         """`global n` in a function: `n` exists once that function has run (known only at run time)."""
         if "global" not in self.parsed.text:
             return
-        for name, node in declared_globals(self.parsed.module):
-            if name not in self.namespace:
-                self.namespace[name] = Unresolved(name, self.span(node), "is assigned by a function's `global` "
-                                                                         "statement")
+        for chunk in range(len(self.parsed.starts)):
+            if "global" not in self.parsed.chunk_text(chunk):
+                continue
+            for name, node in declared_globals(self.parsed.chunk_module(chunk)):
+                if name not in self.namespace:
+                    self.namespace[name] = Unresolved(name, self.span(node), "is assigned by a function's `global` "
+                                                                             "statement")
+            if not self.parsed.keep[chunk]:
+                self.parsed.release(chunk)
 
     def do_import(self, module_name: str, alias, stmt) -> None:
         bind = alias.asname.name.value if alias.asname else module_name.split(".")[0]
@@ -313,51 +367,17 @@ class StaticModule:
         params = node.params
         positional = [default_name(p) for p in list(params.posonly_params) + list(params.params)]
         keyword = [default_name(p) for p in params.kwonly_params]
-        tree = self.python_def(node)
-        args = tree.args
-        bare_args = ast.arguments(
-            posonlyargs=[_bare_arg(a) for a in args.posonlyargs], args=[_bare_arg(a) for a in args.args],
-            vararg=_bare_arg(args.vararg) if args.vararg else None,
-            kwonlyargs=[_bare_arg(a) for a in args.kwonlyargs], kw_defaults=keyword,
-            kwarg=_bare_arg(args.kwarg) if args.kwarg else None, defaults=[d for d in positional if d is not None])
-        trap = ast.Raise(exc=ast.Call(ast.Name(_TRAP, ast.Load()), [], []), cause=None)
-        bare = type(tree)(name=tree.name, args=bare_args, body=[ast.copy_location(trap, tree)], decorator_list=[],
-                          returns=None, type_comment=None)   # a FunctionDef, or an AsyncFunctionDef
-        ast.copy_location(bare, tree)
-        bare.end_lineno, bare.end_col_offset = tree.end_lineno, tree.end_col_offset
-        factory_args = ast.arguments(posonlyargs=[], args=[ast.arg(_TRAP)] + [ast.arg(k) for k in defaults],
-                                     vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[])
-        factory = ast.FunctionDef(name="__graphjit_factory__", args=factory_args,
-                                  body=[bare, ast.Return(ast.Name(tree.name, ast.Load()))], decorator_list=[],
-                                  returns=None, type_comment=None)
-        ast.copy_location(factory, tree)
-        module = ast.fix_missing_locations(ast.Module([factory], []))
-        code = compile(module, self.filename, "exec")
-        factory_code = next(c for c in code.co_consts if isinstance(c, types.CodeType))
-        make = types.FunctionType(factory_code, namespace)   # our code: `def` the trap, return it
-        error = functools.partial(_code_not_run, qualname, self.span(node))
-        fn = make(error, *defaults.values())
-        fn.__qualname__ = qualname
-        return fn
+        return trap_function(self.filename, self.python_def(node), defaults, self.span(node), qualname, namespace,
+                                  [d for d in positional if d is not None], keyword)
 
     def python_def(self, node: cst.FunctionDef) -> ast.FunctionDef:
-        """The `ast` node of a `def` of this file: by name, the first at or after LibCST's line (which may
-        start earlier than Python's `def` line: decorators, a leading line continuation)."""
-        if self._python_defs is None:
-            index: dict = {}
-            pending = list(ast.parse(self.parsed.text, self.filename).body)
-            while pending:   # statements only: a `def` is never inside an expression
-                item = pending.pop()
-                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    index.setdefault(item.name, []).append(item)
-                for block in ("body", "orelse", "handlers", "finalbody", "cases"):
-                    inner = getattr(item, block, None)
-                    if isinstance(inner, list):
-                        pending.extend(inner)
-            self._python_defs = {name: sorted(defs, key=lambda d: d.lineno) for name, defs in index.items()}
-        line = self.parsed.positions[node].start.line
-        defs = self._python_defs[node.name.value]
-        return next((d for d in defs if d.lineno >= line), defs[-1])
+        """The `ast` node of a `def` of this file, as `source.python_defs` keeps it: by name and line, else the
+        first of its name after LibCST's line (which can precede Python's: a leading line continuation)."""
+        defs, name, line = self.parsed.python_defs, node.name.value, self.parsed.positions[node].start.line
+        if (name, line) in defs:
+            return defs[(name, line)]
+        same = sorted(((at, d) for (n, at), d in defs.items() if n == name), key=lambda pair: pair[0])
+        return next((d for at, d in same if at >= line), same[-1][1])
 
     def make_class(self, node: cst.ClassDef):
         """The class of a `class` statement, or None (then `self._class_why` says why).
@@ -453,14 +473,6 @@ class StaticModule:
         return __init__
 
 
-_TRAP = "__graphjit_code_not_run__"
-
-
-def _code_not_run(qualname: str, span) -> NotComputed:
-    """The error a trap function raises when something calls it for real while the file is read."""
-    return not_computed(f"the result of `{qualname}`", f"it is code of the file ({span}), which graphjit reads "
-                        "but never runs", span)
-
 
 def _is_none(expr) -> bool:
     return isinstance(expr, cst.Name) and expr.value == "None"
@@ -475,10 +487,6 @@ def _class_attribute(cls, name: str):
             return vars(klass)[name]
     raise AttributeError(name)
 
-
-def _bare_arg(arg: ast.arg) -> ast.arg:
-    bare = ast.arg(arg.arg, None, None)
-    return ast.copy_location(bare, arg)
 
 
 def load(filename: str) -> StaticModule:
