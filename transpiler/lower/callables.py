@@ -88,6 +88,24 @@ def reaches_array(value) -> bool:
     return holds_array([Static(a) for a in attrs], {})
 
 
+# compile-time values whose operators give the same result at every call (nothing in them can change)
+_IMMUTABLE_KINDS = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType, range, frozenset, bytes,
+                    np.dtype)
+# builtin containers: their contents are guarded where they are read (a change recompiles)
+_GUARDED_CONTAINERS = (list, dict, set)
+
+
+def may_fold(value) -> bool:
+    """May an operator on this compile-time value run now, at compile time? Only when the value cannot
+    change between calls: literals and other immutable values, and builtin containers (guarded) that
+    hold no array. An object of any other class (a CSRTensor, a user's class with `__add__`) may read
+    arrays or other state its operator reaches through its attributes: its operators run at call time."""
+    v = static_value(value)
+    if reaches_array(value):
+        return False
+    return is_literal(v) or isinstance(v, _IMMUTABLE_KINDS + _GUARDED_CONTAINERS)
+
+
 _POSITIONAL_NAMES: dict = {}
 
 

@@ -17,7 +17,7 @@ from ..values import Seq, SourceFunc, Static, describe_value, is_static, static_
 from .access import subscript
 from .branches import ternary
 from .budget import comprehension_meter, count_comprehension
-from .callables import reaches_array
+from .callables import may_fold
 from .operators import BINARY, COMPARE, OPERATOR_OPS, STATIC_ONLY_COMPARE, UNARY
 
 
@@ -73,7 +73,7 @@ def binary(state, op: str, fn, left, right, span):
         binary_refusal(fn, static_value(left), static_value(right), budget_of(state.root_globals))
     if refused and getattr(state, "static_only", False):   # the file's module code: say why it is unknown
         raise not_computed("this value", refused, span)
-    if is_static(left) and is_static(right) and not refused and not reaches_array(left) and not reaches_array(right):
+    if is_static(left) and is_static(right) and not refused and may_fold(left) and may_fold(right):
         try:
             return Static(fn(static_value(left), static_value(right)))
         except Exception:
@@ -93,11 +93,11 @@ def binary(state, op: str, fn, left, right, span):
 
 
 def _object_operand(value) -> bool:
-    """A compile-time object holding arrays (a CSRTensor passed in), or what an operator on one gave: what
-    their operators give is up to them."""
+    """A compile-time object whose operators run at call time (a CSRTensor passed in, a user's class), or
+    what an operator on one gave: what their operators give is up to them."""
     if isinstance(value, Node):
         return value.type == OBJECT and value.op in OPERATOR_OPS
-    return is_static(value) and not isinstance(static_value(value), np.ndarray) and reaches_array(value)
+    return is_static(value) and not isinstance(static_value(value), np.ndarray) and not may_fold(value)
 
 
 def _sequence_kind(value):
@@ -123,7 +123,7 @@ def lower_unary_operation(state, node: cst.UnaryOperation, frame):
             return Static(not value.items)
         return state.emit("not", [value], span=span)
     op, fn = UNARY[type(node.operator)]
-    if is_static(value) and not reaches_array(value):   # `-csr`: its arrays are read at call time
+    if is_static(value) and may_fold(value):   # `-csr`: its arrays are read at call time
         try:
             return Static(fn(static_value(value)))
         except Exception:
