@@ -231,3 +231,20 @@ def test_loader_refuses_python_object_ops():
     graph = parse(text)
     with pytest.raises(ms.GraphjitError, match="may not hold `fallback`"):
         gjir._check_loaded(graph, {})
+
+
+def test_a_long_elif_chain_exports_loads_and_runs(tmp_path):
+    """Each `elif` nests a region: 200 of them are within the loader's limit (graph/loadable.py)."""
+    source = "import numpy as np\n\ndef pick(x, k):\n    if k == 0:\n        y = x + 0\n" + "".join(
+        f"    elif k == {i}:\n        y = x + {i}\n" for i in range(1, 200)) + "    else:\n        y = x - 1\n    return y\n"
+    path = tmp_path / "elifs.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location("elifs_module", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    x = np.ones(3)
+    archive = str(tmp_path / "elifs.gjir")
+    ms.export(module.pick, x, np.array(7), file=archive)
+    loaded = ms.load(archive)
+    for k in (0, 7, 199, 500):
+        np.testing.assert_array_equal(loaded(x, np.array(k)), module.pick(x, k))

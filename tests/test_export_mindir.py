@@ -243,3 +243,14 @@ def test_without_protobuf_the_errors_say_what_to_install(tmp_path, monkeypatch):
     finally:
         monkeypatch.undo()
         mindir_proto.messages.cache_clear()
+
+
+@pytest.mark.parametrize("file_format", ["MINDIR", "ONNX"])
+def test_exported_files_name_source_places_without_folders(tmp_path, file_format):
+    """A node's place is `layers.py:31:13`: the exporter's folders never go into a file sent to others."""
+    pytest.importorskip("onnx") if file_format == "ONNX" else None
+    path = ms.export(nn.Dense(4, 2), np.ones((1, 4), np.float32), file_name=str(tmp_path / "dense"),
+                     file_format=file_format)
+    data = open(path, "rb").read()
+    assert b"layers.py:" in data
+    assert os.path.dirname(ms.__file__).encode() not in data

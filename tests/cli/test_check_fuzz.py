@@ -45,3 +45,21 @@ def test_mutated_sources_give_diagnostics_only(tmp_path_factory, name, edits):
     seen.assert_none()
     assert all(isinstance(d, Diagnostic) for d in found)
     assert not [d for d in found if "internal" in d.message.lower() or "Traceback" in d.message], found
+
+
+# --- what the fuzzer found, kept as plain tests ---------------------------------------------------------------
+
+def test_a_cell_attribute_before_super_init_is_a_note(tmp_path):
+    path = tmp_path / "nosuper.py"
+    path.write_text("from graphjit import nn\n\nclass Network(nn.Cell):\n    def __init__(self):\n"
+                    "        self.dense = nn.Dense(4, 2)\n\n    def construct(self, x):\n        return self.dense(x)\n")
+    found = check_file(str(path), "LAX")
+    assert [d.severity for d in found] == ["note"]
+    assert "super().__init__()" in found[0].message and found[0].span.line == 5
+
+
+def test_a_leading_line_continuation_is_read(tmp_path):
+    path = tmp_path / "continued.py"
+    path.write_text("\\\n" + SOURCES["jit_transform.py"])
+    found = check_file(str(path), "LAX")
+    assert all(isinstance(d, Diagnostic) and d.severity != "error" for d in found), found
