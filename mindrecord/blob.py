@@ -63,7 +63,15 @@ def _compress(values: np.ndarray) -> bytes:
     for k in range(4):
         part = codes[k::4]
         packed[:len(part)] |= part << (6 - 2 * k)
-    body = b"".join(int(x).to_bytes(_WIDTHS[c], "little", signed=True) for x, c in zip(v.tolist(), codes.tolist()))
+    widths = np.array(_WIDTHS)[codes] if len(v) else np.zeros(0, np.int64)
+    starts = np.cumsum(widths) - widths
+    body = np.zeros(int(widths.sum()), np.uint8)
+    for width in _WIDTHS:   # each element little-endian in its width, one vectorized scatter per width
+        mask = widths == width
+        if mask.any():
+            data = v[mask].astype(_SIGNED[width]).view(np.uint8).reshape(-1, width)
+            body[starts[mask][:, None] + np.arange(width)] = data
+    body = body.tobytes()
     return struct.pack(">I", len(v)) + packed.tobytes() + body
 
 
@@ -115,15 +123,12 @@ def _decompress(data: bytes, dtype: np.dtype, where: str) -> np.ndarray:
     if 4 + code_bytes + int(widths.sum()) != len(data):
         raise MindRecordError(f"{where}: a compressed integer array's widths do not add up to its bytes")
     out = np.empty(n, np.int64)
-    pos = 4 + code_bytes
-    body = memoryview(data)
+    starts = 4 + code_bytes + np.cumsum(widths) - widths      # where each element begins
+    raw = np.frombuffer(data, np.uint8)
     for width in _WIDTHS:   # one vectorized gather per width
         mask = widths == width
         if mask.any():
-            ends = pos + np.cumsum(widths) - widths
-            starts = ends[mask]
-            raw = np.frombuffer(bytes(body), np.uint8)
-            gathered = raw[starts[:, None] + np.arange(width)].reshape(-1)
+            gathered = raw[starts[mask][:, None] + np.arange(width)].reshape(-1)
             out[mask] = np.frombuffer(gathered.tobytes(), _SIGNED[width]).astype(np.int64)
     if dtype.itemsize == 4 and n and (out.min() < -(1 << 31) or out.max() >= 1 << 31):
         raise MindRecordError(f"{where}: a value does not fit int32")

@@ -82,23 +82,18 @@ def check_header(header, path: str, size: int) -> dict:
         if offset + used > size:
             raise MindRecordError(f"{where}: ends at byte {offset + used}, past the file's end ({size})")
         groups = page.get("row_group_ids")
-        if not isinstance(groups, list) or len(groups) > used + 1:
-            raise MindRecordError(f"{where}: 'row_group_ids' must be a list")
+        if not isinstance(groups, list) or len(groups) > used + 1 or not all(isinstance(g, dict) for g in groups):
+            raise MindRecordError(f"{where}: 'row_group_ids' must be a list of row groups")
         entry = {"type": page["page_type"], "offset": offset, "used": used,
                  "group": _int(page, "page_type_id", where, 0, MAX_PAGES),
                  "start": _int(page, "start_row_id", where, 0, 1 << 40),
                  "end": _int(page, "end_row_id", where, 0, 1 << 40),
-                 "groups": [(_int(g, "id", where, 0, MAX_PAGES), _int(g, "offset", where, 0, used))
-                            for g in groups if isinstance(g, dict) or _bad(where)]}
+                 "groups": [(_int(g, "id", where, 0, MAX_PAGES), _int(g, "offset", where, 0, used)) for g in groups]}
         if entry["type"] == "BLOB_DATA" and entry["end"] < entry["start"]:
             raise MindRecordError(f"{where}: rows {entry['start']} to {entry['end']}")
         checked.append(entry)
     return {"header_size": header_size, "page_size": page_size, "schema": schema, "pages": checked,
             "shard_addresses": addresses, "shard_id": header["shard_id"]}
-
-
-def _bad(where: str):
-    raise MindRecordError(f"{where}: a row group is not an object")
 
 
 def split_rows(data: bytes, count: int, where: str) -> list[bytes]:

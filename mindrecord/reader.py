@@ -10,6 +10,8 @@ from __future__ import annotations
 import os
 from typing import Iterator
 
+import numpy as np
+
 from . import blob, msgpack_subset
 from .errors import MindRecordError
 from .layout import read_header, split_rows
@@ -91,7 +93,6 @@ class Dataset:
                     yield {c: row[c] for c in (columns or self.columns)}
 
     def _scalars(self, values: dict, where: str) -> dict:
-        import numpy as np
         if not self.raw_names:
             values.pop("id", None)   # MindSpore stores {"id": 0} for rows with no scalar field
         if set(values) != set(self.raw_names):
