@@ -81,9 +81,8 @@ def test_the_wheel_metadata_names_license_classifiers_and_entry_point(wheel):
     assert "graphjit = graphjit.cli:main" in entry_points
 
 
-def test_version_from_the_command_line_and_python_m():
+def test_version_from_python_m():
     import graphjit
-    for command in (["-m", "graphjit", "--version"],):
-        done = subprocess.run([sys.executable, *command], capture_output=True, text=True, timeout=120)
-        assert done.returncode == 0, done.stderr
-        assert done.stdout.strip() == f"graphjit, version {graphjit.__version__}"
+    done = subprocess.run([sys.executable, "-m", "graphjit", "--version"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == f"graphjit, version {graphjit.__version__}"
